@@ -1,0 +1,222 @@
+//===- Passes.td - msamp passes ------------------------------*- tablegen -*-===//
+//
+// The passes of the msamp FP8 training compiler, in pipeline order. Every pass
+// is usable alone in msamp-opt; the --msamp-o0/o1/o2 pipelines chain them
+// (lib/Transforms/Pipelines.cpp). The compiled train step they produce is
+// specified in docs/TrainStep.md.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MSAMP_TRANSFORMS_PASSES_TD
+#define MSAMP_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def MSAMPVerifyContract : Pass<"msamp-verify-contract", "::mlir::ModuleOp"> {
+  let summary = "check that a training graph follows the input contract";
+  let description = [{
+    Rejects, with a located error naming the argument, op or attribute and
+    what was expected, every module that violates the input contract of
+    INTERFACES.md 1: exactly one `msamp.kind = "forward_backward"` function;
+    every argument with a `msamp.role` in {param, buffer, input, target} and a
+    unique `msamp.name`; f32 params and buffers; f32 or integer inputs and
+    targets; exactly one 0-d f32 loss result; one gradient per param with the
+    param's name and type; static shapes everywhere; only the func, linalg,
+    tensor, arith, math, scf, shard and ml_program dialects (`cf.assert` is
+    dropped with a remark); a well-formed `msamp.optimizer` dictionary.
+    A module that is already a compiled `train_step` is rejected too.
+  }];
+}
+
+def MSAMPClassifyGemms : Pass<"msamp-classify-gemms", "::mlir::ModuleOp"> {
+  let summary = "find every GEMM and classify it by dataflow";
+  let description = [{
+    Finds `linalg.matmul` (any indexing maps), `linalg.batch_matmul` and
+    contraction `linalg.generic`s, looking through `linalg.transpose`
+    producers, and classifies each by dataflow from parameters to gradients:
+    `fprop` (a parameter operand, feeds the loss), `dgrad` (a parameter
+    operand, backward), `wgrad` (backward, produces a parameter's gradient),
+    `attention_fwd` / `attention_bwd` (activation x activation). The result is
+    a `msamp.gemm` dictionary on the op: `{kind, layer, weight?,
+    operand_roles = ["activation" | "weight" | "grad_output", ...]}`, and the
+    unit attribute `msamp.gemm_weight` on every parameter argument used as a
+    GEMM weight.
+  }];
+  let statistics = [
+    Statistic<"numGemms", "num-gemms", "GEMMs found">,
+    Statistic<"numFprop", "num-fprop", "forward GEMMs with a weight">,
+    Statistic<"numDgrad", "num-dgrad", "data-gradient GEMMs">,
+    Statistic<"numWgrad", "num-wgrad", "weight-gradient GEMMs">,
+    Statistic<"numAttention", "num-attention",
+              "activation x activation GEMMs">
+  ];
+}
+
+def MSAMPSynthesizeTrainStep
+    : Pass<"msamp-synthesize-train-step", "::mlir::ModuleOp"> {
+  let summary = "build the public @train_step from forward_backward and the "
+                "declared optimizer";
+  let description = [{
+    Inlines the forward_backward function into a new public `@train_step`
+    that all-reduces every gradient (mean over the data-parallel group,
+    emitted even for one rank), applies the declared optimizer
+    (`msamp.adam_update` / `msamp.sgd_update`) and increments the step
+    counter. All persistent state (params, optimizer moments, step) is an
+    argument and comes back as a result marked `msamp.updates = <argument
+    index>`; the learning rate is a runtime input. The exact form is
+    docs/TrainStep.md. Options override the module's `msamp.optimizer`.
+  }];
+  let options = [
+    Option<"optimizer", "optimizer", "std::string", "\"\"",
+           "Override the optimizer kind: sgd, adam or adamw">,
+    Option<"lr", "lr", "double", "-1.0",
+           "Override the default learning rate (negative: keep)">,
+    Option<"weightDecay", "weight-decay", "double", "-1.0",
+           "Override the weight decay (negative: keep)">,
+    Option<"level", "level", "std::string", "\"O0\"",
+           "Value of the msamp.level attribute of the train step">
+  ];
+  let dependentDialects = ["::mlir::msamp::MSAMPDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
+def MSAMPFP16Weights : Pass<"msamp-fp16-weights", "::mlir::ModuleOp"> {
+  let summary = "store GEMM weights as FP16 with a per-tensor scale (O1/O2)";
+  let description = [{
+    Every parameter marked `msamp.gemm_weight` (and not excluded) is stored as
+    `f16` with a power-of-two scale argument `<param>.scale` (MS-AMP's scaled
+    FP16 weight). Uses read `msamp.dequantize`d f32 values; the optimizer
+    update writes the new FP16 value and scale.
+  }];
+  let options = [
+    Option<"exclude", "exclude", "std::string", "\"\"",
+           "Regex on param names kept in f32">
+  ];
+  let dependentDialects = ["::mlir::msamp::MSAMPDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+def MSAMPFP8Gemms : Pass<"msamp-fp8-gemms", "::mlir::ModuleOp"> {
+  let summary = "run eligible GEMMs in FP8 with scaling state";
+  let description = [{
+    Rewrites every eligible GEMM of the train step into `msamp.quantize` of
+    both operands plus `msamp.gemm` with f32 accumulation: Linear fprop,
+    dgrad and wgrad (attention GEMMs only with `fp8-attention`). Forward
+    operands are E4M3, output-gradient operands E5M2 (`fp8-format=hybrid`) or
+    E4M3 (`e4m3`). Activations and output gradients use delayed scaling
+    (amax history + scale as state, just-in-time during the first
+    `amax-history-len` steps) unless `scaling=current`; weights are scaled
+    just in time. A GEMM left in high precision gets a remark saying why.
+  }];
+  let options = [
+    Option<"fp8Format", "fp8-format", "std::string", "\"hybrid\"",
+           "hybrid (E4M3 forward, E5M2 gradients) or e4m3">,
+    Option<"scaling", "scaling", "std::string", "\"delayed\"",
+           "delayed or current">,
+    Option<"scaleKind", "scale-kind", "std::string", "\"pow2\"",
+           "pow2 (MS-AMP) or exact (Transformer Engine)">,
+    Option<"amaxHistoryLen", "amax-history-len", "int64_t", "16",
+           "Length of the amax history of delayed-scaled tensors">,
+    Option<"amaxComputeAlgo", "amax-compute-algo", "std::string", "\"max\"",
+           "max or most_recent">,
+    Option<"margin", "margin", "int64_t", "0", "Scale margin (powers of 2)">,
+    Option<"interval", "interval", "int64_t", "1",
+           "Recompute delayed scales every N steps">,
+    Option<"warmup", "warmup", "bool", "true",
+           "Just-in-time scales while the amax history fills (MS-AMP)">,
+    Option<"fp8Attention", "fp8-attention", "bool", "false",
+           "Also run activation x activation GEMMs in FP8">,
+    Option<"fpropHp", "fprop-hp", "bool", "false",
+           "Keep forward GEMMs in high precision">,
+    Option<"dgradHp", "dgrad-hp", "bool", "false",
+           "Keep data-gradient GEMMs in high precision">,
+    Option<"wgradHp", "wgrad-hp", "bool", "false",
+           "Keep weight-gradient GEMMs in high precision">,
+    Option<"exclude", "exclude", "std::string", "\"\"",
+           "Regex on param names whose GEMMs stay in high precision">
+  ];
+  let statistics = [
+    Statistic<"numFP8Gemms", "num-fp8-gemms", "GEMMs converted to FP8">,
+    Statistic<"numHighPrecision", "num-high-precision",
+              "GEMMs kept in high precision">,
+    Statistic<"numDelayed", "num-delayed-tensors",
+              "tensors with delayed-scaling state">
+  ];
+  let dependentDialects = ["::mlir::msamp::MSAMPDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
+def MSAMPFP8WeightGradients
+    : Pass<"msamp-fp8-weight-gradients", "::mlir::ModuleOp"> {
+  let summary = "FP8 weight gradients and FP8 gradient all-reduce (O1)";
+  let description = [{
+    The gradient of every FP16-stored GEMM weight is quantized to E4M3 with a
+    just-in-time scale from its global amax (`msamp.all_reduce max`), reduced
+    as an FP8 payload with that shared scale (`msamp.all_reduce mean ...
+    scale_inv`, the division by the world size applied to the inverse scale)
+    and fed to the optimizer as FP8 (NUMERICS.md 4.3-4.4).
+  }];
+  let options = [
+    Option<"scaleKind", "scale-kind", "std::string", "\"pow2\"",
+           "pow2 (MS-AMP) or exact (Transformer Engine)">
+  ];
+  let dependentDialects = ["::mlir::msamp::MSAMPDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
+def MSAMPLowPrecisionOptimizer
+    : Pass<"msamp-low-precision-optimizer", "::mlir::ModuleOp"> {
+  let summary = "FP8 first and FP16 second Adam moments with scales (O2)";
+  let description = [{
+    Stores every Adam/AdamW first moment as `f8E4M3FN` and second moment as
+    `f16`, each with a per-tensor scale recomputed every step from the new
+    amax (MS-AMP's LBAdamW, NUMERICS.md 5.2). SGD momentum stays f32.
+  }];
+  let dependentDialects = ["::mlir::msamp::MSAMPDialect"];
+}
+
+def MSAMPVerifyTrainStep
+    : Pass<"msamp-verify-train-step", "::mlir::ModuleOp"> {
+  let summary = "final invariant check of a compiled train step";
+  let description = [{
+    Checks what every level must guarantee: every FP8 value is produced by an
+    msamp op that carries its scale, no arithmetic other than msamp ops
+    touches FP8 or scaled FP16 values (no FP8 accumulation), every argument
+    has a role and name, every `msamp.updates` names a state argument of the
+    same type, and the loss is result 0.
+  }];
+}
+
+def MSAMPMemoryReport : Pass<"msamp-memory-report", "::mlir::ModuleOp"> {
+  let summary = "print bytes per parameter of the compiled train step";
+  let description = [{
+    Prints, to stdout, the model-state memory of the train step computed
+    from the IR alone: weights, master weights, weight gradients (one buffer
+    per param, the type the optimizer reads), Adam m and v, scaling state and
+    other state, in bytes and bytes per parameter, as a table or as the JSON
+    of INTERFACES.md 4.
+  }];
+  let options = [
+    Option<"format", "format", "std::string", "\"table\"", "table or json">
+  ];
+}
+
+def MSAMPWriteManifest : Pass<"msamp-write-manifest", "::mlir::ModuleOp"> {
+  let summary = "write the JSON manifest of the train step's state";
+  let description = [{
+    Writes the JSON manifest of INTERFACES.md 4 for the train step: the ABI
+    version, level and world size, and for every state buffer its name, role,
+    shape, dtype and initializer, plus the inputs and outputs. `--msamp-emit-manifest=FILE` (registered in
+    Pipelines.cpp) is the user-facing spelling of
+    `--msamp-write-manifest="file=FILE"`.
+  }];
+  let options = [
+    Option<"file", "file", "std::string", "\"-\"",
+           "Output file (- for stdout)">
+  ];
+}
+
+#endif // MSAMP_TRANSFORMS_PASSES_TD

@@ -1,0 +1,106 @@
+//===- TrainStep.h - conventions of graphs and train steps ------*- C++ -*-===//
+//
+// Attribute names of the input contract and of the compiled train step
+// (docs/TrainStep.md), and the helpers every pass uses to find functions,
+// read roles and names, and thread new persistent state through @train_step.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MSAMP_TRANSFORMS_TRAINSTEP_H
+#define MSAMP_TRANSFORMS_TRAINSTEP_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+
+#include <optional>
+#include <string>
+
+namespace mlir::msamp {
+
+// Discardable attributes of the contract and the train step.
+constexpr llvm::StringLiteral kKindAttr = "msamp.kind";
+constexpr llvm::StringLiteral kRoleAttr = "msamp.role";
+constexpr llvm::StringLiteral kNameAttr = "msamp.name";
+constexpr llvm::StringLiteral kUpdatesAttr = "msamp.updates";
+constexpr llvm::StringLiteral kInitAttr = "msamp.init";
+constexpr llvm::StringLiteral kLevelAttr = "msamp.level";
+constexpr llvm::StringLiteral kOptimizerAttr = "msamp.optimizer";
+constexpr llvm::StringLiteral kRecipeAttr = "msamp.recipe";
+constexpr llvm::StringLiteral kGemmAttr = "msamp.gemm";
+constexpr llvm::StringLiteral kGemmWeightAttr = "msamp.gemm_weight";
+
+// Function kinds.
+constexpr llvm::StringLiteral kForwardBackward = "forward_backward";
+constexpr llvm::StringLiteral kTrainStep = "train_step";
+constexpr llvm::StringLiteral kTrainStepName = "train_step";
+
+// Roles.
+constexpr llvm::StringLiteral kRoleParam = "param";
+constexpr llvm::StringLiteral kRoleBuffer = "buffer";
+constexpr llvm::StringLiteral kRoleInput = "input";
+constexpr llvm::StringLiteral kRoleTarget = "target";
+constexpr llvm::StringLiteral kRoleLoss = "loss";
+constexpr llvm::StringLiteral kRoleGrad = "grad";
+constexpr llvm::StringLiteral kRoleMasterParam = "master_param";
+constexpr llvm::StringLiteral kRoleOptState = "opt_state";
+constexpr llvm::StringLiteral kRoleStep = "step";
+constexpr llvm::StringLiteral kRoleScalingState = "scaling_state";
+constexpr llvm::StringLiteral kRoleHyperparam = "hyperparam";
+constexpr llvm::StringLiteral kRoleRank = "rank";
+
+// Initializers recorded on state arguments (msamp.init) for the manifest.
+constexpr llvm::StringLiteral kInitNormal = "normal(0,0.02)";
+constexpr llvm::StringLiteral kInitZeros = "zeros";
+constexpr llvm::StringLiteral kInitOnes = "ones";
+constexpr llvm::StringLiteral kInitFromParam = "from_param";
+
+/// The unique function with msamp.kind = `kind`, or null. Emits an error on
+/// the module when there are several.
+func::FuncOp findFunctionOfKind(ModuleOp module, StringRef kind);
+
+/// The public @train_step, or null after emitting a located error saying
+/// that `passName` needs a train step (run --msamp-synthesize-train-step).
+func::FuncOp getTrainStepOrError(ModuleOp module, StringRef passName);
+
+/// String-valued argument / result attributes ("" when absent).
+StringRef getArgRole(func::FuncOp func, unsigned index);
+StringRef getArgName(func::FuncOp func, unsigned index);
+StringRef getResultRole(func::FuncOp func, unsigned index);
+StringRef getResultName(func::FuncOp func, unsigned index);
+
+/// Index of the argument named `name` (optionally with role `role`).
+std::optional<unsigned> findArgument(func::FuncOp func, StringRef name,
+                                     StringRef role = "");
+
+/// Index of the result carrying msamp.updates = argIndex.
+std::optional<unsigned> findUpdatingResult(func::FuncOp func,
+                                           unsigned argIndex);
+
+/// Appends a persistent-state argument with its role, name and initializer.
+BlockArgument addStateArgument(func::FuncOp func, Type type, StringRef role,
+                               StringRef name, StringRef init);
+
+/// Appends `value` to the function's results (the single func.return) as the
+/// new value of argument `argIndex`: msamp.updates, role and name are copied
+/// from the argument.
+void addStateResult(func::FuncOp func, Value value, unsigned argIndex);
+
+/// Replaces the value returned as the update of argument `argIndex`.
+void setStateResult(func::FuncOp func, unsigned argIndex, Value value);
+
+/// Changes the type of argument `argIndex` (and of the result updating it,
+/// if any) in the signature and the entry block. Callers fix the uses.
+void setStateType(func::FuncOp func, unsigned argIndex, Type type);
+
+/// Re-derives the function type from the entry block and the return op.
+void updateFunctionType(func::FuncOp func);
+
+/// "fc1.weight" -> "fc1"; other names are returned unchanged.
+std::string layerNameOf(StringRef paramName);
+
+/// The 0-d f32 tensor type used for scales, amaxes and the learning rate.
+RankedTensorType getScalarF32Type(MLIRContext *context);
+
+} // namespace mlir::msamp
+
+#endif // MSAMP_TRANSFORMS_TRAINSTEP_H

@@ -1,0 +1,161 @@
+//===- Pipelines.cpp - the --msamp-o0/o1/o2 pipelines -----------*- C++ -*-===//
+//
+// Each optimization level is a fixed sequence of msamp passes plus
+// canonicalization and a final invariant check. Pipeline options are the
+// user-facing recipe knobs of INTERFACES.md 4 and are forwarded to the passes
+// that read them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "MSAMP/Transforms/Passes.h"
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+using namespace mlir::msamp;
+
+namespace {
+struct MSAMPPipelineOptions : PassPipelineOptions<MSAMPPipelineOptions> {
+  Option<std::string> fp8Format{*this, "fp8-format",
+                                llvm::cl::desc("hybrid or e4m3"),
+                                llvm::cl::init("hybrid")};
+  Option<std::string> scaling{*this, "scaling",
+                              llvm::cl::desc("delayed or current"),
+                              llvm::cl::init("delayed")};
+  Option<std::string> scaleKind{*this, "scale-kind",
+                                llvm::cl::desc("pow2 or exact"),
+                                llvm::cl::init("pow2")};
+  Option<int64_t> amaxHistoryLen{*this, "amax-history-len",
+                                 llvm::cl::desc("amax history length"),
+                                 llvm::cl::init(16)};
+  Option<std::string> amaxComputeAlgo{*this, "amax-compute-algo",
+                                      llvm::cl::desc("max or most_recent"),
+                                      llvm::cl::init("max")};
+  Option<int64_t> margin{*this, "margin", llvm::cl::desc("scale margin"),
+                         llvm::cl::init(0)};
+  Option<int64_t> interval{*this, "interval",
+                           llvm::cl::desc("recompute delayed scales every N"),
+                           llvm::cl::init(1)};
+  Option<bool> warmup{*this, "warmup",
+                      llvm::cl::desc("just-in-time scales while the amax "
+                                     "history fills"),
+                      llvm::cl::init(true)};
+  Option<bool> fp8Attention{*this, "fp8-attention",
+                            llvm::cl::desc("activation x activation GEMMs "
+                                           "in FP8"),
+                            llvm::cl::init(false)};
+  Option<bool> fpropHp{*this, "fprop-hp",
+                       llvm::cl::desc("forward GEMMs in high precision"),
+                       llvm::cl::init(false)};
+  Option<bool> dgradHp{*this, "dgrad-hp",
+                       llvm::cl::desc("data-gradient GEMMs in high precision"),
+                       llvm::cl::init(false)};
+  Option<bool> wgradHp{*this, "wgrad-hp",
+                       llvm::cl::desc("weight-gradient GEMMs in high "
+                                      "precision"),
+                       llvm::cl::init(false)};
+  Option<std::string> exclude{*this, "exclude",
+                              llvm::cl::desc("regex on param names kept in "
+                                             "high precision"),
+                              llvm::cl::init("")};
+  Option<std::string> optimizer{*this, "optimizer",
+                                llvm::cl::desc("override the optimizer kind"),
+                                llvm::cl::init("")};
+  Option<double> lr{*this, "lr",
+                    llvm::cl::desc("override the default learning rate"),
+                    llvm::cl::init(-1.0)};
+  Option<double> weightDecay{*this, "weight-decay",
+                             llvm::cl::desc("override the weight decay"),
+                             llvm::cl::init(-1.0)};
+};
+
+enum class Level { O0, O1, O2 };
+
+void buildPipeline(OpPassManager &pm, const MSAMPPipelineOptions &opts,
+                   Level level) {
+  static const char *names[] = {"O0", "O1", "O2"};
+  pm.addPass(createMSAMPVerifyContract());
+  pm.addPass(createInlinerPass());
+  pm.addPass(createMSAMPClassifyGemms());
+
+  MSAMPSynthesizeTrainStepOptions synth;
+  synth.optimizer = opts.optimizer;
+  synth.lr = opts.lr;
+  synth.weightDecay = opts.weightDecay;
+  synth.level = names[static_cast<int>(level)];
+  pm.addPass(createMSAMPSynthesizeTrainStep(synth));
+
+  if (level != Level::O0) {
+    MSAMPFP16WeightsOptions weights;
+    weights.exclude = opts.exclude;
+    pm.addPass(createMSAMPFP16Weights(weights));
+
+    MSAMPFP8GemmsOptions gemms;
+    gemms.fp8Format = opts.fp8Format;
+    gemms.scaling = opts.scaling;
+    gemms.scaleKind = opts.scaleKind;
+    gemms.amaxHistoryLen = opts.amaxHistoryLen;
+    gemms.amaxComputeAlgo = opts.amaxComputeAlgo;
+    gemms.margin = opts.margin;
+    gemms.interval = opts.interval;
+    gemms.warmup = opts.warmup;
+    gemms.fp8Attention = opts.fp8Attention;
+    gemms.fpropHp = opts.fpropHp;
+    gemms.dgradHp = opts.dgradHp;
+    gemms.wgradHp = opts.wgradHp;
+    gemms.exclude = opts.exclude;
+    pm.addPass(createMSAMPFP8Gemms(gemms));
+
+    MSAMPFP8WeightGradientsOptions grads;
+    grads.scaleKind = opts.scaleKind;
+    pm.addPass(createMSAMPFP8WeightGradients(grads));
+  }
+  if (level == Level::O2)
+    pm.addPass(createMSAMPLowPrecisionOptimizer());
+
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createMSAMPVerifyTrainStep());
+}
+} // namespace
+
+void mlir::msamp::registerMSAMPPipelines() {
+  PassPipelineRegistration<MSAMPPipelineOptions>(
+      "msamp-o0",
+      "f32 baseline: contract check and train-step synthesis, no FP8",
+      [](OpPassManager &pm, const MSAMPPipelineOptions &opts) {
+        buildPipeline(pm, opts, Level::O0);
+      });
+  PassPipelineRegistration<MSAMPPipelineOptions>(
+      "msamp-o1",
+      "MS-AMP O1: FP8 GEMMs, FP16 weights, FP8 weight gradients and "
+      "gradient all-reduce",
+      [](OpPassManager &pm, const MSAMPPipelineOptions &opts) {
+        buildPipeline(pm, opts, Level::O1);
+      });
+  PassPipelineRegistration<MSAMPPipelineOptions>(
+      "msamp-o2",
+      "MS-AMP O2: O1 plus FP8 first and FP16 second Adam moments",
+      [](OpPassManager &pm, const MSAMPPipelineOptions &opts) {
+        buildPipeline(pm, opts, Level::O2);
+      });
+  // --msamp-emit-manifest=FILE: the value is a file name, not an option list.
+  registerPassPipeline(
+      "msamp-emit-manifest",
+      "write the train step's JSON manifest to FILE "
+      "(--msamp-emit-manifest=FILE)",
+      [](OpPassManager &pm, StringRef file,
+         function_ref<LogicalResult(const Twine &)> errorHandler) {
+        if (file.empty())
+          return errorHandler("--msamp-emit-manifest needs a file name: "
+                              "--msamp-emit-manifest=FILE");
+        MSAMPWriteManifestOptions options;
+        options.file = file.str();
+        pm.addPass(createMSAMPWriteManifest(options));
+        return success();
+      },
+      [](function_ref<void(const detail::PassOptions &)>) {});
+}

@@ -1,0 +1,139 @@
+//===- TrainStep.cpp - conventions of graphs and train steps ----*- C++ -*-===//
+
+#include "MSAMP/Transforms/TrainStep.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+
+using namespace mlir;
+using namespace mlir::msamp;
+
+func::FuncOp mlir::msamp::findFunctionOfKind(ModuleOp module, StringRef kind) {
+  func::FuncOp found;
+  for (auto func : module.getOps<func::FuncOp>()) {
+    auto attr = func->getAttrOfType<StringAttr>(kKindAttr);
+    if (!attr || attr.getValue() != kind)
+      continue;
+    if (found) {
+      func.emitError("more than one function with msamp.kind = \"")
+              .attachNote(found.getLoc())
+          << kind << "\"; the first one is here";
+      return nullptr;
+    }
+    found = func;
+  }
+  return found;
+}
+
+func::FuncOp mlir::msamp::getTrainStepOrError(ModuleOp module,
+                                              StringRef passName) {
+  func::FuncOp func = findFunctionOfKind(module, kTrainStep);
+  if (!func)
+    module.emitError() << passName
+                       << " needs a compiled train step (a function with "
+                          "msamp.kind = \"train_step\"); run "
+                          "--msamp-synthesize-train-step first";
+  return func;
+}
+
+static StringRef stringAttrOrEmpty(Attribute attr) {
+  if (auto str = dyn_cast_or_null<StringAttr>(attr))
+    return str.getValue();
+  return "";
+}
+
+StringRef mlir::msamp::getArgRole(func::FuncOp func, unsigned index) {
+  return stringAttrOrEmpty(func.getArgAttr(index, kRoleAttr));
+}
+StringRef mlir::msamp::getArgName(func::FuncOp func, unsigned index) {
+  return stringAttrOrEmpty(func.getArgAttr(index, kNameAttr));
+}
+StringRef mlir::msamp::getResultRole(func::FuncOp func, unsigned index) {
+  return stringAttrOrEmpty(func.getResultAttr(index, kRoleAttr));
+}
+StringRef mlir::msamp::getResultName(func::FuncOp func, unsigned index) {
+  return stringAttrOrEmpty(func.getResultAttr(index, kNameAttr));
+}
+
+std::optional<unsigned> mlir::msamp::findArgument(func::FuncOp func,
+                                                  StringRef name,
+                                                  StringRef role) {
+  for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
+    if (getArgName(func, i) == name && (role.empty() || getArgRole(func, i) == role))
+      return i;
+  return std::nullopt;
+}
+
+std::optional<unsigned> mlir::msamp::findUpdatingResult(func::FuncOp func,
+                                                        unsigned argIndex) {
+  for (unsigned i = 0, e = func.getNumResults(); i < e; ++i) {
+    auto attr = dyn_cast_or_null<IntegerAttr>(
+        func.getResultAttr(i, kUpdatesAttr));
+    if (attr && attr.getInt() == static_cast<int64_t>(argIndex))
+      return i;
+  }
+  return std::nullopt;
+}
+
+static func::ReturnOp getReturn(func::FuncOp func) {
+  return cast<func::ReturnOp>(func.getBody().front().getTerminator());
+}
+
+void mlir::msamp::updateFunctionType(func::FuncOp func) {
+  Block &entry = func.getBody().front();
+  func.setType(FunctionType::get(func.getContext(), entry.getArgumentTypes(),
+                                 getReturn(func).getOperandTypes()));
+}
+
+BlockArgument mlir::msamp::addStateArgument(func::FuncOp func, Type type,
+                                            StringRef role, StringRef name,
+                                            StringRef init) {
+  MLIRContext *ctx = func.getContext();
+  Builder b(ctx);
+  unsigned index = func.getNumArguments();
+  SmallVector<NamedAttribute> attrs = {
+      b.getNamedAttr(kRoleAttr, b.getStringAttr(role)),
+      b.getNamedAttr(kNameAttr, b.getStringAttr(name))};
+  if (!init.empty())
+    attrs.push_back(b.getNamedAttr(kInitAttr, b.getStringAttr(init)));
+  (void)func.insertArgument(index, type, b.getDictionaryAttr(attrs),
+                            func.getLoc());
+  return func.getArgument(index);
+}
+
+void mlir::msamp::addStateResult(func::FuncOp func, Value value,
+                                 unsigned argIndex) {
+  Builder b(func.getContext());
+  func::ReturnOp ret = getReturn(func);
+  ret->insertOperands(ret.getNumOperands(), value);
+  unsigned index = func.getNumResults();
+  SmallVector<NamedAttribute> attrs = {
+      b.getNamedAttr(kRoleAttr, b.getStringAttr(getArgRole(func, argIndex))),
+      b.getNamedAttr(kNameAttr, b.getStringAttr(getArgName(func, argIndex))),
+      b.getNamedAttr(kUpdatesAttr, b.getI64IntegerAttr(argIndex))};
+  (void)func.insertResult(index, value.getType(), b.getDictionaryAttr(attrs));
+}
+
+void mlir::msamp::setStateResult(func::FuncOp func, unsigned argIndex,
+                                 Value value) {
+  std::optional<unsigned> result = findUpdatingResult(func, argIndex);
+  assert(result && "argument has no updating result");
+  getReturn(func)->setOperand(*result, value);
+  updateFunctionType(func);
+}
+
+void mlir::msamp::setStateType(func::FuncOp func, unsigned argIndex,
+                               Type type) {
+  func.getArgument(argIndex).setType(type);
+  updateFunctionType(func);
+}
+
+std::string mlir::msamp::layerNameOf(StringRef paramName) {
+  if (paramName.ends_with(".weight"))
+    return paramName.drop_back(strlen(".weight")).str();
+  return paramName.str();
+}
+
+RankedTensorType mlir::msamp::getScalarF32Type(MLIRContext *context) {
+  return RankedTensorType::get({}, Float32Type::get(context));
+}

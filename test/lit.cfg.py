@@ -1,0 +1,34 @@
+# -*- Python -*-
+# lit configuration for the msamp regression tests.
+
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "MSAMP"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.msamp_obj_root, "test")
+config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
+
+config.substitutions.append(("%PATH%", config.environment["PATH"]))
+config.substitutions.append(("%msamp_src_root", config.msamp_src_root))
+config.substitutions.append(("%shared_examples",
+                             os.path.join(os.path.dirname(config.msamp_src_root),
+                                          "shared", "examples")))
+
+llvm_config.use_default_substitutions()
+llvm_config.with_system_environment(["HOME", "TMPDIR"])
+
+tool_dirs = [config.msamp_tools_dir, config.llvm_tools_dir]
+tools = ["msamp-opt", "split-file", "not", "count"]
+llvm_config.add_tool_substitutions(tools, tool_dirs)
+
+if config.msamp_have_cuda:
+    config.available_features.add("nvcc")
+    config.substitutions.append(("%nvcc", config.cuda_compiler))
+    ptxas = os.path.join(os.path.dirname(config.cuda_compiler), "ptxas")
+    config.substitutions.append(("%ptxas", ptxas))
