@@ -2,6 +2,7 @@
 # lit configuration for the msamp regression tests.
 
 import os
+import sys
 
 import lit.formats
 from lit.llvm import llvm_config
@@ -20,11 +21,16 @@ config.substitutions.append(("%shared_examples",
                              os.path.join(os.path.dirname(config.msamp_src_root),
                                           "shared", "examples")))
 
+# Python helpers of the repo (graph generators, checkers) run with the same
+# interpreter as lit, with python/ importable.
+config.substitutions.append(("%python", sys.executable))
+config.environment["PYTHONPATH"] = os.path.join(config.msamp_src_root, "python")
+
 llvm_config.use_default_substitutions()
 llvm_config.with_system_environment(["HOME", "TMPDIR"])
 
 tool_dirs = [config.msamp_tools_dir, config.llvm_tools_dir]
-tools = ["msamp-opt", "split-file", "not", "count"]
+tools = ["msamp-opt", "split-file", "not", "count", "mlir-opt", "mlir-runner"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
 if config.msamp_have_cuda:
