@@ -137,8 +137,7 @@ void mlir::msamp::registerMSAMPPipelines() {
         buildPipeline(pm, opts, Level::O1);
       });
   PassPipelineRegistration<MSAMPPipelineOptions>(
-      "msamp-o2",
-      "MS-AMP O2: O1 plus FP8 first and FP16 second Adam moments",
+      "msamp-o2", "MS-AMP O2: O1 plus FP8 first and FP16 second Adam moments",
       [](OpPassManager &pm, const MSAMPPipelineOptions &opts) {
         buildPipeline(pm, opts, Level::O2);
       });

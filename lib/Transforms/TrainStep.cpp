@@ -55,11 +55,11 @@ StringRef mlir::msamp::getResultName(func::FuncOp func, unsigned index) {
   return stringAttrOrEmpty(func.getResultAttr(index, kNameAttr));
 }
 
-std::optional<unsigned> mlir::msamp::findArgument(func::FuncOp func,
-                                                  StringRef name,
-                                                  StringRef role) {
+std::optional<unsigned>
+mlir::msamp::findArgument(func::FuncOp func, StringRef name, StringRef role) {
   for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
-    if (getArgName(func, i) == name && (role.empty() || getArgRole(func, i) == role))
+    if (getArgName(func, i) == name &&
+        (role.empty() || getArgRole(func, i) == role))
       return i;
   return std::nullopt;
 }
@@ -67,8 +67,8 @@ std::optional<unsigned> mlir::msamp::findArgument(func::FuncOp func,
 std::optional<unsigned> mlir::msamp::findUpdatingResult(func::FuncOp func,
                                                         unsigned argIndex) {
   for (unsigned i = 0, e = func.getNumResults(); i < e; ++i) {
-    auto attr = dyn_cast_or_null<IntegerAttr>(
-        func.getResultAttr(i, kUpdatesAttr));
+    auto attr =
+        dyn_cast_or_null<IntegerAttr>(func.getResultAttr(i, kUpdatesAttr));
     if (attr && attr.getInt() == static_cast<int64_t>(argIndex))
       return i;
   }
