@@ -2,6 +2,7 @@
 
 #include "MSAMP/Registration/InitAll.h"
 #include "MSAMP/Dialect/MSAMPDialect.h"
+#include "MSAMP/Conversion/Passes.h"
 #include "MSAMP/Transforms/Passes.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -21,6 +22,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
 
@@ -33,8 +35,12 @@ void mlir::msamp::registerAllMSAMPDialects(DialectRegistry &registry) {
                   memref::MemRefDialect, shard::ShardDialect,
                   ml_program::MLProgramDialect, gpu::GPUDialect,
                   NVVM::NVVMDialect, LLVM::LLVMDialect>();
-  // Bufferization, inlining and to-LLVM interface models of the dialects
-  // above: without them the lowering pipelines fail at run time.
+  // The bufferization, inlining, tiling and to-LLVM interface models of the
+  // dialects above live with the upstream "all dialects" registration and
+  // its extensions: without them the lowering pipelines fail at run time
+  // ("op was not bufferized"). Registering the other upstream dialects too
+  // is harmless: the contract check decides what a graph may contain.
+  registerAllDialects(registry);
   registerAllExtensions(registry);
 }
 
@@ -42,4 +48,6 @@ void mlir::msamp::registerAllMSAMPPasses() {
   registerAllPasses();
   registerMSAMPPasses();
   registerMSAMPPipelines();
+  registerMSAMPConversionPasses();
+  registerMSAMPConversionPipelines();
 }

@@ -1,0 +1,30 @@
+//===- Passes.h - msamp lowering passes and pipelines -----------*- C++ -*-===//
+
+#ifndef MSAMP_CONVERSION_PASSES_H
+#define MSAMP_CONVERSION_PASSES_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassManager.h"
+
+namespace mlir::msamp {
+
+#define GEN_PASS_DECL
+#include "MSAMP/Conversion/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "MSAMP/Conversion/Passes.h.inc"
+
+/// Tensor-level train step -> LLVM dialect with the packed entry point
+/// (registered as --msamp-lower-to-llvm).
+void buildLowerToLLVMPipeline(OpPassManager &pm);
+
+void registerMSAMPConversionPipelines();
+
+} // namespace mlir::msamp
+
+#endif // MSAMP_CONVERSION_PASSES_H

@@ -1,0 +1,44 @@
+//===- Passes.td - msamp lowering passes ---------------------*- tablegen -*-===//
+
+#ifndef MSAMP_CONVERSION_PASSES_TD
+#define MSAMP_CONVERSION_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def ConvertMSAMPToRuntime : Pass<"convert-msamp-to-runtime", "::mlir::ModuleOp"> {
+  let summary = "lower msamp ops and GEMMs of @train_step to runtime calls";
+  let description = [{
+    Runs on tensors, before one-shot bufferization. Every msamp op and every
+    GEMM (linalg.matmul / batch_matmul / contraction generic, so that f32
+    GEMMs also use the runtime's BLAS path) becomes a call to a runtime
+    function of the table in RuntimeSymbols.h: operands are handed over with
+    `bufferization.to_buffer`, results are fresh buffers wrapped back with
+    `bufferization.to_tensor restrict`. An optimizer op that is the last
+    reader of its state arguments writes them in place. Every updated state
+    argument is then written back with `bufferization.materialize_in_destination`
+    and the train step returns only the loss: the runtime owns the state
+    buffers and sees them updated in place.
+  }];
+  let dependentDialects = ["::mlir::bufferization::BufferizationDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::arith::ArithDialect"];
+  let statistics = [
+    Statistic<"numCalls", "num-runtime-calls", "runtime calls emitted">,
+    Statistic<"numInPlace", "num-in-place-updates",
+              "optimizer outputs written in place into state arguments">
+  ];
+}
+
+def MSAMPEmitEntryPoint : Pass<"msamp-emit-entry-point", "::mlir::ModuleOp"> {
+  let summary = "add the packed C entry point of the train step (LLVM dialect)";
+  let description = [{
+    After conversion to the LLVM dialect, adds
+    `void msamp_train_step_packed(void *loss_descriptor, void **arg_descriptors)`
+    which calls `_mlir_ciface_train_step` with the N argument descriptor
+    pointers, and `int64_t msamp_train_step_abi_version()`. The runtime calls
+    this one uniform signature for any graph.
+  }];
+}
+
+#endif // MSAMP_CONVERSION_PASSES_TD

@@ -1,0 +1,55 @@
+//===- RuntimeSymbols.h - the one table of runtime entry points -*- C++ -*-===//
+//
+// The compiler side of the runtime ABI (docs/RuntimeABI.md): every function
+// compiled code may call, with its argument kinds. The runtime implements
+// `_mlir_ciface_<name>` for each; the declarations carry
+// llvm.emit_c_interface so that memrefs travel as pointers to unranked
+// descriptors whatever their rank and element type.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MSAMP_CONVERSION_RUNTIMESYMBOLS_H
+#define MSAMP_CONVERSION_RUNTIMESYMBOLS_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+
+namespace mlir::msamp {
+
+/// Must equal MSAMP_RT_ABI_VERSION in include/MSAMP/Runtime/msamp_runtime.h.
+constexpr int kRuntimeABIVersion = 1;
+
+enum class RuntimeFn {
+  Quantize,
+  Dequantize,
+  Amax,
+  ComputeScale,
+  UpdateAmaxHistory,
+  Gemm,
+  AllReduce,
+  AdamUpdate,
+  SGDUpdate,
+};
+
+struct RuntimeSymbol {
+  RuntimeFn fn;
+  llvm::StringLiteral name;
+  /// One character per argument: 'm' an unranked memref, 'i' an i32,
+  /// 'd' an f64.
+  llvm::StringLiteral signature;
+};
+
+/// The table (one entry per RuntimeFn, in enum order).
+llvm::ArrayRef<RuntimeSymbol> getRuntimeSymbols();
+const RuntimeSymbol &getRuntimeSymbol(RuntimeFn fn);
+
+/// Declares the runtime function in `module` (once) and returns it. Memref
+/// parameters are typed memref<*xi8>: callers cast their buffers to it.
+func::FuncOp getOrInsertRuntimeDecl(ModuleOp module, RuntimeFn fn);
+
+/// The runtime's dtype code of an element type (msamp_rt_dtype), or -1.
+int32_t getRuntimeDTypeCode(Type elementType);
+
+} // namespace mlir::msamp
+
+#endif // MSAMP_CONVERSION_RUNTIMESYMBOLS_H

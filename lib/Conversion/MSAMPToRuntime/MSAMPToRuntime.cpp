@@ -1,0 +1,397 @@
+//===- MSAMPToRuntime.cpp - msamp ops and GEMMs to runtime calls --*- C++ -*-===//
+//
+// The bridge between the tensor-level train step and the runtime ABI
+// (docs/RuntimeABI.md). Runs before one-shot bufferization:
+//
+//   %r = msamp.quantize %x, %s : tensor<AxB xf32> to tensor<AxB xf8E4M3FN>
+// becomes
+//   %xb = bufferization.to_buffer %x read_only      (then cast to memref<*xi8>)
+//   %rb = memref.alloc() : memref<AxBxf8E4M3FN>
+//   func.call @msamp_rt_quantize(%xb', %sb', %rb', %c0, %c3)
+//   %r = bufferization.to_tensor %rb restrict writable
+//
+// so that one-shot bufferization sees ordinary buffers and the runtime sees
+// one uniform calling convention (pointers to unranked descriptors). GEMMs in
+// high precision go to the runtime too: every GEMM at every level, O0
+// included, uses the same optimized path.
+//
+// The state contract changes here from "results marked msamp.updates" to
+// "arguments updated in place": each updated state argument receives its new
+// value with bufferization.materialize_in_destination (an optimizer op that
+// is the last reader of its state writes it directly, so the copy folds
+// away), the loss is written into a trailing 0-d output argument, and the
+// function returns nothing.
+//
+//===----------------------------------------------------------------------===//
+
+#include "MSAMP/Conversion/Passes.h"
+#include "MSAMP/Conversion/RuntimeSymbols.h"
+#include "MSAMP/Dialect/MSAMPOps.h"
+#include "MSAMP/Transforms/GemmMatcher.h"
+#include "MSAMP/Transforms/TrainStep.h"
+
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Builders.h"
+
+namespace mlir::msamp {
+#define GEN_PASS_DEF_CONVERTMSAMPTORUNTIME
+#include "MSAMP/Conversion/Passes.h.inc"
+} // namespace mlir::msamp
+
+using namespace mlir;
+using namespace mlir::msamp;
+
+namespace {
+
+class RuntimeCallBuilder {
+public:
+  RuntimeCallBuilder(ModuleOp module, func::FuncOp step)
+      : module(module), step(step) {}
+
+  /// A tensor handed to the runtime for reading.
+  Value input(OpBuilder &b, Location loc, Value tensor) {
+    auto type = cast<RankedTensorType>(tensor.getType());
+    auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
+    Value buffer = bufferization::ToBufferOp::create(b, loc, memrefType,
+                                                     tensor, /*read_only=*/true);
+    return erase(b, loc, buffer);
+  }
+
+  /// A fresh output buffer; `finish` wraps it back into a tensor after the
+  /// call.
+  Value output(OpBuilder &b, Location loc, Type tensorType, Value &buffer) {
+    auto type = cast<RankedTensorType>(tensorType);
+    buffer = memref::AllocOp::create(
+        b, loc, MemRefType::get(type.getShape(), type.getElementType()));
+    return erase(b, loc, buffer);
+  }
+
+  /// An output written into the buffer of state argument `arg`.
+  Value inPlaceOutput(OpBuilder &b, Location loc, BlockArgument arg,
+                      Value &buffer) {
+    auto type = cast<RankedTensorType>(arg.getType());
+    buffer = bufferization::ToBufferOp::create(
+        b, loc, MemRefType::get(type.getShape(), type.getElementType()), arg,
+        /*read_only=*/false);
+    return erase(b, loc, buffer);
+  }
+
+  Value finish(OpBuilder &b, Location loc, Value buffer, Type tensorType) {
+    return bufferization::ToTensorOp::create(
+        b, loc, tensorType, buffer, /*restrict=*/true, /*writable=*/true);
+  }
+
+  /// The placeholder for an absent scale: a 0-d 1.0 the runtime ignores.
+  Value dummy(OpBuilder &b, Location loc) {
+    auto type = getScalarF32Type(b.getContext());
+    Value one = arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(type, b.getF32FloatAttr(1.0f)));
+    return input(b, loc, one);
+  }
+
+  Value i32(OpBuilder &b, Location loc, int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, v, 32);
+  }
+  Value f64(OpBuilder &b, Location loc, double v) {
+    return arith::ConstantFloatOp::create(b, loc, b.getF64Type(),
+                                          APFloat(v));
+  }
+
+  void call(OpBuilder &b, Location loc, RuntimeFn fn, ValueRange args) {
+    func::FuncOp decl = getOrInsertRuntimeDecl(module, fn);
+    func::CallOp::create(b, loc, decl, args);
+  }
+
+private:
+  /// Ranked buffer -> memref<*xi8>: the declared parameter type. The element
+  /// type change is an unrealized cast that disappears in the LLVM lowering,
+  /// where every unranked memref is the same {rank, descriptor*} pair.
+  Value erase(OpBuilder &b, Location loc, Value buffer) {
+    auto memrefType = cast<MemRefType>(buffer.getType());
+    Value unranked = memref::CastOp::create(
+        b, loc,
+        UnrankedMemRefType::get(memrefType.getElementType(),
+                                memrefType.getMemorySpace()),
+        buffer);
+    auto i8 = UnrankedMemRefType::get(b.getI8Type(), /*memorySpace=*/0);
+    return UnrealizedConversionCastOp::create(b, loc, i8, unranked)
+        .getResult(0);
+  }
+
+  ModuleOp module;
+  func::FuncOp step;
+};
+
+static int32_t dtype(Value v) {
+  return getRuntimeDTypeCode(getElementTypeOrSelf(v.getType()));
+}
+
+struct ConvertMSAMPToRuntimePass
+    : ::mlir::msamp::impl::ConvertMSAMPToRuntimeBase<
+          ConvertMSAMPToRuntimePass> {
+  using Base::Base;
+  void runOnOperation() override;
+
+private:
+  /// The state argument `result` will be written back to, if `operand` is
+  /// that argument and the op is its last reader (so writing it in place is
+  /// invisible to the rest of the step).
+  BlockArgument inPlaceTarget(Operation *op, Value operand, Value result);
+
+  func::FuncOp step;
+  llvm::DenseMap<Value, unsigned> stateResultArg; // returned value -> arg
+};
+
+/// True when every use of `value` (through view-like ops) is before `op`.
+static bool allUsesBefore(Value value, Operation *op) {
+  for (OpOperand &use : value.getUses()) {
+    Operation *user = use.getOwner();
+    if (user == op)
+      continue;
+    Operation *ancestor = op->getBlock()->findAncestorOpInBlock(*user);
+    if (!ancestor || !ancestor->isBeforeInBlock(op))
+      return false;
+    for (Value r : user->getResults())
+      if (isa<TensorType>(r.getType()) && !allUsesBefore(r, op))
+        return false;
+  }
+  return true;
+}
+
+BlockArgument ConvertMSAMPToRuntimePass::inPlaceTarget(Operation *op,
+                                                       Value operand,
+                                                       Value result) {
+  auto arg = dyn_cast_or_null<BlockArgument>(operand);
+  if (!arg || arg.getOwner() != &step.getBody().front())
+    return nullptr;
+  auto it = stateResultArg.find(result);
+  if (it == stateResultArg.end() || it->second != arg.getArgNumber())
+    return nullptr;
+  if (!allUsesBefore(arg, op))
+    return nullptr;
+  return arg;
+}
+
+void ConvertMSAMPToRuntimePass::runOnOperation() {
+  ModuleOp module = getOperation();
+  step = getTrainStepOrError(module, "--convert-msamp-to-runtime");
+  if (!step)
+    return signalPassFailure();
+  MLIRContext *ctx = &getContext();
+  RuntimeCallBuilder rt(module, step);
+  Block &entry = step.getBody().front();
+  auto ret = cast<func::ReturnOp>(entry.getTerminator());
+  for (unsigned i = 0, e = step.getNumResults(); i < e; ++i)
+    if (auto updates =
+            step.getResultAttrOfType<IntegerAttr>(i, kUpdatesAttr))
+      stateResultArg[ret.getOperand(i)] = updates.getInt();
+
+  SmallVector<Operation *> ops;
+  step.walk([&](Operation *op) {
+    if (isa<MSAMPDialect>(op->getDialect()) || matchGemm(op))
+      ops.push_back(op);
+  });
+
+  for (Operation *op : ops) {
+    OpBuilder b(op);
+    Location loc = op->getLoc();
+    // Results are (buffer, tensor type) pairs wrapped after the call.
+    SmallVector<std::pair<Value, Type>> outputs;
+    auto out = [&](Type type) {
+      Value buffer;
+      Value arg = rt.output(b, loc, type, buffer);
+      outputs.push_back({buffer, type});
+      return arg;
+    };
+    auto stateOut = [&](Value operand, Value result) {
+      if (BlockArgument arg = inPlaceTarget(op, operand, result)) {
+        Value buffer;
+        Value handle = rt.inPlaceOutput(b, loc, arg, buffer);
+        outputs.push_back({buffer, result.getType()});
+        ++numInPlace;
+        return handle;
+      }
+      return out(result.getType());
+    };
+    auto optional = [&](Value v) { return v ? rt.input(b, loc, v) : rt.dummy(b, loc); };
+
+    if (auto q = dyn_cast<QuantizeOp>(op)) {
+      rt.call(b, loc, RuntimeFn::Quantize,
+              {rt.input(b, loc, q.getInput()), rt.input(b, loc, q.getScale()),
+               out(q.getType()), rt.i32(b, loc, dtype(q.getInput())),
+               rt.i32(b, loc, dtype(q.getResult()))});
+    } else if (auto d = dyn_cast<DequantizeOp>(op)) {
+      rt.call(b, loc, RuntimeFn::Dequantize,
+              {rt.input(b, loc, d.getInput()),
+               rt.input(b, loc, d.getScaleInv()), out(d.getType()),
+               rt.i32(b, loc, dtype(d.getInput())),
+               rt.i32(b, loc, dtype(d.getResult()))});
+    } else if (auto a = dyn_cast<AmaxOp>(op)) {
+      rt.call(b, loc, RuntimeFn::Amax,
+              {rt.input(b, loc, a.getInput()), out(a.getType()),
+               rt.i32(b, loc, dtype(a.getInput()))});
+    } else if (auto c = dyn_cast<ComputeScaleOp>(op)) {
+      rt.call(b, loc, RuntimeFn::ComputeScale,
+              {rt.input(b, loc, c.getAmaxHistory()),
+               rt.input(b, loc, c.getPrevScale()), out(c.getType()),
+               rt.i32(b, loc, static_cast<int64_t>(c.getKind())),
+               rt.i32(b, loc, static_cast<int64_t>(c.getAlgo())),
+               rt.i32(b, loc, getRuntimeDTypeCode(c.getFormat())),
+               rt.i32(b, loc, c.getMarginAttr().getValue().getSExtValue())});
+    } else if (auto h = dyn_cast<UpdateAmaxHistoryOp>(op)) {
+      rt.call(b, loc, RuntimeFn::UpdateAmaxHistory,
+              {rt.input(b, loc, h.getAmaxHistory()),
+               rt.input(b, loc, h.getAmax()),
+               stateOut(h.getAmaxHistory(), h.getResult())});
+    } else if (auto g = dyn_cast<GemmOp>(op)) {
+      int32_t flags = (g.getTransposeA() ? 1 : 0) |
+                      (g.getTransposeB() ? 2 : 0) |
+                      (g.getFastAccum() ? 4 : 0) | (g.getAmax() ? 8 : 0);
+      Value result = out(g.getResult().getType());
+      Value amax = g.getAmax() ? out(g.getAmax().getType()) : rt.dummy(b, loc);
+      rt.call(b, loc, RuntimeFn::Gemm,
+              {rt.input(b, loc, g.getA()), rt.input(b, loc, g.getAScaleInv()),
+               rt.input(b, loc, g.getB()), rt.input(b, loc, g.getBScaleInv()),
+               result, amax, rt.i32(b, loc, dtype(g.getA())),
+               rt.i32(b, loc, dtype(g.getB())),
+               rt.i32(b, loc, dtype(g.getResult())), rt.i32(b, loc, flags)});
+    } else if (auto r = dyn_cast<AllReduceOp>(op)) {
+      Value result = out(r.getResult().getType());
+      Value resultScale = r.getResultScaleInv()
+                              ? out(r.getResultScaleInv().getType())
+                              : rt.dummy(b, loc);
+      rt.call(b, loc, RuntimeFn::AllReduce,
+              {rt.input(b, loc, r.getInput()), optional(r.getScaleInv()),
+               result, resultScale, rt.i32(b, loc, dtype(r.getInput())),
+               rt.i32(b, loc, static_cast<int64_t>(r.getKind())),
+               rt.i32(b, loc, r.getScaleInv() ? 1 : 0)});
+    } else if (auto u = dyn_cast<AdamUpdateOp>(op)) {
+      SmallVector<Value> args = {
+          rt.input(b, loc, u.getParam()),   optional(u.getParamScale()),
+          rt.input(b, loc, u.getGrad()),    optional(u.getGradScaleInv()),
+          rt.input(b, loc, u.getExpAvg()),  optional(u.getExpAvgScale()),
+          rt.input(b, loc, u.getExpAvgSq()), optional(u.getExpAvgSqScale()),
+          rt.input(b, loc, u.getLr()),      rt.input(b, loc, u.getStep())};
+      auto scaled = [&](Value operand, Value result, Value scale,
+                        Value newScale) {
+        args.push_back(stateOut(operand, result));
+        args.push_back(newScale ? stateOut(scale, newScale) : rt.dummy(b, loc));
+      };
+      scaled(u.getParam(), u.getNewParam(), u.getParamScale(),
+             u.getNewParamScale());
+      scaled(u.getExpAvg(), u.getNewExpAvg(), u.getExpAvgScale(),
+             u.getNewExpAvgScale());
+      scaled(u.getExpAvgSq(), u.getNewExpAvgSq(), u.getExpAvgSqScale(),
+             u.getNewExpAvgSqScale());
+      args.append({rt.i32(b, loc, dtype(u.getParam())),
+                   rt.i32(b, loc, dtype(u.getGrad())),
+                   rt.i32(b, loc, dtype(u.getExpAvg())),
+                   rt.i32(b, loc, dtype(u.getExpAvgSq())),
+                   rt.f64(b, loc, u.getBeta1().convertToDouble()),
+                   rt.f64(b, loc, u.getBeta2().convertToDouble()),
+                   rt.f64(b, loc, u.getEps().convertToDouble()),
+                   rt.f64(b, loc, u.getWeightDecay().convertToDouble()),
+                   rt.i32(b, loc, u.getDecoupled() ? 1 : 0)});
+      rt.call(b, loc, RuntimeFn::AdamUpdate, args);
+    } else if (auto s = dyn_cast<SGDUpdateOp>(op)) {
+      SmallVector<Value> args = {
+          rt.input(b, loc, s.getParam()), optional(s.getParamScale()),
+          rt.input(b, loc, s.getGrad()), optional(s.getGradScaleInv()),
+          optional(s.getMomentumBuffer()), rt.input(b, loc, s.getLr()),
+          rt.input(b, loc, s.getStep())};
+      args.push_back(stateOut(s.getParam(), s.getNewParam()));
+      args.push_back(s.getNewParamScale()
+                         ? stateOut(s.getParamScale(), s.getNewParamScale())
+                         : rt.dummy(b, loc));
+      args.push_back(s.getNewMomentumBuffer()
+                         ? stateOut(s.getMomentumBuffer(),
+                                    s.getNewMomentumBuffer())
+                         : rt.dummy(b, loc));
+      int32_t flags = (s.getNesterov() ? 1 : 0) |
+                      (s.getMomentumBuffer() ? 2 : 0);
+      args.append({rt.i32(b, loc, dtype(s.getParam())),
+                   rt.i32(b, loc, dtype(s.getGrad())),
+                   rt.f64(b, loc, s.getMomentum().convertToDouble()),
+                   rt.f64(b, loc, s.getWeightDecay().convertToDouble()),
+                   rt.i32(b, loc, flags)});
+      rt.call(b, loc, RuntimeFn::SGDUpdate, args);
+    } else if (std::optional<GemmMatch> m = matchGemm(op)) {
+      // A GEMM left in high precision: the runtime's BLAS path, unless it
+      // accumulates into a non-zero init (then it stays a linalg loop nest).
+      if (!m->zeroInit)
+        continue;
+      int32_t flags = (m->transposeLhs ? 1 : 0) | (m->transposeRhs ? 2 : 0);
+      Value result = out(op->getResult(0).getType());
+      rt.call(b, loc, RuntimeFn::Gemm,
+              {rt.input(b, loc, m->lhs), rt.dummy(b, loc),
+               rt.input(b, loc, m->rhs), rt.dummy(b, loc), result,
+               rt.dummy(b, loc), rt.i32(b, loc, dtype(m->lhs)),
+               rt.i32(b, loc, dtype(m->rhs)),
+               rt.i32(b, loc, dtype(op->getResult(0))), rt.i32(b, loc, flags)});
+    } else {
+      op->emitError("no runtime lowering for this op");
+      return signalPassFailure();
+    }
+    ++numCalls;
+
+    // Wrap the outputs back into tensors and replace the op's results, in
+    // order (outputs were created in result order).
+    unsigned resultIndex = 0;
+    for (auto [buffer, type] : outputs) {
+      while (resultIndex < op->getNumResults() &&
+             op->getResult(resultIndex).getType() != type)
+        ++resultIndex;
+      Value tensor = rt.finish(b, loc, buffer, type);
+      op->getResult(resultIndex++).replaceAllUsesWith(tensor);
+    }
+    op->erase();
+  }
+
+  // Write every updated state argument in place, the loss into a trailing
+  // output argument, and return nothing.
+  OpBuilder b(ret);
+  Location loc = ret.getLoc();
+  ret = cast<func::ReturnOp>(entry.getTerminator());
+  b.setInsertionPoint(ret);
+  Value loss;
+  for (unsigned i = 0, e = step.getNumResults(); i < e; ++i) {
+    Value value = ret.getOperand(i);
+    auto updates = step.getResultAttrOfType<IntegerAttr>(i, kUpdatesAttr);
+    if (!updates) {
+      if (getResultRole(step, i) == kRoleLoss)
+        loss = value;
+      continue;
+    }
+    BlockArgument arg = step.getArgument(updates.getInt());
+    if (value == arg)
+      continue;
+    Value dest;
+    rt.inPlaceOutput(b, loc, arg, dest);
+    bufferization::MaterializeInDestinationOp::create(
+        b, loc, TypeRange{}, value, dest, /*restrict=*/true,
+        /*writable=*/true);
+  }
+  if (!loss) {
+    step.emitError("the train step has no loss result");
+    return signalPassFailure();
+  }
+  BlockArgument lossOut = addStateArgument(step, loss.getType(), "loss_output",
+                                           "loss", "");
+  Value lossDest;
+  rt.inPlaceOutput(b, loc, lossOut, lossDest);
+  bufferization::MaterializeInDestinationOp::create(
+      b, loc, TypeRange{}, loss, lossDest, /*restrict=*/true,
+      /*writable=*/true);
+  func::ReturnOp::create(b, loc, ValueRange{});
+  ret.erase();
+  llvm::BitVector allResults(step.getNumResults(), true);
+  (void)step.eraseResults(allResults);
+  // The C wrapper passes every memref as a pointer to its descriptor, which
+  // the packed entry point (msamp-emit-entry-point) forwards generically.
+  step->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
+                UnitAttr::get(ctx));
+}
+
+} // namespace

@@ -1,0 +1,77 @@
+//===- RuntimeSymbols.cpp - the one table of runtime entry points --*- C++ -*-===//
+
+#include "MSAMP/Conversion/RuntimeSymbols.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+
+using namespace mlir;
+using namespace mlir::msamp;
+
+// Keep in sync with docs/RuntimeABI.md and lib/Runtime/MemRefABI.cpp.
+static const RuntimeSymbol kSymbols[] = {
+    {RuntimeFn::Quantize, "msamp_rt_quantize", "mmmii"},
+    {RuntimeFn::Dequantize, "msamp_rt_dequantize", "mmmii"},
+    {RuntimeFn::Amax, "msamp_rt_amax", "mmi"},
+    {RuntimeFn::ComputeScale, "msamp_rt_compute_scale", "mmmiiii"},
+    {RuntimeFn::UpdateAmaxHistory, "msamp_rt_update_amax_history", "mmm"},
+    {RuntimeFn::Gemm, "msamp_rt_gemm", "mmmmmmiiii"},
+    {RuntimeFn::AllReduce, "msamp_rt_all_reduce", "mmmmiii"},
+    {RuntimeFn::AdamUpdate, "msamp_rt_adam_update",
+     "mmmmmmmmmmmmmmmmiiiiddddi"},
+    {RuntimeFn::SGDUpdate, "msamp_rt_sgd_update", "mmmmmmmmmmiiddi"},
+};
+
+ArrayRef<RuntimeSymbol> mlir::msamp::getRuntimeSymbols() { return kSymbols; }
+
+const RuntimeSymbol &mlir::msamp::getRuntimeSymbol(RuntimeFn fn) {
+  const RuntimeSymbol &symbol = kSymbols[static_cast<unsigned>(fn)];
+  assert(symbol.fn == fn && "runtime symbol table out of order");
+  return symbol;
+}
+
+func::FuncOp mlir::msamp::getOrInsertRuntimeDecl(ModuleOp module,
+                                                 RuntimeFn fn) {
+  const RuntimeSymbol &symbol = getRuntimeSymbol(fn);
+  if (auto existing = module.lookupSymbol<func::FuncOp>(symbol.name))
+    return existing;
+  MLIRContext *ctx = module.getContext();
+  Builder b(ctx);
+  auto memref = UnrankedMemRefType::get(b.getI8Type(), /*memorySpace=*/0);
+  SmallVector<Type> inputs;
+  for (char c : symbol.signature.str()) {
+    if (c == 'm')
+      inputs.push_back(memref);
+    else if (c == 'i')
+      inputs.push_back(b.getI32Type());
+    else
+      inputs.push_back(b.getF64Type());
+  }
+  OpBuilder builder(ctx);
+  builder.setInsertionPointToEnd(module.getBody());
+  auto decl = func::FuncOp::create(builder, module.getLoc(), symbol.name,
+                                   FunctionType::get(ctx, inputs, {}));
+  decl.setPrivate();
+  decl->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
+                b.getUnitAttr());
+  return decl;
+}
+
+int32_t mlir::msamp::getRuntimeDTypeCode(Type t) {
+  if (t.isF32())
+    return 0;
+  if (t.isF16())
+    return 1;
+  if (t.isBF16())
+    return 2;
+  if (isa<Float8E4M3FNType>(t))
+    return 3;
+  if (isa<Float8E5M2Type>(t))
+    return 4;
+  if (t.isInteger(64))
+    return 5;
+  if (t.isInteger(32))
+    return 6;
+  return -1;
+}

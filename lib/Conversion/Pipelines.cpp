@@ -1,0 +1,74 @@
+//===- Pipelines.cpp - --msamp-lower-to-llvm ----------------------*- C++ -*-===//
+//
+// Tensor-level train step -> LLVM dialect, ready for ahead-of-time compilation
+// into a shared object (tools/msamp-compile):
+//
+//  1. msamp ops and GEMMs become runtime calls (convert-msamp-to-runtime);
+//  2. chains of elementwise linalg ops are fused so each fused chain is one
+//     loop nest (no intermediate tensors), which LLVM's loop vectorizer then
+//     vectorizes at -O3;
+//  3. one-shot bufferization across function boundaries (identity layouts so
+//     the runtime sees plain contiguous buffers), then ownership-based
+//     deallocation frees every temporary inside the step;
+//  4. linalg -> loops -> LLVM, plus the packed entry point.
+//
+//===----------------------------------------------------------------------===//
+
+#include "MSAMP/Conversion/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+void mlir::msamp::buildLowerToLLVMPipeline(OpPassManager &pm) {
+  pm.addPass(createConvertMSAMPToRuntime());
+  pm.addPass(createCanonicalizerPass());
+  // Scalar-state arithmetic (step + 1, 1 / scale, warm-up selects) is arith
+  // on 0-d tensors: make it linalg so that it bufferizes and fuses.
+  pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
+  pm.addNestedPass<func::FuncOp>(createLinalgElementwiseOpFusionPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  pm.addPass(createCanonicalizerPass());
+  bufferization::BufferDeallocationPipelineOptions dealloc;
+  bufferization::buildBufferDeallocationPipeline(pm, dealloc);
+  pm.addPass(createConvertBufferizationToMemRefPass());
+
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createMSAMPEmitEntryPoint());
+}
+
+void mlir::msamp::registerMSAMPConversionPipelines() {
+  PassPipelineRegistration<>(
+      "msamp-lower-to-llvm",
+      "lower a compiled train step to the LLVM dialect with runtime calls "
+      "and the packed entry point",
+      [](OpPassManager &pm) { buildLowerToLLVMPipeline(pm); });
+}

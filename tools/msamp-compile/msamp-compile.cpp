@@ -1,0 +1,210 @@
+//===- msamp-compile.cpp - ahead-of-time compiler for train steps -*- C++ -*-===//
+//
+//   msamp-compile MODEL.mlir [--opt-level O0|O1|O2] [--pipeline-options "..."]
+//                 -o OUTDIR
+//
+// Writes OUTDIR/train_step.mlir (the compiled step on tensors, for humans and
+// tests), OUTDIR/manifest.json (the state the runtime allocates) and
+// OUTDIR/train_step.so (native code for the host, linked with ld.lld; it
+// calls the runtime's C ABI and is loaded by the runtime with dlopen). MODEL
+// is a forward_backward graph (compiled at --opt-level) or an already
+// compiled train step. msamp-run and the Python package drive this tool; the
+// runtime itself never links MLIR or LLVM.
+//
+//===----------------------------------------------------------------------===//
+
+#include "MSAMP/Conversion/Passes.h"
+#include "MSAMP/Registration/InitAll.h"
+#include "MSAMP/Transforms/TrainStep.h"
+
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
+
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/Target/TargetOptions.h"
+#include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/SubtargetFeature.h"
+
+using namespace mlir;
+namespace cl = llvm::cl;
+
+static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.mlir>"),
+                                      cl::Required);
+static cl::opt<std::string> outputDir("o", cl::desc("output directory"),
+                                      cl::value_desc("dir"), cl::Required);
+static cl::opt<std::string> optLevel("opt-level",
+                                     cl::desc("O0 (f32), O1 or O2"),
+                                     cl::init("O2"));
+static cl::opt<std::string>
+    pipelineOptions("pipeline-options",
+                    cl::desc("options of the --msamp-oN pipeline, e.g. "
+                             "\"scale-kind=exact amax-history-len=1024\""),
+                    cl::init(""));
+static cl::opt<bool> emitLLVMIR("emit-llvm",
+                                cl::desc("also write train_step.ll"),
+                                cl::init(false));
+
+static int fail(const llvm::Twine &message) {
+  llvm::errs() << "msamp-compile: error: " << message << "\n";
+  return 1;
+}
+
+/// Runs a textual list of passes (no builtin.module(...) anchor) on `module`.
+static LogicalResult runPipeline(ModuleOp module, StringRef pipeline) {
+  auto pm = PassManager::on<ModuleOp>(module->getContext());
+  if (failed(parsePassPipeline(pipeline, pm, llvm::errs())))
+    return failure();
+  return pm.run(module);
+}
+
+static LogicalResult writeText(StringRef path,
+                               llvm::function_ref<void(raw_ostream &)> fn) {
+  std::string error;
+  auto file = openOutputFile(path, &error);
+  if (!file) {
+    llvm::errs() << "msamp-compile: error: " << error << "\n";
+    return failure();
+  }
+  fn(file->os());
+  file->keep();
+  return success();
+}
+
+/// Finds ld.lld: next to the LLVM we were built against, then on PATH.
+static std::string findLinker() {
+  for (const char *candidate :
+       {"/usr/lib/llvm-22/bin/ld.lld", "/usr/bin/ld.lld-22"})
+    if (llvm::sys::fs::can_execute(candidate))
+      return candidate;
+  if (auto path = llvm::sys::findProgramByName("ld.lld"))
+    return *path;
+  return "";
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM y(argc, argv);
+  cl::ParseCommandLineOptions(
+      argc, argv, "msamp ahead-of-time compiler for training steps\n");
+  if (optLevel != "O0" && optLevel != "O1" && optLevel != "O2")
+    return fail("--opt-level must be O0, O1 or O2 (O3 needs the distributed "
+                "runtime), got '" + optLevel + "'");
+
+  DialectRegistry registry;
+  msamp::registerAllMSAMPDialects(registry);
+  registerBuiltinDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+  msamp::registerAllMSAMPPasses();
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler diagHandler(sourceMgr, &context);
+  std::string error;
+  auto input = openInputFile(inputFile, &error);
+  if (!input)
+    return fail(error);
+  sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  if (!module)
+    return 1;
+
+  if (msamp::findFunctionOfKind(*module, msamp::kForwardBackward)) {
+    std::string lower = llvm::StringRef(optLevel).lower();
+    std::string pipeline = "msamp-" + lower + "{" + pipelineOptions + "}";
+    if (failed(runPipeline(*module, pipeline)))
+      return 1;
+  } else if (!msamp::findFunctionOfKind(*module, msamp::kTrainStep)) {
+    return fail(inputFile + " has neither a forward_backward graph nor a "
+                            "compiled train_step");
+  }
+
+  if (auto ec = llvm::sys::fs::create_directories(outputDir))
+    return fail("cannot create " + outputDir + ": " + ec.message());
+  llvm::SmallString<256> mlirPath(outputDir), manifestPath(outputDir),
+      objPath(outputDir), soPath(outputDir), llPath(outputDir);
+  llvm::sys::path::append(mlirPath, "train_step.mlir");
+  llvm::sys::path::append(manifestPath, "manifest.json");
+  llvm::sys::path::append(objPath, "train_step.o");
+  llvm::sys::path::append(soPath, "train_step.so");
+  llvm::sys::path::append(llPath, "train_step.ll");
+  if (failed(writeText(mlirPath, [&](raw_ostream &os) { module->print(os); })))
+    return 1;
+  if (failed(runPipeline(*module, "msamp-write-manifest{file=" +
+                                      manifestPath.str().str() + "}")))
+    return 1;
+  if (failed(runPipeline(*module, "msamp-lower-to-llvm")))
+    return 1;
+
+  // LLVM IR for the host, optimized at -O3 (loop vectorization included).
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(*module, llvmContext, "train_step");
+  if (!llvmModule)
+    return fail("translation to LLVM IR failed");
+  llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
+  std::string lookupError;
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(triple, lookupError);
+  if (!target)
+    return fail("no LLVM target for " + triple.str() + ": " + lookupError);
+  llvm::SubtargetFeatures features;
+  for (auto &feature : llvm::sys::getHostCPUFeatures())
+    features.AddFeature(feature.first(), feature.second);
+  std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
+      triple, llvm::sys::getHostCPUName(), features.getString(),
+      llvm::TargetOptions(), llvm::Reloc::PIC_));
+  llvmModule->setDataLayout(machine->createDataLayout());
+  llvmModule->setTargetTriple(triple);
+  if (auto err = makeOptimizingTransformer(3, 0, machine.get())(
+          llvmModule.get()))
+    return fail("LLVM optimization failed: " + llvm::toString(std::move(err)));
+  if (emitLLVMIR &&
+      failed(writeText(llPath,
+                       [&](raw_ostream &os) { llvmModule->print(os, nullptr); })))
+    return 1;
+
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream obj(objPath, ec, llvm::sys::fs::OF_None);
+    if (ec)
+      return fail("cannot write " + objPath.str() + ": " + ec.message());
+    llvm::legacy::PassManager codegen;
+    if (machine->addPassesToEmitFile(codegen, obj, nullptr,
+                                     llvm::CodeGenFileType::ObjectFile))
+      return fail("the host target cannot emit object files");
+    codegen.run(*llvmModule);
+  }
+  std::string linker = findLinker();
+  if (linker.empty())
+    return fail("ld.lld not found (install lld-22)");
+  std::string linkError;
+  int rc = llvm::sys::ExecuteAndWait(
+      linker, {linker, "-shared", "-o", soPath.str(), objPath.str()},
+      std::nullopt, {}, 0, 0, &linkError);
+  if (rc != 0)
+    return fail("linking " + soPath.str() + " failed: " + linkError);
+  llvm::sys::fs::remove(objPath);
+  llvm::outs() << "msamp-compile: wrote " << soPath << ", " << manifestPath
+               << ", " << mlirPath << "\n";
+  return 0;
+}
