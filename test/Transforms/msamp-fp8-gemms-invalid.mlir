@@ -1,0 +1,9 @@
+// RUN: not msamp-opt %S/Inputs/mlp.mlir --msamp-classify-gemms --msamp-synthesize-train-step --msamp-fp8-gemms="fp8-format=e5m2" 2>&1 | FileCheck %s --check-prefix=FORMAT
+// RUN: not msamp-opt %S/Inputs/mlp.mlir --msamp-classify-gemms --msamp-synthesize-train-step --msamp-fp8-gemms="exclude=fc[" 2>&1 | FileCheck %s --check-prefix=REGEX
+// RUN: not msamp-opt %S/Inputs/mlp.mlir --msamp-classify-gemms --msamp-synthesize-train-step --msamp-fp8-gemms="amax-history-len=0" 2>&1 | FileCheck %s --check-prefix=LEN
+// RUN: not msamp-opt %S/Inputs/mlp.mlir --msamp-fp8-gemms 2>&1 | FileCheck %s --check-prefix=NOSTEP
+
+// FORMAT: error: invalid msamp-fp8-gemms option fp8-format=e5m2: expected hybrid or e4m3
+// REGEX: error: invalid msamp-fp8-gemms option exclude=fc[: expected a valid regex
+// LEN: error: invalid msamp-fp8-gemms option amax-history-len=0: expected a positive length
+// NOSTEP: error: --msamp-fp8-gemms needs a compiled train step
