@@ -1,10 +1,61 @@
-//===- WriteManifest.cpp - MSAMPWriteManifest pass (skeleton) ---------------------*- C++ -*-===//
+//===- WriteManifest.cpp - JSON manifest of a train step --------*- C++ -*-===//
 //
-// SKELETON: not implemented yet.
+// Writes the manifest of INTERFACES.md 4: what the runtime (msamp-run) must
+// allocate, initialize, checkpoint and bind to call @train_step. It is derived
+// from the signature of @train_step alone (docs/TrainStep.md 2-3). Spellings:
+// `--msamp-emit-manifest=FILE` (Pipelines.cpp) or
+// `--msamp-write-manifest="file=FILE"`; FILE `-` is stdout.
+//
+// Format (ABI version 1). Keys appear in this order; a key marked optional is
+// absent, not null, when it does not apply.
+//
+//   {
+//     "abi_version": 1,
+//     "level": "O1",                   // msamp.level of @train_step
+//     "world_size": 1,
+//     "state": [                       // persistent state, argument order
+//       {"name": "fc1.weight",         // msamp.name: checkpoint tensor name
+//        "role": "param",              // param | master_param | opt_state |
+//                                      // step | scaling_state | buffer
+//        "shape": [64, 32],            // static dims; [] for a 0-d tensor
+//        "dtype": "f16",               // MLIR element type: f32, f16, bf16,
+//                                      // f8E4M3FN, f8E5M2, i64, i32, ...
+//        "init": "normal(0,0.02)",     // msamp.init; "zeros" when absent;
+//                                      // also "ones", "from_param"
+//        "index": 0,                   // argument index in @train_step
+//        "updated_by": 1},             // optional: index of the result that
+//                                      // holds the new value after a step
+//       ...],
+//     "inputs": [                      // per-step inputs, argument order
+//       {"name": "lr", "role": "hyperparam",   // input | target |
+//        "shape": [], "dtype": "f32",          // hyperparam | rank
+//        "index": 5},                  // argument index in @train_step
+//       ...],
+//     "outputs": [                     // every result, result order
+//       {"name": "loss", "role": "loss", "shape": [], "dtype": "f32",
+//        "index": 0},                  // result index (0 is the loss)
+//       {"name": "fc1.weight", "role": "param", "shape": [64, 32],
+//        "dtype": "f16", "index": 1,
+//        "updates": 0},                // optional: argument index of the
+//                                      // state this result replaces
+//       ...]
+//   }
+//
+// Every argument is in exactly one of "state" and "inputs", so the runtime can
+// bind all of them by "index". An output without msamp.name is named after the
+// state it updates, else after its role ("loss").
+//
+// The file is written to FILE.tmp and renamed over FILE, so a reader never
+// sees a half-written manifest; I/O errors are located errors.
 //
 //===----------------------------------------------------------------------===//
 
 #include "MSAMP/Transforms/Passes.h"
+#include "MSAMP/Transforms/TrainStep.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
 
 namespace mlir::msamp {
 #define GEN_PASS_DEF_MSAMPWRITEMANIFEST
@@ -14,12 +65,221 @@ namespace mlir::msamp {
 using namespace mlir;
 using namespace mlir::msamp;
 
+static constexpr llvm::StringLiteral kPassName = "--msamp-write-manifest";
+
+/// The manifest format; bump on any incompatible change and keep msamp-run's
+/// reader in step.
+static constexpr int64_t kABIVersion = 1;
+
+static bool isStateRole(StringRef role) {
+  return llvm::is_contained({kRoleParam, kRoleMasterParam, kRoleOptState,
+                             kRoleStep, kRoleScalingState, kRoleBuffer},
+                            role);
+}
+
+static bool isInputRole(StringRef role) {
+  return llvm::is_contained(
+      {kRoleInput, kRoleTarget, kRoleHyperparam, kRoleRank}, role);
+}
+
+static std::string printType(Type type) {
+  std::string str;
+  llvm::raw_string_ostream os(str);
+  type.print(os);
+  return str;
+}
+
+/// Writes "shape" and "dtype" of a statically shaped tensor; the runtime
+/// allocates from them, so anything else is an error at `loc`.
+static LogicalResult writeShapeAndType(llvm::json::OStream &json, Type type,
+                                       Location loc, StringRef what) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || !tensor.hasStaticShape())
+    return emitError(loc) << kPassName << ": " << what << " has type " << type
+                          << "; the manifest needs statically shaped tensors";
+  json.attributeArray("shape", [&] {
+    for (int64_t dim : tensor.getShape())
+      json.value(dim);
+  });
+  json.attribute("dtype", printType(tensor.getElementType()));
+  return success();
+}
+
+/// Writes one entry as a compact object on a line of its own inside `doc`'s
+/// current array: a manifest of a large model stays readable and greppable.
+static void writeEntry(llvm::json::OStream &doc,
+                       llvm::function_ref<void(llvm::json::OStream &)> fields) {
+  doc.rawValue([&](llvm::raw_ostream &line) {
+    llvm::json::OStream entry(line);
+    entry.object([&] { fields(entry); });
+  });
+}
+
+/// The fields of a "state" (`state` true) or "inputs" entry for argument `i`.
+static LogicalResult writeArgument(llvm::json::OStream &json, func::FuncOp func,
+                                   unsigned i, bool state) {
+  StringRef name = getArgName(func, i);
+  BlockArgument arg = func.getArgument(i);
+  json.attribute("name", name);
+  json.attribute("role", getArgRole(func, i));
+  LogicalResult result = writeShapeAndType(json, arg.getType(), arg.getLoc(),
+                                           ("argument '" + name + "'").str());
+  if (state) {
+    auto init = func.getArgAttrOfType<StringAttr>(i, kInitAttr);
+    json.attribute("init", init ? init.getValue() : StringRef(kInitZeros));
+  }
+  json.attribute("index", static_cast<int64_t>(i));
+  if (state)
+    if (std::optional<unsigned> updater = findUpdatingResult(func, i))
+      json.attribute("updated_by", static_cast<int64_t>(*updater));
+  return result;
+}
+
+/// The fields of the "outputs" entry for result `r`.
+static LogicalResult writeResult(llvm::json::OStream &json, func::FuncOp func,
+                                 unsigned r) {
+  auto updates = func.getResultAttrOfType<IntegerAttr>(r, kUpdatesAttr);
+  std::optional<unsigned> arg;
+  if (updates) {
+    if (updates.getInt() < 0 ||
+        updates.getInt() >= static_cast<int64_t>(func.getNumArguments()))
+      return func.emitError(kPassName)
+             << ": result #" << r << " has " << kUpdatesAttr << " = "
+             << updates.getInt() << ", out of range";
+    arg = static_cast<unsigned>(updates.getInt());
+  }
+  StringRef role = getResultRole(func, r);
+  if (role.empty() && arg)
+    role = getArgRole(func, *arg);
+  StringRef name = getResultName(func, r);
+  if (name.empty())
+    name = arg ? getArgName(func, *arg) : role;
+  json.attribute("name", name);
+  json.attribute("role", role);
+  LogicalResult result =
+      writeShapeAndType(json, func.getResultTypes()[r], func.getLoc(),
+                        ("result #" + Twine(r)).str());
+  json.attribute("index", static_cast<int64_t>(r));
+  if (arg)
+    json.attribute("updates", static_cast<int64_t>(*arg));
+  return result;
+}
+
+/// Serializes the manifest of `func`, or emits a located error.
+static LogicalResult buildManifest(func::FuncOp func, llvm::raw_ostream &os) {
+  auto level = func->getAttrOfType<StringAttr>(kLevelAttr);
+  if (!level)
+    return func.emitError(kPassName)
+           << ": the train step has no string attribute " << kLevelAttr;
+
+  // Every argument must land in "state" or "inputs", or the runtime could not
+  // bind it.
+  for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
+    StringRef role = getArgRole(func, i);
+    Location loc = func.getArgument(i).getLoc();
+    if (role.empty())
+      return emitError(loc)
+             << kPassName << ": argument #" << i << " has no " << kRoleAttr;
+    if (!isStateRole(role) && !isInputRole(role))
+      return emitError(loc)
+             << kPassName << ": argument #" << i << " has unknown " << kRoleAttr
+             << " \"" << role << "\"; the runtime cannot bind it";
+    if (getArgName(func, i).empty())
+      return emitError(loc)
+             << kPassName << ": argument #" << i << " has no " << kNameAttr;
+  }
+
+  bool ok = true;
+  llvm::json::OStream doc(os, /*IndentSize=*/2);
+  doc.object([&] {
+    doc.attribute("abi_version", kABIVersion);
+    doc.attribute("level", level.getValue());
+    doc.attribute("world_size", static_cast<int64_t>(1));
+    doc.attributeArray("state", [&] {
+      for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
+        if (isStateRole(getArgRole(func, i)))
+          writeEntry(doc, [&](llvm::json::OStream &json) {
+            ok &= succeeded(writeArgument(json, func, i, /*state=*/true));
+          });
+    });
+    doc.attributeArray("inputs", [&] {
+      for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
+        if (isInputRole(getArgRole(func, i)))
+          writeEntry(doc, [&](llvm::json::OStream &json) {
+            ok &= succeeded(writeArgument(json, func, i, /*state=*/false));
+          });
+    });
+    doc.attributeArray("outputs", [&] {
+      for (unsigned r = 0, e = func.getNumResults(); r < e; ++r)
+        writeEntry(doc, [&](llvm::json::OStream &json) {
+          ok &= succeeded(writeResult(json, func, r));
+        });
+    });
+  });
+  os << "\n";
+  return success(ok);
+}
+
+/// Writes `contents` to `path` through `path`.tmp and a rename, so that the
+/// runtime never reads a partial manifest. "-" is stdout.
+static LogicalResult writeAtomically(StringRef path, StringRef contents,
+                                     std::string &error) {
+  if (path == "-") {
+    llvm::outs() << contents;
+    llvm::outs().flush();
+    return success();
+  }
+  std::string tmp = (path + ".tmp").str();
+  std::error_code ec;
+  {
+    llvm::raw_fd_ostream os(tmp, ec, llvm::sys::fs::OF_Text);
+    if (ec) {
+      error = "cannot open '" + tmp + "': " + ec.message();
+      return failure();
+    }
+    os << contents;
+    os.close();
+    if (os.has_error()) {
+      error = "cannot write '" + tmp + "': " + os.error().message();
+      // Without this the stream would abort the process on destruction.
+      os.clear_error();
+      (void)llvm::sys::fs::remove(tmp);
+      return failure();
+    }
+  }
+  if ((ec = llvm::sys::fs::rename(tmp, path))) {
+    error =
+        "cannot rename '" + tmp + "' to '" + path.str() + "': " + ec.message();
+    (void)llvm::sys::fs::remove(tmp);
+    return failure();
+  }
+  return success();
+}
+
 namespace {
-struct MSAMPWriteManifestPass : ::mlir::msamp::impl::MSAMPWriteManifestBase<MSAMPWriteManifestPass> {
+struct MSAMPWriteManifestPass
+    : ::mlir::msamp::impl::MSAMPWriteManifestBase<MSAMPWriteManifestPass> {
   using Base::Base;
+
   void runOnOperation() override {
-    getOperation().emitError("MSAMPWriteManifest is not implemented yet");
-    signalPassFailure();
+    func::FuncOp func = getTrainStepOrError(getOperation(), kPassName);
+    if (!func)
+      return signalPassFailure();
+    if (file.empty()) {
+      func.emitError(kPassName) << ": no output file (file=FILE, - for stdout)";
+      return signalPassFailure();
+    }
+    // Serialize first: nothing is written when the train step is unfit.
+    std::string contents;
+    llvm::raw_string_ostream os(contents);
+    if (failed(buildManifest(func, os)))
+      return signalPassFailure();
+    std::string error;
+    if (failed(writeAtomically(file, contents, error))) {
+      func.emitError(kPassName) << ": " << error;
+      return signalPassFailure();
+    }
+    markAllAnalysesPreserved();
   }
 };
 } // namespace
