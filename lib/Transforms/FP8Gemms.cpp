@@ -1,4 +1,5 @@
-//===- FP8Gemms.cpp - run eligible GEMMs in FP8 -------------------*- C++ -*-===//
+//===- FP8Gemms.cpp - run eligible GEMMs in FP8 -------------------*- C++
+//-*-===//
 //
 // Rewrites the classified GEMMs of @train_step into msamp.quantize of both
 // operands plus msamp.gemm (f32 accumulation), MS-AMP's recipe by default:
@@ -27,7 +28,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
-#include "mlir/IR/Dominance.h"
+#include "mlir/IR/Remarks.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/Regex.h"
@@ -66,6 +67,7 @@ private:
   Quantized quantizeDelayed(OpBuilder &b, Location loc, Value x, Type format,
                             StringRef name);
   std::string uniqueName(StringRef base);
+  void keptInHighPrecision(Operation *op, StringRef why);
 
   func::FuncOp step;
   ScaleKind kind = ScaleKind::Pow2;
@@ -208,8 +210,8 @@ Quantized MSAMPFP8GemmsPass::quantizeDelayed(OpBuilder &b, Location loc,
   MLIRContext *ctx = b.getContext();
   auto scalarType = getScalarF32Type(ctx);
   auto historyType = RankedTensorType::get({amaxHistoryLen}, b.getF32Type());
-  BlockArgument scaleArg = addStateArgument(
-      step, scalarType, kRoleScalingState, (name + ".scale").str(), kInitOnes);
+  BlockArgument scaleArg = addStateArgument(step, scalarType, kRoleScalingState,
+                                            (name + ".scale").str(), kInitOnes);
   BlockArgument historyArg =
       addStateArgument(step, historyType, kRoleScalingState,
                        (name + ".amax_history").str(), kInitZeros);
@@ -227,7 +229,8 @@ Quantized MSAMPFP8GemmsPass::quantizeDelayed(OpBuilder &b, Location loc,
                                        history, scaleArg, format, margin);
     auto i64 = RankedTensorType::get({}, b.getI64Type());
     Value window = arith::ConstantOp::create(
-        b, loc, DenseElementsAttr::get(i64, b.getI64IntegerAttr(amaxHistoryLen)));
+        b, loc,
+        DenseElementsAttr::get(i64, b.getI64IntegerAttr(amaxHistoryLen)));
     Value warming =
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, t, window);
     used = arith::SelectOp::create(b, loc, warming, jit, scaleArg);
@@ -238,8 +241,8 @@ Quantized MSAMPFP8GemmsPass::quantizeDelayed(OpBuilder &b, Location loc,
   Value scaleInv = arith::DivFOp::create(b, loc, scalar(b, loc, 1.0f), used);
 
   // The scale for the next step, from the window that includes this step.
-  Value next = ComputeScaleOp::create(b, loc, kind, algo, history, used,
-                                      format, margin);
+  Value next =
+      ComputeScaleOp::create(b, loc, kind, algo, history, used, format, margin);
   if (interval > 1) {
     auto i64 = RankedTensorType::get({}, b.getI64Type());
     Value n = arith::ConstantOp::create(
@@ -247,13 +250,24 @@ Quantized MSAMPFP8GemmsPass::quantizeDelayed(OpBuilder &b, Location loc,
     Value zero = arith::ConstantOp::create(
         b, loc, DenseElementsAttr::get(i64, b.getI64IntegerAttr(0)));
     Value rem = arith::RemSIOp::create(b, loc, t, n);
-    Value due = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, rem,
-                                      zero);
+    Value due =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, rem, zero);
     next = arith::SelectOp::create(b, loc, due, next, used);
   }
   addStateResult(step, next, scaleArg.getArgNumber());
   addStateResult(step, history, historyArg.getArgNumber());
   return {q, scaleInv};
+}
+
+void MSAMPFP8GemmsPass::keptInHighPrecision(Operation *op, StringRef why) {
+  ++numHighPrecision;
+  // An optimization remark (MLIR's remark engine), shown with
+  // --remarks-filter=msamp: silent in a normal compile, explicit on demand.
+  remark::missed(op->getLoc(),
+                 remark::RemarkOpts::name("GemmKeptInHighPrecision")
+                     .category("msamp")
+                     .subCategory("fp8-gemms"))
+      << ("GEMM kept in high precision: " + why).str();
 }
 
 std::string MSAMPFP8GemmsPass::uniqueName(StringRef base) {
@@ -304,8 +318,7 @@ void MSAMPFP8GemmsPass::runOnOperation() {
     std::optional<GemmMatch> match = matchGemm(op, &matchFailure);
     std::string why = whyHighPrecision(op, info, match, matchFailure);
     if (!why.empty()) {
-      op->emitRemark("GEMM kept in high precision: ") << why;
-      ++numHighPrecision;
+      keptInHighPrecision(op, why);
       continue;
     }
     auto roles = info.getAs<ArrayAttr>("operand_roles");
@@ -318,9 +331,8 @@ void MSAMPFP8GemmsPass::runOnOperation() {
     };
     Type lhsFormat = formatOf(lhsRole), rhsFormat = formatOf(rhsRole);
     if (lhsFormat == e5m2 && rhsFormat == e5m2) {
-      op->emitRemark("GEMM kept in high precision: both operands are output "
-                     "gradients and E5M2 x E5M2 has no FP8 kernel");
-      ++numHighPrecision;
+      keptInHighPrecision(op, "both operands are output gradients and E5M2 x "
+                              "E5M2 has no FP8 kernel");
       continue;
     }
 
@@ -348,10 +360,10 @@ void MSAMPFP8GemmsPass::runOnOperation() {
       if (role == "weight" || !delayed) {
         q = quantizeJustInTime(qb, loc, v, format);
       } else {
-        std::string name = uniqueName(
-            (layer + "." + gemmKind + "." +
-             operandSuffix(role, lhsRole == rhsRole, isLhs))
-                .str());
+        std::string name =
+            uniqueName((layer + "." + gemmKind + "." +
+                        operandSuffix(role, lhsRole == rhsRole, isLhs))
+                           .str());
         q = quantizeDelayed(qb, loc, v, format, name);
       }
       cache[key] = q;
@@ -375,19 +387,29 @@ void MSAMPFP8GemmsPass::runOnOperation() {
     op->getResult(0).replaceAllUsesWith(gemm.getResult());
     op->erase();
     ++numFP8Gemms;
+    remark::passed(loc, remark::RemarkOpts::name("GemmInFP8")
+                            .category("msamp")
+                            .subCategory("fp8-gemms"))
+        << (gemmKind + " GEMM of " + layer +
+            " in FP8: " + (lhsFormat == e5m2 ? "f8E5M2" : "f8E4M3FN") + " x " +
+            (rhsFormat == e5m2 ? "f8E5M2" : "f8E4M3FN"))
+               .str();
   }
 
   // The recipe, recorded for the manifest and for humans reading the IR.
   SmallVector<NamedAttribute> recipe = {
-      attrBuilder.getNamedAttr("fp8_format", attrBuilder.getStringAttr(fp8Format)),
+      attrBuilder.getNamedAttr("fp8_format",
+                               attrBuilder.getStringAttr(fp8Format)),
       attrBuilder.getNamedAttr("scaling", attrBuilder.getStringAttr(scaling)),
-      attrBuilder.getNamedAttr("scale_kind", attrBuilder.getStringAttr(scaleKind)),
+      attrBuilder.getNamedAttr("scale_kind",
+                               attrBuilder.getStringAttr(scaleKind)),
       attrBuilder.getNamedAttr("amax_history_len",
                                attrBuilder.getI64IntegerAttr(amaxHistoryLen)),
       attrBuilder.getNamedAttr("amax_compute_algo",
                                attrBuilder.getStringAttr(amaxComputeAlgo)),
       attrBuilder.getNamedAttr("margin", attrBuilder.getI64IntegerAttr(margin)),
-      attrBuilder.getNamedAttr("interval", attrBuilder.getI64IntegerAttr(interval)),
+      attrBuilder.getNamedAttr("interval",
+                               attrBuilder.getI64IntegerAttr(interval)),
       attrBuilder.getNamedAttr("warmup", attrBuilder.getBoolAttr(warmup)),
       attrBuilder.getNamedAttr("fp8_attention",
                                attrBuilder.getBoolAttr(fp8Attention))};
