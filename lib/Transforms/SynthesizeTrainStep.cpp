@@ -170,6 +170,10 @@ void MSAMPSynthesizeTrainStepPass::runOnOperation() {
     module.emitError("a symbol named @train_step already exists");
     return signalPassFailure();
   }
+  // A graph that is itself called @train_step makes room for the step (it
+  // is erased once inlined).
+  if (graph.getSymName() == kTrainStepName)
+    graph.setSymName("forward_backward");
   FailureOr<OptimizerConfig> config = resolveOptimizer(module);
   if (failed(config))
     return signalPassFailure();

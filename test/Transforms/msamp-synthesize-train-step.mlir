@@ -76,3 +76,18 @@ module attributes {msamp.optimizer = {kind = "sgd", lr = 0.1 : f64, momentum = 0
 // CHECK-SAME: {msamp.name = "ln.running_mean", msamp.role = "buffer", msamp.updates = 1 : i64}
 // CHECK: %{{.+}}, %[[NMB:[^ ]+]] = msamp.sgd_update param %[[G]] : tensor<8xf32>, grad %{{.+}} : tensor<8xf32>, momentum_buffer %[[MB]] : tensor<8xf32>, lr %{{.+}}, step %{{.+}} {momentum = 9.000000e-01 : f64, nesterov}
 // CHECK: return %{{.+}}, %{{.+}}, %[[S]], %[[NMB]], %{{.+}}
+
+// -----
+
+// A graph that is itself named @train_step is replaced by the step.
+module {
+  func.func @train_step(%w: tensor<2xf32> {msamp.role = "param", msamp.name = "w"})
+      -> (tensor<f32> {msamp.role = "loss"}, tensor<2xf32> {msamp.role = "grad", msamp.name = "w"})
+      attributes {msamp.kind = "forward_backward"} {
+    %l = arith.constant dense<0.5> : tensor<f32>
+    return %l, %w : tensor<f32>, tensor<2xf32>
+  }
+}
+// CHECK-LABEL: func.func @train_step(
+// CHECK-SAME: msamp.kind = "train_step"
+// CHECK-NOT: func.func
