@@ -15,9 +15,10 @@ func::FuncOp mlir::msamp::findFunctionOfKind(ModuleOp module, StringRef kind) {
     if (!attr || attr.getValue() != kind)
       continue;
     if (found) {
-      func.emitError("more than one function with msamp.kind = \"")
-              .attachNote(found.getLoc())
-          << kind << "\"; the first one is here";
+      InFlightDiagnostic diag = func.emitError()
+                                << "more than one function with msamp.kind = \""
+                                << kind << "\"";
+      diag.attachNote(found.getLoc()) << "the first one is here";
       return nullptr;
     }
     found = func;
