@@ -31,10 +31,10 @@ def op_count(path, mlir_opt):
     out = run([mlir_opt, path, "--print-op-stats", "-o", "/dev/null"]).stderr
     total = 0
     for line in out.splitlines():
-        fields = line.split()
-        # Rows look like "  linalg.matmul    147".
-        if len(fields) == 2 and "." in fields[0] and fields[1].isdigit():
-            total += int(fields[1])
+        # Rows look like "    linalg.matmul        , 147".
+        name, sep, count = line.partition(",")
+        if sep and "." in name and count.strip().isdigit():
+            total += int(count)
     return total
 
 
