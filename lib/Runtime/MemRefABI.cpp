@@ -1,0 +1,703 @@
+//===- MemRefABI.cpp - The _mlir_ciface_msamp_rt_* entry points -----------===//
+//
+// Part of the msamp project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The adapters compiled code calls (convert-msamp-to-runtime declares each
+// symbol with llvm.emit_c_interface, so every memref argument arrives as a
+// pointer to an unranked memref). Each adapter
+//   1. checks the dtype codes against the ABI's list for that entry point,
+//   2. unpacks and validates every descriptor (null pointers, negative sizes,
+//      row-major contiguity, one element for scalars),
+//   3. checks the shapes against each other,
+//   4. dispatches to the current backend with plain pointers.
+// Nothing is dereferenced here except the descriptors, which are host
+// memory even for a device backend. A failure records a sticky error and
+// returns; nothing here aborts.
+//
+// The descriptor layout is MLIR's C interface (mlir/ExecutionEngine/
+// CRunnerUtils.h, StridedMemRefType), restated here so that the runtime
+// includes no MLIR header: { void *allocated; void *aligned; int64_t offset;
+// int64_t sizes[rank]; int64_t strides[rank]; }.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Backend.h"
+#include "Collective.h"
+#include "DType.h"
+#include "Status.h"
+
+#include "MSAMP/Numerics/FP8.h"
+#include "MSAMP/Numerics/Scaling.h"
+#include "MSAMP/Runtime/msamp_runtime.h"
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+
+using namespace msamp::runtime;
+
+static_assert(sizeof(void *) == 8, "the runtime ABI assumes 64-bit pointers");
+static_assert(sizeof(msamp_rt_memref_header) == 24,
+              "descriptor head must be {ptr, ptr, i64}");
+
+namespace {
+
+/// Ranks above this are rejected before their sizes are read: no msamp op
+/// has more than 3 dimensions, and a garbage rank must not make us read far
+/// past a descriptor.
+constexpr int64_t kMaxRank = 16;
+
+/// A validated memref: first element and shape.
+struct View {
+  void *data = nullptr;
+  int64_t rank = 0;
+  const int64_t *sizes = nullptr;
+  int64_t numel = 0;
+};
+
+/// "[a, b, c]" for messages.
+const char *formatArray(const int64_t *values, int64_t n, char *buf,
+                        size_t size) {
+  size_t used = static_cast<size_t>(std::snprintf(buf, size, "["));
+  for (int64_t i = 0; i < n && used < size; ++i)
+    used += static_cast<size_t>(
+        std::snprintf(buf + used, size - used, i ? ", %lld" : "%lld",
+                      static_cast<long long>(values[i])));
+  if (used < size)
+    std::snprintf(buf + used, size - used, "]");
+  return buf;
+}
+
+/// Unpacks `umr`, the argument named `what` of entry point `fn`, whose
+/// elements have type `dtype`.
+msamp_rt_status unpack(const char *fn, const char *what,
+                       const msamp_rt_unranked_memref *umr, int32_t dtype,
+                       View &view) {
+  if (!umr)
+    return recordError(MSAMP_RT_ERROR_INVALID_ARGUMENT, "%s: %s is null", fn,
+                       what);
+  if (umr->rank < 0 || umr->rank > kMaxRank)
+    return recordError(MSAMP_RT_ERROR_INVALID_ARGUMENT,
+                       "%s: %s has rank %lld (expected 0..%lld)", fn, what,
+                       static_cast<long long>(umr->rank),
+                       static_cast<long long>(kMaxRank));
+  if (!umr->descriptor)
+    return recordError(MSAMP_RT_ERROR_INVALID_ARGUMENT,
+                       "%s: %s has a null descriptor", fn, what);
+  const auto *head =
+      static_cast<const msamp_rt_memref_header *>(umr->descriptor);
+  const int64_t *sizes = reinterpret_cast<const int64_t *>(head + 1);
+  const int64_t *strides = sizes + umr->rank;
+
+  int64_t numel = 1;
+  for (int64_t i = 0; i < umr->rank; ++i) {
+    if (sizes[i] < 0)
+      return recordError(MSAMP_RT_ERROR_INVALID_ARGUMENT,
+                         "%s: %s has negative size %lld in dimension %lld", fn,
+                         what, static_cast<long long>(sizes[i]),
+                         static_cast<long long>(i));
+    if (sizes[i] != 0 && numel > INT64_MAX / sizes[i])
+      return recordError(MSAMP_RT_ERROR_INVALID_ARGUMENT,
+                         "%s: %s has too many elements", fn, what);
+    numel *= sizes[i];
+  }
+  // Row-major dense: walking from the innermost dimension, each stride is
+  // the product of the sizes inside it. A dimension of size 1 is never
+  // stepped over, so its stride is free (MLIR leaves it arbitrary after
+  // some reshapes); an empty tensor has no elements to misplace.
+  if (numel != 0) {
+    int64_t expected = 1;
+    for (int64_t i = umr->rank - 1; i >= 0; --i) {
+      if (sizes[i] != 1 && strides[i] != expected) {
+        char sizeBuf[256], strideBuf[256];
+        return recordError(
+            MSAMP_RT_ERROR_NON_CONTIGUOUS,
+            "%s: %s: strides %s are not row-major contiguous for sizes %s", fn,
+            what, formatArray(strides, umr->rank, strideBuf, sizeof(strideBuf)),
+            formatArray(sizes, umr->rank, sizeBuf, sizeof(sizeBuf)));
+      }
+      expected *= sizes[i];
+    }
+  }
+  if (!head->aligned && numel != 0)
+    return recordError(MSAMP_RT_ERROR_INVALID_ARGUMENT,
+                       "%s: %s has a null data pointer", fn, what);
+  view.data = head->aligned ? static_cast<char *>(head->aligned) +
+                                  head->offset * dtypeSize(dtype)
+                            : nullptr;
+  view.rank = umr->rank;
+  view.sizes = sizes;
+  view.numel = numel;
+  return MSAMP_RT_OK;
+}
+
+/// Unpacks a scalar argument (scale, amax, lr, step): exactly one element,
+/// of any rank (0-d in compiled code).
+msamp_rt_status unpackScalar(const char *fn, const char *what,
+                             const msamp_rt_unranked_memref *umr, int32_t dtype,
+                             void *&data) {
+  View view;
+  if (msamp_rt_status s = unpack(fn, what, umr, dtype, view))
+    return s;
+  if (view.numel != 1) {
+    char sizeBuf[256];
+    return recordError(
+        MSAMP_RT_ERROR_SHAPE_MISMATCH,
+        "%s: %s must hold one element, has sizes %s", fn, what,
+        formatArray(view.sizes, view.rank, sizeBuf, sizeof(sizeBuf)));
+  }
+  data = view.data;
+  return MSAMP_RT_OK;
+}
+
+msamp_rt_status unpackF32Scalar(const char *fn, const char *what,
+                                const msamp_rt_unranked_memref *umr,
+                                float *&data) {
+  void *raw = nullptr;
+  msamp_rt_status s = unpackScalar(fn, what, umr, MSAMP_RT_F32, raw);
+  data = static_cast<float *>(raw);
+  return s;
+}
+
+msamp_rt_status unpackF32Scalar(const char *fn, const char *what,
+                                const msamp_rt_unranked_memref *umr,
+                                const float *&data) {
+  float *writable = nullptr;
+  msamp_rt_status s = unpackF32Scalar(fn, what, umr, writable);
+  data = writable;
+  return s;
+}
+
+/// Requires `a` and `b` (named for the message) to have the same shape.
+msamp_rt_status sameShape(const char *fn, const char *whatA, const View &a,
+                          const char *whatB, const View &b) {
+  bool same = a.rank == b.rank;
+  for (int64_t i = 0; same && i < a.rank; ++i)
+    same = a.sizes[i] == b.sizes[i];
+  if (same)
+    return MSAMP_RT_OK;
+  char bufA[256], bufB[256];
+  return recordError(MSAMP_RT_ERROR_SHAPE_MISMATCH,
+                     "%s: %s has shape %s but %s has shape %s", fn, whatA,
+                     formatArray(a.sizes, a.rank, bufA, sizeof(bufA)), whatB,
+                     formatArray(b.sizes, b.rank, bufB, sizeof(bufB)));
+}
+
+msamp_rt_status unsupportedDType(const char *fn, const char *what,
+                                 int32_t dtype, const char *allowed) {
+  return recordError(MSAMP_RT_ERROR_UNSUPPORTED_DTYPE,
+                     "%s: %s dtype %d (%s) is not supported; expected %s", fn,
+                     what, dtype, dtypeName(dtype), allowed);
+}
+
+/// The current backend, or null with the error recorded.
+Backend *backendFor(const char *fn) {
+  Backend *backend = currentBackend();
+  if (!backend)
+    recordError(MSAMP_RT_ERROR_NO_BACKEND, "%s: no backend is selected", fn);
+  return backend;
+}
+
+/// Records a generic message for a backend failure that recorded nothing
+/// itself (the first recorded error wins, so a specific one is kept).
+void finish(const char *fn, const Backend *backend, msamp_rt_status status) {
+  if (status != MSAMP_RT_OK)
+    recordError(status, "%s: backend '%s' failed", fn, backend->name());
+}
+
+TensorRef tensor(const View &view, int32_t dtype) {
+  return TensorRef{view.data, dtype, view.numel};
+}
+
+bool isStateType(int32_t dtype) {
+  return dtype == MSAMP_RT_F32 || isScaledFormat(dtype);
+}
+
+constexpr const char *kStateTypes = "f32, f16, f8E4M3FN or f8E5M2";
+
+/// A tensor of an optimizer: data, and (for a scaled type) its scale input
+/// and output. `scaleIn`/`scaleOut` stay null for f32.
+struct OptimizerOperand {
+  View in, out;
+  float *scaleIn = nullptr, *scaleOut = nullptr;
+};
+
+/// Unpacks one optimizer state tensor with its scales. The scale memrefs of
+/// an f32 tensor are dummies and are not looked at.
+msamp_rt_status
+unpackState(const char *fn, const char *name, const char *scaleName,
+            const char *outName, const char *outScaleName, int32_t dtype,
+            msamp_rt_unranked_memref *in, msamp_rt_unranked_memref *scale,
+            msamp_rt_unranked_memref *out, msamp_rt_unranked_memref *outScale,
+            OptimizerOperand &operand) {
+  if (!isStateType(dtype))
+    return unsupportedDType(fn, name, dtype, kStateTypes);
+  if (msamp_rt_status s = unpack(fn, name, in, dtype, operand.in))
+    return s;
+  if (msamp_rt_status s = unpack(fn, outName, out, dtype, operand.out))
+    return s;
+  if (msamp_rt_status s = sameShape(fn, name, operand.in, outName, operand.out))
+    return s;
+  if (dtype == MSAMP_RT_F32)
+    return MSAMP_RT_OK;
+  if (msamp_rt_status s =
+          unpackF32Scalar(fn, scaleName, scale, operand.scaleIn))
+    return s;
+  return unpackF32Scalar(fn, outScaleName, outScale, operand.scaleOut);
+}
+
+/// Optimizer hyperparameters must be finite (a NaN would silently poison
+/// every weight).
+msamp_rt_status checkFinite(const char *fn, const char *what, double value) {
+  if (std::isfinite(value))
+    return MSAMP_RT_OK;
+  return recordError(MSAMP_RT_ERROR_INVALID_ARGUMENT, "%s: %s is %g", fn, what,
+                     value);
+}
+
+msamp_rt_status checkBeta(const char *fn, const char *what, double beta) {
+  if (beta >= 0.0 && beta < 1.0)
+    return MSAMP_RT_OK;
+  return recordError(MSAMP_RT_ERROR_INVALID_ARGUMENT,
+                     "%s: %s is %g, expected 0 <= %s < 1", fn, what, beta,
+                     what);
+}
+
+} // namespace
+
+/// Returns from the enclosing void adapter when `expr` is not MSAMP_RT_OK
+/// (the error is already recorded).
+#define MSAMP_RT_TRY(expr)                                                     \
+  do {                                                                         \
+    if ((expr) != MSAMP_RT_OK)                                                 \
+      return;                                                                  \
+  } while (false)
+
+using UMR = msamp_rt_unranked_memref;
+
+extern "C" {
+
+//===----------------------------------------------------------------------===//
+// Casts
+//===----------------------------------------------------------------------===//
+
+MSAMP_RT_EXPORT void _mlir_ciface_msamp_rt_quantize(UMR *in, UMR *scale,
+                                                    UMR *out, int32_t in_dtype,
+                                                    int32_t out_dtype) {
+  static const char *const fn = "msamp_rt_quantize";
+  if (!isHighPrecision(in_dtype))
+    return (void)unsupportedDType(fn, "input", in_dtype, "f32, bf16 or f16");
+  if (!isScaledFormat(out_dtype))
+    return (void)unsupportedDType(fn, "output", out_dtype,
+                                  "f8E4M3FN, f8E5M2 or f16");
+  View vin, vout;
+  float *s = nullptr;
+  MSAMP_RT_TRY(unpack(fn, "input", in, in_dtype, vin));
+  MSAMP_RT_TRY(unpackF32Scalar(fn, "scale", scale, s));
+  MSAMP_RT_TRY(unpack(fn, "output", out, out_dtype, vout));
+  MSAMP_RT_TRY(sameShape(fn, "input", vin, "output", vout));
+  Backend *backend = backendFor(fn);
+  if (!backend)
+    return;
+  finish(fn, backend,
+         backend->quantize(tensor(vin, in_dtype), s, tensor(vout, out_dtype)));
+}
+
+MSAMP_RT_EXPORT void _mlir_ciface_msamp_rt_dequantize(UMR *in, UMR *scale_inv,
+                                                      UMR *out,
+                                                      int32_t in_dtype,
+                                                      int32_t out_dtype) {
+  static const char *const fn = "msamp_rt_dequantize";
+  if (!isScaledFormat(in_dtype))
+    return (void)unsupportedDType(fn, "input", in_dtype,
+                                  "f8E4M3FN, f8E5M2 or f16");
+  if (!isHighPrecision(out_dtype))
+    return (void)unsupportedDType(fn, "output", out_dtype, "f32, bf16 or f16");
+  View vin, vout;
+  float *s = nullptr;
+  MSAMP_RT_TRY(unpack(fn, "input", in, in_dtype, vin));
+  MSAMP_RT_TRY(unpackF32Scalar(fn, "scale_inv", scale_inv, s));
+  MSAMP_RT_TRY(unpack(fn, "output", out, out_dtype, vout));
+  MSAMP_RT_TRY(sameShape(fn, "input", vin, "output", vout));
+  Backend *backend = backendFor(fn);
+  if (!backend)
+    return;
+  finish(
+      fn, backend,
+      backend->dequantize(tensor(vin, in_dtype), s, tensor(vout, out_dtype)));
+}
+
+//===----------------------------------------------------------------------===//
+// Scaling state
+//===----------------------------------------------------------------------===//
+
+MSAMP_RT_EXPORT void _mlir_ciface_msamp_rt_amax(UMR *in, UMR *out,
+                                                int32_t in_dtype) {
+  static const char *const fn = "msamp_rt_amax";
+  if (!isHighPrecision(in_dtype))
+    return (void)unsupportedDType(fn, "input", in_dtype, "f32, bf16 or f16");
+  View vin;
+  float *result = nullptr;
+  MSAMP_RT_TRY(unpack(fn, "input", in, in_dtype, vin));
+  MSAMP_RT_TRY(unpackF32Scalar(fn, "output", out, result));
+  Backend *backend = backendFor(fn);
+  if (!backend)
+    return;
+  finish(fn, backend, backend->amax(tensor(vin, in_dtype), result));
+}
+
+MSAMP_RT_EXPORT void
+_mlir_ciface_msamp_rt_compute_scale(UMR *history, UMR *prev_scale, UMR *out,
+                                    int32_t kind, int32_t algo,
+                                    int32_t format_dtype, int32_t margin) {
+  static const char *const fn = "msamp_rt_compute_scale";
+  if (kind != 0 && kind != 1)
+    return (void)recordError(MSAMP_RT_ERROR_INVALID_ARGUMENT,
+                             "%s: kind %d is neither 0 (pow2) nor 1 (exact)",
+                             fn, kind);
+  if (algo != 0 && algo != 1)
+    return (void)recordError(MSAMP_RT_ERROR_INVALID_ARGUMENT,
+                             "%s: algo %d is neither 0 (max) nor 1 "
+                             "(most_recent)",
+                             fn, algo);
+  if (!isScaledFormat(format_dtype))
+    return (void)unsupportedDType(fn, "format", format_dtype,
+                                  "f8E4M3FN, f8E5M2 or f16");
+  View vhist;
+  ComputeScaleParams p;
+  MSAMP_RT_TRY(unpack(fn, "history", history, MSAMP_RT_F32, vhist));
+  if (vhist.rank != 1)
+    return (void)recordError(MSAMP_RT_ERROR_SHAPE_MISMATCH,
+                             "%s: history has rank %lld, expected 1", fn,
+                             static_cast<long long>(vhist.rank));
+  float *prev = nullptr;
+  MSAMP_RT_TRY(unpackF32Scalar(fn, "prev_scale", prev_scale, prev));
+  MSAMP_RT_TRY(unpackF32Scalar(fn, "output", out, p.out));
+  p.history = static_cast<const float *>(vhist.data);
+  p.length = vhist.numel;
+  p.prevScale = prev;
+  p.kind = static_cast<msamp::numerics::ScaleKind>(kind);
+  p.algo = static_cast<msamp::numerics::AmaxAlgo>(algo);
+  p.fpMax = msamp::numerics::maxFinite(toFormat(format_dtype));
+  p.margin = margin;
+  Backend *backend = backendFor(fn);
+  if (!backend)
+    return;
+  finish(fn, backend, backend->computeScale(p));
+}
+
+MSAMP_RT_EXPORT void
+_mlir_ciface_msamp_rt_update_amax_history(UMR *history, UMR *amax, UMR *out) {
+  static const char *const fn = "msamp_rt_update_amax_history";
+  View vhist, vout;
+  float *newest = nullptr;
+  MSAMP_RT_TRY(unpack(fn, "history", history, MSAMP_RT_F32, vhist));
+  MSAMP_RT_TRY(unpackF32Scalar(fn, "amax", amax, newest));
+  MSAMP_RT_TRY(unpack(fn, "output", out, MSAMP_RT_F32, vout));
+  if (vhist.rank != 1)
+    return (void)recordError(MSAMP_RT_ERROR_SHAPE_MISMATCH,
+                             "%s: history has rank %lld, expected 1", fn,
+                             static_cast<long long>(vhist.rank));
+  MSAMP_RT_TRY(sameShape(fn, "history", vhist, "output", vout));
+  // Same buffer, or disjoint buffers; a shifted overlap would be rolled
+  // twice.
+  const float *h = static_cast<const float *>(vhist.data);
+  const float *o = static_cast<const float *>(vout.data);
+  if (h != o && h && o && h < o + vout.numel && o < h + vhist.numel)
+    return (void)recordError(MSAMP_RT_ERROR_INVALID_ARGUMENT,
+                             "%s: output partially overlaps history", fn);
+  Backend *backend = backendFor(fn);
+  if (!backend)
+    return;
+  finish(fn, backend,
+         backend->updateAmaxHistory(h, vhist.numel, newest,
+                                    static_cast<float *>(vout.data)));
+}
+
+//===----------------------------------------------------------------------===//
+// GEMM
+//===----------------------------------------------------------------------===//
+
+MSAMP_RT_EXPORT void
+_mlir_ciface_msamp_rt_gemm(UMR *a, UMR *a_scale_inv, UMR *b, UMR *b_scale_inv,
+                           UMR *out, UMR *out_amax, int32_t a_dtype,
+                           int32_t b_dtype, int32_t out_dtype, int32_t flags) {
+  static const char *const fn = "msamp_rt_gemm";
+  // High-precision GEMMs (f32, and bf16/f16 widened exactly) come from
+  // linalg contractions the compiler left unquantized; FP8 ones from
+  // msamp.gemm. Mixing the two is not a GEMM any recipe produces.
+  const bool bothHigh = isHighPrecision(a_dtype) && isHighPrecision(b_dtype);
+  const bool bothFP8 = isFP8(a_dtype) && isFP8(b_dtype);
+  if (!bothHigh && !bothFP8)
+    return (void)recordError(MSAMP_RT_ERROR_UNSUPPORTED_DTYPE,
+                             "%s: operand dtypes %s x %s are not supported; "
+                             "expected f32 x f32 (or bf16/f16) or FP8 x FP8",
+                             fn, dtypeName(a_dtype), dtypeName(b_dtype));
+  if (a_dtype == MSAMP_RT_F8E5M2 && b_dtype == MSAMP_RT_F8E5M2)
+    return (void)recordError(MSAMP_RT_ERROR_UNSUPPORTED_DTYPE,
+                             "%s: f8E5M2 x f8E5M2 is not supported (no "
+                             "cuBLASLt kernel; MS-AMP never requests it)",
+                             fn);
+  if (!isHighPrecision(out_dtype))
+    return (void)unsupportedDType(fn, "output", out_dtype, "f32, bf16 or f16");
+  if (flags & ~0xF)
+    return (void)recordError(MSAMP_RT_ERROR_INVALID_ARGUMENT,
+                             "%s: unknown flags 0x%x", fn, flags);
+
+  GemmParams p;
+  p.aType = a_dtype;
+  p.bType = b_dtype;
+  p.outType = out_dtype;
+  p.transA = flags & MSAMP_RT_GEMM_TRANSPOSE_A;
+  p.transB = flags & MSAMP_RT_GEMM_TRANSPOSE_B;
+  p.fastAccum = flags & MSAMP_RT_GEMM_FAST_ACCUM;
+
+  View va, vb, vout;
+  float *aScaleInv = nullptr, *bScaleInv = nullptr;
+  MSAMP_RT_TRY(unpack(fn, "a", a, a_dtype, va));
+  MSAMP_RT_TRY(unpackF32Scalar(fn, "a_scale_inv", a_scale_inv, aScaleInv));
+  MSAMP_RT_TRY(unpack(fn, "b", b, b_dtype, vb));
+  MSAMP_RT_TRY(unpackF32Scalar(fn, "b_scale_inv", b_scale_inv, bScaleInv));
+  MSAMP_RT_TRY(unpack(fn, "output", out, out_dtype, vout));
+  if (flags & MSAMP_RT_GEMM_WRITE_AMAX)
+    MSAMP_RT_TRY(unpackF32Scalar(fn, "out_amax", out_amax, p.outAmax));
+
+  if ((va.rank != 2 && va.rank != 3) || vb.rank != va.rank ||
+      vout.rank != va.rank)
+    return (void)recordError(MSAMP_RT_ERROR_SHAPE_MISMATCH,
+                             "%s: ranks of a, b, output are %lld, %lld, %lld; "
+                             "expected all 2 or all 3",
+                             fn, static_cast<long long>(va.rank),
+                             static_cast<long long>(vb.rank),
+                             static_cast<long long>(vout.rank));
+  const int64_t lead = va.rank - 2; // index of the first matrix dimension
+  if (lead == 1 && (vb.sizes[0] != va.sizes[0] || vout.sizes[0] != va.sizes[0]))
+    return (void)recordError(MSAMP_RT_ERROR_SHAPE_MISMATCH,
+                             "%s: batch sizes of a, b, output differ (%lld, "
+                             "%lld, %lld)",
+                             fn, static_cast<long long>(va.sizes[0]),
+                             static_cast<long long>(vb.sizes[0]),
+                             static_cast<long long>(vout.sizes[0]));
+  p.batch = lead == 1 ? va.sizes[0] : 1;
+  p.m = va.sizes[lead + (p.transA ? 1 : 0)];
+  p.k = va.sizes[lead + (p.transA ? 0 : 1)];
+  const int64_t kB = vb.sizes[lead + (p.transB ? 1 : 0)];
+  p.n = vb.sizes[lead + (p.transB ? 0 : 1)];
+  if (kB != p.k || vout.sizes[lead] != p.m || vout.sizes[lead + 1] != p.n) {
+    char bufA[128], bufB[128], bufO[128];
+    return (void)recordError(
+        MSAMP_RT_ERROR_SHAPE_MISMATCH,
+        "%s: shapes a %s%s x b %s%s -> output %s do not compose", fn,
+        formatArray(va.sizes, va.rank, bufA, sizeof(bufA)),
+        p.transA ? "^T" : "",
+        formatArray(vb.sizes, vb.rank, bufB, sizeof(bufB)),
+        p.transB ? "^T" : "",
+        formatArray(vout.sizes, vout.rank, bufO, sizeof(bufO)));
+  }
+  p.a = va.data;
+  p.b = vb.data;
+  p.out = vout.data;
+  p.aScaleInv = aScaleInv;
+  p.bScaleInv = bScaleInv;
+  Backend *backend = backendFor(fn);
+  if (!backend)
+    return;
+  finish(fn, backend, backend->gemm(p));
+}
+
+//===----------------------------------------------------------------------===//
+// Collectives
+//===----------------------------------------------------------------------===//
+
+MSAMP_RT_EXPORT void
+_mlir_ciface_msamp_rt_all_reduce(UMR *in, UMR *scale_inv, UMR *out,
+                                 UMR *out_scale_inv, int32_t dtype,
+                                 int32_t kind, int32_t has_scale) {
+  static const char *const fn = "msamp_rt_all_reduce";
+  if (kind < 0 || kind > 2)
+    return (void)recordError(MSAMP_RT_ERROR_INVALID_ARGUMENT,
+                             "%s: kind %d is not 0 (sum), 1 (max) or 2 (mean)",
+                             fn, kind);
+  if (isFP8(dtype) && !has_scale)
+    return (void)recordError(MSAMP_RT_ERROR_INVALID_ARGUMENT,
+                             "%s: an FP8 payload (%s) needs has_scale = 1", fn,
+                             dtypeName(dtype));
+  if (isHighPrecision(dtype) && has_scale)
+    return (void)recordError(MSAMP_RT_ERROR_INVALID_ARGUMENT,
+                             "%s: has_scale is set for a %s payload; only FP8 "
+                             "payloads carry an inverse scale",
+                             fn, dtypeName(dtype));
+  if (!isFP8(dtype) && !isHighPrecision(dtype))
+    return (void)unsupportedDType(fn, "payload", dtype,
+                                  "f32, bf16, f16, f8E4M3FN or f8E5M2");
+  AllReduceParams p;
+  View vin, vout;
+  MSAMP_RT_TRY(unpack(fn, "input", in, dtype, vin));
+  MSAMP_RT_TRY(unpack(fn, "output", out, dtype, vout));
+  MSAMP_RT_TRY(sameShape(fn, "input", vin, "output", vout));
+  if (has_scale) {
+    float *s = nullptr;
+    MSAMP_RT_TRY(unpackF32Scalar(fn, "scale_inv", scale_inv, s));
+    MSAMP_RT_TRY(
+        unpackF32Scalar(fn, "out_scale_inv", out_scale_inv, p.outScaleInv));
+    p.scaleInv = s;
+  }
+  p.in = vin.data;
+  p.out = vout.data;
+  p.numel = vin.numel;
+  p.dtype = dtype;
+  p.kind = static_cast<ReduceKind>(kind);
+  Backend *backend = backendFor(fn);
+  if (!backend)
+    return;
+  finish(fn, backend, backend->allReduce(p, currentCollective()));
+}
+
+//===----------------------------------------------------------------------===//
+// Optimizers
+//===----------------------------------------------------------------------===//
+
+MSAMP_RT_EXPORT void _mlir_ciface_msamp_rt_adam_update(
+    UMR *param, UMR *param_scale, UMR *grad, UMR *grad_scale_inv, UMR *m,
+    UMR *m_scale, UMR *v, UMR *v_scale, UMR *lr, UMR *step, UMR *out_param,
+    UMR *out_param_scale, UMR *out_m, UMR *out_m_scale, UMR *out_v,
+    UMR *out_v_scale, int32_t param_dtype, int32_t grad_dtype, int32_t m_dtype,
+    int32_t v_dtype, double beta1, double beta2, double eps,
+    double weight_decay, int32_t flags) {
+  static const char *const fn = "msamp_rt_adam_update";
+  MSAMP_RT_TRY(checkBeta(fn, "beta1", beta1));
+  MSAMP_RT_TRY(checkBeta(fn, "beta2", beta2));
+  MSAMP_RT_TRY(checkFinite(fn, "eps", eps));
+  MSAMP_RT_TRY(checkFinite(fn, "weight_decay", weight_decay));
+  if (flags & ~MSAMP_RT_ADAM_DECOUPLED)
+    return (void)recordError(MSAMP_RT_ERROR_INVALID_ARGUMENT,
+                             "%s: unknown flags 0x%x", fn, flags);
+  if (!isStateType(grad_dtype))
+    return (void)unsupportedDType(fn, "grad", grad_dtype, kStateTypes);
+
+  OptimizerOperand wOp, mOp, vOp;
+  MSAMP_RT_TRY(unpackState(fn, "param", "param_scale", "out_param",
+                           "out_param_scale", param_dtype, param, param_scale,
+                           out_param, out_param_scale, wOp));
+  MSAMP_RT_TRY(unpackState(fn, "m", "m_scale", "out_m", "out_m_scale", m_dtype,
+                           m, m_scale, out_m, out_m_scale, mOp));
+  MSAMP_RT_TRY(unpackState(fn, "v", "v_scale", "out_v", "out_v_scale", v_dtype,
+                           v, v_scale, out_v, out_v_scale, vOp));
+  View vgrad;
+  MSAMP_RT_TRY(unpack(fn, "grad", grad, grad_dtype, vgrad));
+  MSAMP_RT_TRY(sameShape(fn, "param", wOp.in, "grad", vgrad));
+  MSAMP_RT_TRY(sameShape(fn, "param", wOp.in, "m", mOp.in));
+  MSAMP_RT_TRY(sameShape(fn, "param", wOp.in, "v", vOp.in));
+
+  AdamParams p;
+  if (grad_dtype != MSAMP_RT_F32)
+    MSAMP_RT_TRY(
+        unpackF32Scalar(fn, "grad_scale_inv", grad_scale_inv, p.gradScaleInv));
+  float *lrData = nullptr;
+  void *stepData = nullptr;
+  MSAMP_RT_TRY(unpackF32Scalar(fn, "lr", lr, lrData));
+  MSAMP_RT_TRY(unpackScalar(fn, "step", step, MSAMP_RT_I64, stepData));
+
+  p.numel = wOp.in.numel;
+  p.param = tensor(wOp.in, param_dtype);
+  p.outParam = tensor(wOp.out, param_dtype);
+  p.grad = tensor(vgrad, grad_dtype);
+  p.m = tensor(mOp.in, m_dtype);
+  p.outM = tensor(mOp.out, m_dtype);
+  p.v = tensor(vOp.in, v_dtype);
+  p.outV = tensor(vOp.out, v_dtype);
+  p.paramScale = wOp.scaleIn;
+  p.outParamScale = wOp.scaleOut;
+  p.mScale = mOp.scaleIn;
+  p.outMScale = mOp.scaleOut;
+  p.vScale = vOp.scaleIn;
+  p.outVScale = vOp.scaleOut;
+  p.lr = lrData;
+  p.step = static_cast<const int64_t *>(stepData);
+  p.beta1 = beta1;
+  p.beta2 = beta2;
+  p.eps = eps;
+  p.weightDecay = weight_decay;
+  p.decoupled = flags & MSAMP_RT_ADAM_DECOUPLED;
+  Backend *backend = backendFor(fn);
+  if (!backend)
+    return;
+  finish(fn, backend, backend->adamUpdate(p));
+}
+
+MSAMP_RT_EXPORT void _mlir_ciface_msamp_rt_sgd_update(
+    UMR *param, UMR *param_scale, UMR *grad, UMR *grad_scale_inv, UMR *buf,
+    UMR *lr, UMR *step, UMR *out_param, UMR *out_param_scale, UMR *out_buf,
+    int32_t param_dtype, int32_t grad_dtype, double momentum,
+    double weight_decay, int32_t flags) {
+  static const char *const fn = "msamp_rt_sgd_update";
+  MSAMP_RT_TRY(checkFinite(fn, "momentum", momentum));
+  MSAMP_RT_TRY(checkFinite(fn, "weight_decay", weight_decay));
+  if (flags & ~(MSAMP_RT_SGD_NESTEROV | MSAMP_RT_SGD_HAS_MOMENTUM_BUFFER))
+    return (void)recordError(MSAMP_RT_ERROR_INVALID_ARGUMENT,
+                             "%s: unknown flags 0x%x", fn, flags);
+  const bool hasBuffer = flags & MSAMP_RT_SGD_HAS_MOMENTUM_BUFFER;
+  const bool nesterov = flags & MSAMP_RT_SGD_NESTEROV;
+  if (momentum != 0.0 && !hasBuffer)
+    return (void)recordError(MSAMP_RT_ERROR_INVALID_ARGUMENT,
+                             "%s: momentum %g needs a momentum buffer (flag "
+                             "0x%x)",
+                             fn, momentum, MSAMP_RT_SGD_HAS_MOMENTUM_BUFFER);
+  if (nesterov && !(hasBuffer && momentum > 0.0))
+    return (void)recordError(MSAMP_RT_ERROR_INVALID_ARGUMENT,
+                             "%s: nesterov needs momentum > 0 and a momentum "
+                             "buffer",
+                             fn);
+  if (!isStateType(grad_dtype))
+    return (void)unsupportedDType(fn, "grad", grad_dtype, kStateTypes);
+
+  OptimizerOperand wOp;
+  MSAMP_RT_TRY(unpackState(fn, "param", "param_scale", "out_param",
+                           "out_param_scale", param_dtype, param, param_scale,
+                           out_param, out_param_scale, wOp));
+  View vgrad;
+  MSAMP_RT_TRY(unpack(fn, "grad", grad, grad_dtype, vgrad));
+  MSAMP_RT_TRY(sameShape(fn, "param", wOp.in, "grad", vgrad));
+
+  SgdParams p;
+  if (hasBuffer) {
+    View vbuf, voutBuf;
+    MSAMP_RT_TRY(unpack(fn, "momentum_buffer", buf, MSAMP_RT_F32, vbuf));
+    MSAMP_RT_TRY(
+        unpack(fn, "out_momentum_buffer", out_buf, MSAMP_RT_F32, voutBuf));
+    MSAMP_RT_TRY(sameShape(fn, "param", wOp.in, "momentum_buffer", vbuf));
+    MSAMP_RT_TRY(
+        sameShape(fn, "momentum_buffer", vbuf, "out_momentum_buffer", voutBuf));
+    p.buf = tensor(vbuf, MSAMP_RT_F32);
+    p.outBuf = tensor(voutBuf, MSAMP_RT_F32);
+  }
+  if (grad_dtype != MSAMP_RT_F32)
+    MSAMP_RT_TRY(
+        unpackF32Scalar(fn, "grad_scale_inv", grad_scale_inv, p.gradScaleInv));
+  float *lrData = nullptr;
+  void *stepData = nullptr;
+  MSAMP_RT_TRY(unpackF32Scalar(fn, "lr", lr, lrData));
+  MSAMP_RT_TRY(unpackScalar(fn, "step", step, MSAMP_RT_I64, stepData));
+
+  p.numel = wOp.in.numel;
+  p.param = tensor(wOp.in, param_dtype);
+  p.outParam = tensor(wOp.out, param_dtype);
+  p.grad = tensor(vgrad, grad_dtype);
+  p.paramScale = wOp.scaleIn;
+  p.outParamScale = wOp.scaleOut;
+  p.lr = lrData;
+  p.step = static_cast<const int64_t *>(stepData);
+  p.momentum = momentum;
+  p.weightDecay = weight_decay;
+  p.hasMomentumBuffer = hasBuffer;
+  p.nesterov = nesterov;
+  Backend *backend = backendFor(fn);
+  if (!backend)
+    return;
+  finish(fn, backend, backend->sgdUpdate(p));
+}
+
+} // extern "C"
