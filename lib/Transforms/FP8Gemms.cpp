@@ -70,6 +70,7 @@ private:
   void keptInHighPrecision(Operation *op, StringRef why);
 
   func::FuncOp step;
+  unsigned stepArg = 0; // the "step" argument (completed steps)
   ScaleKind kind = ScaleKind::Pow2;
   AmaxAlgo algo = AmaxAlgo::Max;
   // Per-run state; shared_ptr keeps the pass copyable (clonePass).
@@ -177,14 +178,10 @@ Value MSAMPFP8GemmsPass::scalar(OpBuilder &b, Location loc, float value) {
 Value MSAMPFP8GemmsPass::stepNumber(OpBuilder &b, Location loc) {
   // The step number of this update, 1 at the first step; CSE merges it with
   // the optimizer's copy.
-  std::optional<unsigned> arg = std::nullopt;
-  for (unsigned i = 0, e = step.getNumArguments(); i < e; ++i)
-    if (getArgRole(step, i) == kRoleStep)
-      arg = i;
   auto type = RankedTensorType::get({}, b.getI64Type());
   Value one = arith::ConstantOp::create(
       b, loc, DenseElementsAttr::get(type, b.getI64IntegerAttr(1)));
-  return arith::AddIOp::create(b, loc, step.getArgument(*arg), one);
+  return arith::AddIOp::create(b, loc, step.getArgument(stepArg), one);
 }
 
 Quantized MSAMPFP8GemmsPass::quantizeJustInTime(OpBuilder &b, Location loc,
@@ -297,8 +294,19 @@ void MSAMPFP8GemmsPass::runOnOperation() {
     return signalPassFailure();
   MLIRContext *ctx = &getContext();
   Builder attrBuilder(ctx);
-  for (unsigned i = 0, e = step.getNumArguments(); i < e; ++i)
+  std::optional<unsigned> stepIndex;
+  for (unsigned i = 0, e = step.getNumArguments(); i < e; ++i) {
     usedNames.insert(getArgName(step, i));
+    if (getArgRole(step, i) == kRoleStep)
+      stepIndex = i;
+  }
+  // Warm-up and intervals count steps.
+  if (scaling == "delayed" && (warmup || interval > 1) && !stepIndex) {
+    step.emitError("delayed scaling with warm-up or an interval needs the "
+                   "step counter argument (msamp.role = \"step\")");
+    return signalPassFailure();
+  }
+  stepArg = stepIndex.value_or(0);
 
   Type e4m3 = Float8E4M3FNType::get(ctx);
   Type e5m2 = Float8E5M2Type::get(ctx);

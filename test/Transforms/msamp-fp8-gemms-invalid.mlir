@@ -7,3 +7,13 @@
 // REGEX: error: invalid msamp-fp8-gemms option exclude=fc[: expected a valid regex
 // LEN: error: invalid msamp-fp8-gemms option amax-history-len=0: expected a positive length
 // NOSTEP: error: --msamp-fp8-gemms needs a compiled train step
+
+// RUN: not msamp-opt %s --msamp-fp8-gemms 2>&1 | FileCheck %s --check-prefix=NOSTEPARG
+// NOSTEPARG: error: delayed scaling with warm-up or an interval needs the step counter argument (msamp.role = "step")
+module {
+  func.func @train_step(%x: tensor<4x4xf32> {msamp.role = "input", msamp.name = "x"}) -> (tensor<f32> {msamp.role = "loss"})
+      attributes {msamp.kind = "train_step", msamp.level = "O1"} {
+    %l = arith.constant dense<0.5> : tensor<f32>
+    return %l : tensor<f32>
+  }
+}
