@@ -1,0 +1,28 @@
+// msamp-compile turns a graph into train_step.{mlir,so} + manifest.json, and
+// rejects bad input with a clear message and a non-zero exit.
+// RUN: rm -rf %t && msamp-compile %S/../../Transforms/Inputs/mlp.mlir --opt-level O2 -o %t | FileCheck %s --check-prefix=OK
+// RUN: %python -c "import json; m = json.load(open('%t/manifest.json')); print(m['level'], m['abi_version'])" | FileCheck %s --check-prefix=MANIFEST
+// RUN: llvm-nm -D --defined-only %t/train_step.so | FileCheck %s --check-prefix=SYMBOLS
+// RUN: FileCheck %s --check-prefix=IR < %t/train_step.mlir
+// An already compiled step is accepted as input too.
+// RUN: msamp-compile %t/train_step.mlir -o %t/again | FileCheck %s --check-prefix=OK
+// RUN: not msamp-compile %S/does-not-exist.mlir -o %t/x 2>&1 | FileCheck %s --check-prefix=MISSING
+// RUN: not msamp-compile %S/../../Transforms/Inputs/mlp.mlir --opt-level O7 -o %t/x 2>&1 | FileCheck %s --check-prefix=LEVEL
+// RUN: not msamp-compile %s -o %t/x 2>&1 | FileCheck %s --check-prefix=NOGRAPH
+// RUN: not msamp-compile %S/../../Transforms/Inputs/mlp.mlir --pipeline-options "fp8-format=e2m1" -o %t/x 2>&1 | FileCheck %s --check-prefix=OPTION
+
+// OK: msamp-compile: wrote {{.*}}train_step.so, {{.*}}manifest.json, {{.*}}train_step.mlir
+// MANIFEST: O2 1
+// SYMBOLS-DAG: msamp_train_step_abi_version
+// SYMBOLS-DAG: msamp_train_step_num_args
+// SYMBOLS-DAG: msamp_train_step_packed
+// IR: func.func @train_step(
+// IR-SAME: msamp.level = "O2"
+// MISSING: msamp-compile: error: {{.*}}does-not-exist.mlir{{.*}}No such file or directory
+// LEVEL: msamp-compile: error: --opt-level must be O0, O1 or O2 (O3 needs the distributed runtime), got 'O7'
+// NOGRAPH: msamp-compile: error: {{.*}}msamp-compile.mlir has neither a forward_backward graph nor a compiled train_step
+// OPTION: error: invalid msamp-fp8-gemms option fp8-format=e2m1: expected hybrid or e4m3
+
+func.func @not_a_graph() {
+  return
+}
