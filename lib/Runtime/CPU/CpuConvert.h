@@ -23,6 +23,7 @@
 #include "../DType.h"
 
 #include "MSAMP/Numerics/FP8.h"
+#include "MSAMP/Numerics/FP8EncodeTable.h"
 
 #include <cstdint>
 #include <cstring>
@@ -100,9 +101,12 @@ inline void storeScaled(const float *src, int64_t count, float scale,
       d[j] = numerics::quantize(f, src[j], scale);
     return;
   }
+  // The exact table form of numerics::quantize (FP8EncodeTable.h): the
+  // bit-level encoder is branchy and dominated O2 step time.
+  const numerics::FP8EncodeTable &table = numerics::FP8EncodeTable::get(f);
   uint8_t *d = static_cast<uint8_t *>(dst) + begin;
   for (int64_t j = 0; j < count; ++j)
-    d[j] = static_cast<uint8_t>(numerics::quantize(f, src[j], scale));
+    d[j] = table.quantize(src[j], scale);
 }
 
 /// dst[begin + j] = round(src[j]) to a high-precision type (f32 copy, bf16
