@@ -1,0 +1,310 @@
+/*===- msamp_session.h - Training sessions over a compiled step ---*- C -*-===//
+ *
+ * Part of the msamp project.
+ *
+ *===----------------------------------------------------------------------===//
+ *
+ * The public C API of libmsamp_session: everything needed to run a train step
+ * that msamp-compile produced (OUTDIR/train_step.so + manifest.json +
+ * train_step.mlir) without linking MLIR or LLVM. msamp-run is a thin CLI over
+ * it; the Python package and tests use it through ctypes or directly.
+ *
+ * A session
+ *   - parses and validates manifest.json (INTERFACES.md 4),
+ *   - dlopens train_step.so (RTLD_NOW, after making libmsamp_runtime's
+ *     symbols globally visible) and checks its ABI version and arity,
+ *   - owns one 64-byte aligned, contiguous row-major buffer per state tensor,
+ *     per input and for the loss, and the memref descriptors that point at
+ *     them (the calling convention of msamp_train_step_packed),
+ *   - initializes state per the manifest's "init" (see msamp_session_init),
+ *     loads and saves checkpoints (safetensors, written atomically),
+ *   - runs steps: sets the learning rate, calls the step, checks the
+ *     runtime's sticky error and the loss.
+ *
+ * Plain C (C99 or C++); no MLIR, CUDA or C++ type appears here.
+ *
+ * Errors
+ * ------
+ * Every function that can fail returns msamp_status. On failure the message
+ * is available from msamp_last_error_message() on the same thread until the
+ * next failing call; it names the file, tensor and the expected and found
+ * values where there are any. Nothing aborts and no C++ exception crosses
+ * this boundary.
+ *
+ * Threading: a session is used by one thread at a time.
+ *
+ *===----------------------------------------------------------------------===*/
+
+#ifndef MSAMP_RUNTIME_MSAMP_SESSION_H
+#define MSAMP_RUNTIME_MSAMP_SESSION_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(_WIN32)
+#define MSAMP_SESSION_EXPORT
+#else
+#define MSAMP_SESSION_EXPORT __attribute__((visibility("default")))
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Status codes. MSAMP_OK is 0; every other value names a class of failure,
+ *  the message says which tensor or file and why. */
+typedef enum msamp_status {
+  MSAMP_OK = 0,
+  /** A null pointer, a bad value, an unknown name. */
+  MSAMP_ERROR_INVALID_ARGUMENT = 1,
+  /** A file cannot be read or written. */
+  MSAMP_ERROR_IO = 2,
+  /** manifest.json is missing or invalid. */
+  MSAMP_ERROR_MANIFEST = 3,
+  /** A malformed safetensors file. */
+  MSAMP_ERROR_FORMAT = 4,
+  /** A tensor is missing, or has the wrong shape or dtype. */
+  MSAMP_ERROR_MISMATCH = 5,
+  /** train_step.so cannot be loaded or does not fit the manifest. */
+  MSAMP_ERROR_LOAD = 6,
+  /** The runtime recorded an error during a step. */
+  MSAMP_ERROR_RUNTIME = 7,
+  /** The loss of a step is NaN or infinite. */
+  MSAMP_ERROR_NONFINITE = 8,
+  /** A checkpoint of another graph, level or world size. */
+  MSAMP_ERROR_INCOMPATIBLE_CHECKPOINT = 9,
+  MSAMP_ERROR_OUT_OF_MEMORY = 10,
+  MSAMP_ERROR_INTERNAL = 11
+} msamp_status;
+
+/** The message of the last failed call on this thread ("" if none). Valid
+ *  until the next call into this library on the same thread. */
+MSAMP_SESSION_EXPORT const char *msamp_last_error_message(void);
+
+/** The msamp version this library was built from, e.g. "0.1.0". */
+MSAMP_SESSION_EXPORT const char *msamp_version(void);
+
+/** Short name of a status code, e.g. "MSAMP_ERROR_MISMATCH". */
+MSAMP_SESSION_EXPORT const char *msamp_status_name(msamp_status status);
+
+typedef struct msamp_session msamp_session;
+
+/** Opens the msamp-compile output directory `dir` (manifest.json,
+ *  train_step.so, train_step.mlir). The state is allocated and zero-filled
+ *  but not initialized: call msamp_session_init or msamp_session_load next.
+ *  The graph hash is the SHA-256 of train_step.mlir. */
+MSAMP_SESSION_EXPORT msamp_status msamp_session_open(const char *dir,
+                                                     msamp_session **out);
+
+/** Frees the buffers; the step library stays loaded (dlclose of code that
+ *  other sessions may run is not worth the risk). NULL is accepted. */
+MSAMP_SESSION_EXPORT void msamp_session_close(msamp_session *session);
+
+/*===----------------------------------------------------------------------===
+ * Description of the compiled step
+ *===----------------------------------------------------------------------===*/
+
+/** "O0", "O1", "O2" or "O3" (the manifest's level). */
+MSAMP_SESSION_EXPORT const char *
+msamp_session_level(const msamp_session *session);
+MSAMP_SESSION_EXPORT int64_t
+msamp_session_world_size(const msamp_session *session);
+/** "sha256:<64 hex digits>" of train_step.mlir. */
+MSAMP_SESSION_EXPORT const char *
+msamp_session_graph_hash(const msamp_session *session);
+/** The learning rate the graph was compiled with (the msamp.optimizer "lr" of
+ *  @train_step), or 1e-3 (INTERFACES.md 1's default) when not recorded. */
+MSAMP_SESSION_EXPORT double
+msamp_session_default_lr(const msamp_session *session);
+
+/** A tensor owned by the session. Pointers stay valid until the session is
+ *  closed. dtype is the MLIR spelling (f32, f16, bf16, f8E4M3FN, f8E5M2, i64,
+ *  i32); role is the manifest's. */
+typedef struct msamp_tensor_info {
+  const char *name;
+  const char *role;
+  const char *dtype;
+  int32_t rank;
+  const int64_t *shape;
+  int64_t num_elements;
+  int64_t num_bytes;
+  void *data; /**< contiguous row-major, 64-byte aligned. */
+} msamp_tensor_info;
+
+/** State tensors (params, optimizer moments, step, scaling state, buffers),
+ *  in manifest order. */
+MSAMP_SESSION_EXPORT int64_t msamp_session_num_state(const msamp_session *s);
+MSAMP_SESSION_EXPORT msamp_status msamp_session_state_info(
+    const msamp_session *s, int64_t i, msamp_tensor_info *info);
+/** Per-step inputs (role "input", "target", "hyperparam" or "rank"), in
+ *  manifest order. */
+MSAMP_SESSION_EXPORT int64_t msamp_session_num_inputs(const msamp_session *s);
+MSAMP_SESSION_EXPORT msamp_status msamp_session_input_info(
+    const msamp_session *s, int64_t i, msamp_tensor_info *info);
+/** Looks a state tensor or input up by name. */
+MSAMP_SESSION_EXPORT msamp_status msamp_session_find(const msamp_session *s,
+                                                     const char *name,
+                                                     msamp_tensor_info *info);
+
+/** The f32 value of param `name`: its storage decoded and multiplied by the
+ *  inverse of its `<name>.scale` state when there is one. `out` holds
+ *  `count` floats, which must equal the param's element count. */
+MSAMP_SESSION_EXPORT msamp_status msamp_session_read_param(
+    const msamp_session *s, const char *name, float *out, int64_t count);
+
+/*===----------------------------------------------------------------------===
+ * Initialization and checkpoints
+ *===----------------------------------------------------------------------===*/
+
+/** Initializes every state tensor per its manifest "init":
+ *   - "normal(MEAN,STD)": MEAN + STD * z, z standard normal from a stream
+ *     that depends only on `seed` and the tensor's name: splitmix64 seeded
+ *     with seed ^ FNV-1a-64(name), two uniforms in (0,1) from the top 53 bits
+ *     of successive outputs, Box-Muller in double (both values of a pair
+ *     used, cos first), rounded once to f32. Reproducible on any platform
+ *     with an IEEE double libm accurate to within an ulp;
+ *   - "zeros", "ones";
+ *   - "from_param": `<P>.scale` of a param P stored in f16 (or FP8) is the
+ *     power-of-two scale computeScalePow2(amax(P), 1, fp_max(storage), 0)
+ *     (fp_max = 65504 for f16), a master copy `<P>.master` is P's value.
+ *  When `init_file` is not NULL it is a safetensors file of f32 tensors named
+ *  after params; their values replace the random init of those params (every
+ *  tensor in it must be a param of matching shape; params it does not name
+ *  keep their manifest init). Params are then cast to their storage dtype
+ *  (with their scale) by msamp's numerics core. `*num_from_file` (may be
+ *  NULL) receives how many params came from the file. */
+MSAMP_SESSION_EXPORT msamp_status msamp_session_init(msamp_session *s,
+                                                     uint64_t seed,
+                                                     const char *init_file,
+                                                     int64_t *num_from_file);
+
+/** Writes every state tensor, by manifest name in its storage dtype, to the
+ *  safetensors file `path` with __metadata__ {msamp_version, abi_version,
+ *  level, graph_hash, world_size, rank, step}. The bytes go to `path`.tmp,
+ *  which is fsynced and renamed over `path`; on any error `path` is left as
+ *  it was and the temporary file is removed. */
+MSAMP_SESSION_EXPORT msamp_status msamp_session_save(const msamp_session *s,
+                                                     const char *path);
+
+/** Restores every state tensor from a checkpoint written by
+ *  msamp_session_save. A checkpoint of another world size, level or graph
+ *  is refused (MSAMP_ERROR_INCOMPATIBLE_CHECKPOINT, naming both values);
+ *  every state tensor must be present with its shape and dtype. Nothing is
+ *  changed unless everything checks out. */
+MSAMP_SESSION_EXPORT msamp_status msamp_session_load(msamp_session *s,
+                                                     const char *path);
+
+/*===----------------------------------------------------------------------===
+ * Inputs
+ *===----------------------------------------------------------------------===*/
+
+/** Copies `num_bytes` (= the input's size) into input `name`. */
+MSAMP_SESSION_EXPORT msamp_status msamp_session_set_input(msamp_session *s,
+                                                          const char *name,
+                                                          const void *data,
+                                                          int64_t num_bytes);
+
+/** Opens a safetensors data file for the inputs and targets: one tensor per
+ *  "input"/"target" argument, named after it, with the argument's dtype and
+ *  shape plus one leading dimension K (the number of batches), the same K
+ *  for all. Replaces a previously opened data file. `*num_batches` receives
+ *  K. Tensors not naming an input are ignored; their count goes to
+ *  `*num_ignored` (may be NULL). */
+MSAMP_SESSION_EXPORT msamp_status msamp_session_open_data(msamp_session *s,
+                                                          const char *path,
+                                                          int64_t *num_batches,
+                                                          int64_t *num_ignored);
+
+/** Copies batch `k` (0 <= k < K) of the open data file into the inputs. */
+MSAMP_SESSION_EXPORT msamp_status msamp_session_select_batch(msamp_session *s,
+                                                             int64_t k);
+
+/** Fills every input and target with seeded random values that depend only
+ *  on (seed, step, the input's name): floating inputs are standard normal
+ *  (the generator of msamp_session_init), integer inputs are uniform in
+ *  [0, num_classes). */
+MSAMP_SESSION_EXPORT msamp_status msamp_session_synthetic_batch(
+    msamp_session *s, uint64_t seed, int64_t step, int64_t num_classes);
+
+/*===----------------------------------------------------------------------===
+ * Steps
+ *===----------------------------------------------------------------------===*/
+
+/** Flags of msamp_session_step. */
+/** Copy the state before the step; if the loss is not finite, restore it,
+ *  advance the step counter anyway and count the step as skipped (the call
+ *  then succeeds with the non-finite loss). */
+#define MSAMP_STEP_SKIP_NONFINITE 0x1u
+/** Copy the state before the step and always restore it: the loss only. */
+#define MSAMP_STEP_EVAL 0x2u
+
+/** Runs one step at learning rate `lr` on the current inputs and stores the
+ *  loss (computed before the update) in `*loss`. Without a flag a non-finite
+ *  loss returns MSAMP_ERROR_NONFINITE naming the step; the state then holds
+ *  the update of that step. A runtime error (MSAMP_ERROR_RUNTIME) leaves
+ *  the state undefined unless a flag made a copy, which is then restored. */
+MSAMP_SESSION_EXPORT msamp_status msamp_session_step(msamp_session *s, float lr,
+                                                     uint32_t flags,
+                                                     float *loss);
+
+/** Completed steps: the value of the manifest's "step" state (i64), or a
+ *  session counter when the graph has none. The next step is number
+ *  msamp_session_get_step() + 1. */
+MSAMP_SESSION_EXPORT int64_t msamp_session_get_step(const msamp_session *s);
+
+/** Steps skipped by MSAMP_STEP_SKIP_NONFINITE since the session opened. */
+MSAMP_SESSION_EXPORT int64_t msamp_session_num_skipped(const msamp_session *s);
+
+/*===----------------------------------------------------------------------===
+ * Learning-rate schedules and memory
+ *===----------------------------------------------------------------------===*/
+
+typedef enum msamp_lr_schedule {
+  MSAMP_LR_CONSTANT = 0,
+  /** Half a cosine after the warm-up, as Hugging Face's
+   *  get_cosine_schedule_with_warmup: for step s > warmup,
+   *  base * 0.5 * (1 + cos(pi * (s - 1 - warmup) / (total - warmup))), so
+   *  the first step after the warm-up runs at `base` and the schedule would
+   *  reach 0 one step after `total_steps`. */
+  MSAMP_LR_COSINE = 1
+} msamp_lr_schedule;
+
+/** The learning rate of step `step` (1-based), computed in double. Both
+ *  schedules start with a linear warm-up when warmup > 0: base * s / warmup
+ *  for s <= warmup (the first step is not wasted at lr 0). */
+MSAMP_SESSION_EXPORT double msamp_lr_at(msamp_lr_schedule schedule,
+                                        double base_lr, int64_t warmup,
+                                        int64_t total_steps, int64_t step);
+
+/** One category of the memory report (INTERFACES.md 4's names). */
+typedef struct msamp_memory_category {
+  const char *name;  /**< weights, master_weights, weight_grads, optimizer_m,
+                          optimizer_v, scaling_state, other_state. */
+  const char *dtype; /**< MLIR spelling, "mixed" or "none". */
+  int64_t bytes;
+} msamp_memory_category;
+
+#define MSAMP_MEMORY_NUM_CATEGORIES 7
+
+/** Bytes of the state the session allocated, per category, in the order
+ *  above, measured from its buffers. Gradients live inside the compiled step
+ *  and are not allocated by the session: weight_grads is always 0 / "none"
+ *  here. `*num_params` receives the element count of the params. */
+MSAMP_SESSION_EXPORT msamp_status msamp_session_memory_report(
+    const msamp_session *s,
+    msamp_memory_category categories[MSAMP_MEMORY_NUM_CATEGORIES],
+    int64_t *num_params);
+
+/** SHA-256 of `size` bytes as 64 lower-case hex digits plus NUL in `hex`. */
+MSAMP_SESSION_EXPORT void msamp_sha256(const void *data, size_t size,
+                                       char hex[65]);
+
+/** SHA-256 of a file as 64 lower-case hex digits plus NUL in `hex`. */
+MSAMP_SESSION_EXPORT msamp_status msamp_sha256_file(const char *path,
+                                                    char hex[65]);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* MSAMP_RUNTIME_MSAMP_SESSION_H */

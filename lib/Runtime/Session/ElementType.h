@@ -1,0 +1,67 @@
+//===- ElementType.h - Element types of manifests and safetensors -*- C++
+//-*-===//
+//
+// Part of the msamp project.
+//
+//===----------------------------------------------------------------------===//
+//
+// One table for the element types the session meets: the MLIR spelling used
+// by manifest.json (f32, f8E4M3FN, ...), the safetensors spelling used by
+// checkpoints and data files (F32, F8_E4M3, ...) and the byte size. Types
+// that safetensors knows but msamp does not use (F64, BOOL, ...) are in the
+// table too, so that an error can say "found F64" instead of "unknown".
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MSAMP_LIB_RUNTIME_SESSION_ELEMENTTYPE_H
+#define MSAMP_LIB_RUNTIME_SESSION_ELEMENTTYPE_H
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace msamp::session {
+
+enum class ElementType : uint8_t {
+  F32,
+  F16,
+  BF16,
+  F8E4M3FN,
+  F8E5M2,
+  I64,
+  I32,
+  U8,
+  // Readable in safetensors files, never in a manifest.
+  F64,
+  I8,
+  I16,
+  U16,
+  U32,
+  U64,
+  Bool,
+};
+
+/// Bytes per element.
+int64_t elementSize(ElementType type);
+
+/// MLIR spelling ("f8E4M3FN"); "ui8", "f64", ... for the extra types.
+const char *mlirName(ElementType type);
+
+/// safetensors spelling ("F8_E4M3").
+const char *safetensorsName(ElementType type);
+
+/// The types a manifest may use: f32, f16, bf16, f8E4M3FN, f8E5M2, i64, i32.
+std::optional<ElementType> parseManifestType(std::string_view mlir);
+
+/// Any dtype of the safetensors format.
+std::optional<ElementType> parseSafetensorsType(std::string_view name);
+
+inline bool isFloatType(ElementType type) {
+  return type == ElementType::F32 || type == ElementType::F16 ||
+         type == ElementType::BF16 || type == ElementType::F8E4M3FN ||
+         type == ElementType::F8E5M2 || type == ElementType::F64;
+}
+
+} // namespace msamp::session
+
+#endif // MSAMP_LIB_RUNTIME_SESSION_ELEMENTTYPE_H

@@ -1,0 +1,35 @@
+//===- Error.cpp - Message helpers of the session library -----------------===//
+//
+// Part of the msamp project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Error.h"
+
+#include <cstring>
+
+namespace msamp::session {
+
+std::string shapeToString(const std::vector<int64_t> &shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i)
+      s += ", ";
+    s += std::to_string(shape[i]);
+  }
+  return s + "]";
+}
+
+std::string systemError(int errnum) {
+  char buffer[256];
+  // GNU strerror_r may return a static string instead of filling `buffer`.
+#if defined(__GLIBC__) && defined(_GNU_SOURCE)
+  return strerror_r(errnum, buffer, sizeof(buffer));
+#else
+  if (strerror_r(errnum, buffer, sizeof(buffer)) != 0)
+    return "error " + std::to_string(errnum);
+  return buffer;
+#endif
+}
+
+} // namespace msamp::session

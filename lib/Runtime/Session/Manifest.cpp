@@ -1,0 +1,305 @@
+//===- Manifest.cpp - The manifest of a compiled train step ---------------===//
+//
+// Part of the msamp project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Manifest.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+namespace msamp::session {
+
+using json = nlohmann::json;
+
+namespace {
+
+const char *const kStateRoles[] = {"param", "master_param",  "opt_state",
+                                   "step",  "scaling_state", "buffer"};
+const char *const kInputRoles[] = {"input", "target", "hyperparam", "rank"};
+
+template <size_t N>
+bool isOneOf(const std::string &s, const char *const (&list)[N]) {
+  for (const char *item : list)
+    if (s == item)
+      return true;
+  return false;
+}
+
+template <size_t N>
+std::string listOf(const char *const (&list)[N]) {
+  std::string s;
+  for (const char *item : list)
+    s += (s.empty() ? "" : ", ") + std::string(item);
+  return s;
+}
+
+bool parseDouble(const std::string &text, double &out) {
+  if (text.empty())
+    return false;
+  char *end = nullptr;
+  errno = 0;
+  out = std::strtod(text.c_str(), &end);
+  return errno == 0 && end == text.c_str() + text.size() && std::isfinite(out);
+}
+
+std::string trim(const std::string &s) {
+  size_t b = s.find_first_not_of(" \t");
+  size_t e = s.find_last_not_of(" \t");
+  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
+}
+
+/// Parses one entry of "state" (`isState`) or "inputs".
+Error parseEntry(const json &entry, const std::string &where, bool isState,
+                 TensorSpec &spec) {
+  auto fail = [&](const std::string &what) {
+    return Error(MSAMP_ERROR_MANIFEST, where + ": " + what);
+  };
+  if (!entry.is_object())
+    return fail("not a JSON object");
+  auto name = entry.find("name");
+  if (name == entry.end() || !name->is_string() ||
+      name->get<std::string>().empty())
+    return fail("missing or empty string \"name\"");
+  spec.name = name->get<std::string>();
+  std::string at = where + " ('" + spec.name + "')";
+  auto failAt = [&](const std::string &what) {
+    return Error(MSAMP_ERROR_MANIFEST, at + ": " + what);
+  };
+
+  auto role = entry.find("role");
+  if (role == entry.end() || !role->is_string())
+    return failAt("missing string \"role\"");
+  spec.role = role->get<std::string>();
+  if (isState ? !isOneOf(spec.role, kStateRoles)
+              : !isOneOf(spec.role, kInputRoles))
+    return failAt("role '" + spec.role + "' is not one of " +
+                  (isState ? listOf(kStateRoles) : listOf(kInputRoles)));
+
+  auto shape = entry.find("shape");
+  if (shape == entry.end() || !shape->is_array())
+    return failAt("missing array \"shape\"");
+  spec.shape.clear();
+  spec.numElements = 1;
+  for (const json &dim : *shape) {
+    if (!dim.is_number_unsigned())
+      return failAt("shape " + shape->dump() +
+                    " must list non-negative integers (static shapes)");
+    uint64_t d = dim.get<uint64_t>();
+    if (d > (1ull << 40) ||
+        (d != 0 && static_cast<uint64_t>(spec.numElements) > (1ull << 40) / d))
+      return failAt("shape " + shape->dump() + " is too large");
+    spec.numElements *= static_cast<int64_t>(d);
+    spec.shape.push_back(static_cast<int64_t>(d));
+  }
+
+  auto dtype = entry.find("dtype");
+  if (dtype == entry.end() || !dtype->is_string())
+    return failAt("missing string \"dtype\"");
+  std::optional<ElementType> type =
+      parseManifestType(dtype->get<std::string>());
+  if (!type)
+    return failAt("dtype '" + dtype->get<std::string>() +
+                  "' is not one of f32, f16, bf16, f8E4M3FN, f8E5M2, i64, i32");
+  spec.dtype = *type;
+  spec.numBytes = spec.numElements * elementSize(spec.dtype);
+
+  auto index = entry.find("index");
+  if (index == entry.end() || !index->is_number_unsigned())
+    return failAt("missing non-negative integer \"index\"");
+  spec.index = static_cast<int64_t>(std::min<uint64_t>(
+      index->get<uint64_t>(), static_cast<uint64_t>(INT64_MAX)));
+
+  if (isState) {
+    auto init = entry.find("init");
+    spec.initText = "zeros";
+    if (init != entry.end()) {
+      if (!init->is_string())
+        return failAt("\"init\" is not a string");
+      spec.initText = init->get<std::string>();
+    }
+    std::optional<InitSpec> parsed = parseInit(spec.initText);
+    if (!parsed)
+      return failAt("init '" + spec.initText +
+                    "' is not one of zeros, ones, from_param, "
+                    "normal(MEAN,STD)");
+    if (parsed->kind == InitSpec::Normal && !isFloatType(spec.dtype))
+      return failAt("init '" + spec.initText +
+                    "' needs a floating dtype, not " + mlirName(spec.dtype));
+    spec.init = *parsed;
+  }
+
+  auto classes = entry.find("num_classes");
+  if (classes != entry.end()) {
+    if (!classes->is_number_unsigned() || classes->get<uint64_t>() == 0)
+      return failAt("\"num_classes\" must be a positive integer");
+    spec.numClasses = static_cast<int64_t>(
+        std::min<uint64_t>(classes->get<uint64_t>(), INT64_MAX));
+  }
+
+  // The roles the session itself writes have a fixed form.
+  if (spec.role == "step" &&
+      (spec.numElements != 1 || spec.dtype != ElementType::I64))
+    return failAt("the step counter must be one i64, found " +
+                  std::string(mlirName(spec.dtype)) + " " +
+                  shapeToString(spec.shape));
+  if (spec.role == "hyperparam") {
+    if (spec.name != "lr")
+      return failAt("unknown hyperparam (this runtime feeds only 'lr')");
+    if (spec.numElements != 1 || spec.dtype != ElementType::F32)
+      return failAt("'lr' must be one f32, found " +
+                    std::string(mlirName(spec.dtype)) + " " +
+                    shapeToString(spec.shape));
+  }
+  if (spec.role == "rank" &&
+      (spec.numElements != 1 ||
+       (spec.dtype != ElementType::I32 && spec.dtype != ElementType::I64)))
+    return failAt("the rank must be one i32 or i64");
+  return Error::success();
+}
+
+} // namespace
+
+std::optional<InitSpec> parseInit(const std::string &text) {
+  InitSpec spec;
+  if (text == "zeros") {
+    spec.kind = InitSpec::Zeros;
+    return spec;
+  }
+  if (text == "ones") {
+    spec.kind = InitSpec::Ones;
+    return spec;
+  }
+  if (text == "from_param") {
+    spec.kind = InitSpec::FromParam;
+    return spec;
+  }
+  const std::string prefix = "normal(";
+  if (text.size() > prefix.size() + 1 &&
+      text.compare(0, prefix.size(), prefix) == 0 && text.back() == ')') {
+    std::string args =
+        text.substr(prefix.size(), text.size() - prefix.size() - 1);
+    size_t comma = args.find(',');
+    if (comma == std::string::npos)
+      return std::nullopt;
+    double mean, stddev;
+    if (!parseDouble(trim(args.substr(0, comma)), mean) ||
+        !parseDouble(trim(args.substr(comma + 1)), stddev) || stddev < 0)
+      return std::nullopt;
+    spec.kind = InitSpec::Normal;
+    spec.mean = mean;
+    spec.stddev = stddev;
+    return spec;
+  }
+  return std::nullopt;
+}
+
+Error parseManifest(const std::string &text, const std::string &source,
+                    Manifest &out) {
+  auto fail = [&](const std::string &what) {
+    return Error(MSAMP_ERROR_MANIFEST, source + ": " + what);
+  };
+  json doc;
+  try {
+    doc = json::parse(text);
+  } catch (const json::exception &e) {
+    return fail(std::string("not valid JSON: ") + e.what());
+  }
+  if (!doc.is_object())
+    return fail("not a JSON object");
+
+  Manifest m;
+  auto abi = doc.find("abi_version");
+  if (abi == doc.end() || !abi->is_number_integer())
+    return fail("missing integer \"abi_version\"");
+  m.abiVersion = abi->get<int64_t>();
+  if (m.abiVersion != kManifestABIVersion)
+    return fail("abi_version is " + std::to_string(m.abiVersion) +
+                ", this runtime reads version " +
+                std::to_string(kManifestABIVersion) +
+                "; recompile the model with this msamp");
+
+  auto level = doc.find("level");
+  if (level == doc.end() || !level->is_string())
+    return fail("missing string \"level\"");
+  m.level = level->get<std::string>();
+  if (m.level != "O0" && m.level != "O1" && m.level != "O2" && m.level != "O3")
+    return fail("level '" + m.level + "' is not one of O0, O1, O2, O3");
+
+  auto worldSize = doc.find("world_size");
+  if (worldSize != doc.end()) {
+    if (!worldSize->is_number_unsigned() || worldSize->get<uint64_t>() == 0 ||
+        worldSize->get<uint64_t>() > (1u << 20))
+      return fail("\"world_size\" must be a positive integer");
+    m.worldSize = worldSize->get<int64_t>();
+  }
+
+  std::set<std::string> names;
+  for (bool isState : {true, false}) {
+    const char *key = isState ? "state" : "inputs";
+    auto list = doc.find(key);
+    if (list == doc.end() || !list->is_array())
+      return fail(std::string("missing array \"") + key + "\"");
+    for (size_t i = 0; i < list->size(); ++i) {
+      TensorSpec spec;
+      std::string where = source + ": " + key + "[" + std::to_string(i) + "]";
+      if (Error e = parseEntry((*list)[i], where, isState, spec))
+        return e;
+      if (!names.insert(spec.name).second)
+        return fail("name '" + spec.name + "' appears twice");
+      (isState ? m.state : m.inputs).push_back(std::move(spec));
+    }
+  }
+
+  // Every argument is bound by index: 0..N-1, each exactly once.
+  m.numArgs = static_cast<int64_t>(m.state.size() + m.inputs.size());
+  std::vector<const TensorSpec *> byIndex(m.numArgs, nullptr);
+  for (const auto *list : {&m.state, &m.inputs})
+    for (const TensorSpec &spec : *list) {
+      if (spec.index >= m.numArgs)
+        return fail("'" + spec.name + "' has index " +
+                    std::to_string(spec.index) + ", but there are only " +
+                    std::to_string(m.numArgs) + " arguments");
+      if (byIndex[spec.index])
+        return fail("'" + spec.name + "' and '" + byIndex[spec.index]->name +
+                    "' both have index " + std::to_string(spec.index));
+      byIndex[spec.index] = &spec;
+    }
+
+  int numSteps = 0;
+  for (const TensorSpec &spec : m.state)
+    numSteps += spec.role == "step";
+  if (numSteps > 1)
+    return fail("more than one state has role 'step'");
+
+  auto optimizer = doc.find("optimizer");
+  if (optimizer != doc.end() && optimizer->is_object()) {
+    auto lr = optimizer->find("lr");
+    if (lr != optimizer->end()) {
+      if (!lr->is_number())
+        return fail("optimizer \"lr\" is not a number");
+      m.lr = lr->get<double>();
+    }
+  }
+  out = std::move(m);
+  return Error::success();
+}
+
+Error loadManifest(const std::string &path, Manifest &out) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file)
+    return Error(MSAMP_ERROR_MANIFEST,
+                 "cannot read '" + path + "': " + systemError(errno));
+  std::stringstream text;
+  text << file.rdbuf();
+  return parseManifest(text.str(), path, out);
+}
+
+} // namespace msamp::session

@@ -1,0 +1,81 @@
+//===- Manifest.h - The manifest of a compiled train step -------*- C++ -*-===//
+//
+// Part of the msamp project.
+//
+//===----------------------------------------------------------------------===//
+//
+// manifest.json as msamp-compile writes it (lib/Transforms/WriteManifest.cpp
+// documents the format; INTERFACES.md 4 is normative): what the session
+// allocates, initializes, checkpoints and binds, argument by argument.
+//
+// The parser checks everything the session relies on, so that a bad manifest
+// is an error message naming the entry and the field, never a crash later:
+// types of every field, known roles and dtypes, static non-negative shapes,
+// parsable "init" values, unique names, and argument indices that cover
+// 0..N-1 exactly once over "state" and "inputs". Unknown keys are ignored
+// (a newer compiler may add some); a different "abi_version" is refused.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MSAMP_LIB_RUNTIME_SESSION_MANIFEST_H
+#define MSAMP_LIB_RUNTIME_SESSION_MANIFEST_H
+
+#include "ElementType.h"
+#include "Error.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace msamp::session {
+
+/// The manifest format this runtime reads (WriteManifest.cpp's kABIVersion).
+constexpr int64_t kManifestABIVersion = 1;
+
+/// How a state tensor starts (the manifest's "init").
+struct InitSpec {
+  enum Kind { Zeros, Ones, Normal, FromParam } kind = Zeros;
+  double mean = 0.0, stddev = 0.0; // Normal
+};
+
+/// One argument of @train_step.
+struct TensorSpec {
+  std::string name;
+  std::string role;
+  std::vector<int64_t> shape;
+  ElementType dtype = ElementType::F32;
+  InitSpec init;        // state only
+  std::string initText; // as written, for messages
+  int64_t index = 0;    // argument index
+  int64_t numElements = 1;
+  int64_t numBytes = 0;
+  /// Optional "num_classes" of an integer target: the range [0, C) of
+  /// synthetic targets. 0 when absent.
+  int64_t numClasses = 0;
+};
+
+struct Manifest {
+  int64_t abiVersion = 0;
+  std::string level;
+  int64_t worldSize = 1;
+  std::vector<TensorSpec> state;  // manifest order (argument order)
+  std::vector<TensorSpec> inputs; // manifest order
+  /// Arguments of @train_step, state + inputs (the loss output not counted).
+  int64_t numArgs = 0;
+  /// Optional "optimizer": {"lr": X}; absent in ABI v1 manifests so far.
+  std::optional<double> lr;
+};
+
+/// Parses "normal(0,0.02)", "zeros", "ones", "from_param".
+std::optional<InitSpec> parseInit(const std::string &text);
+
+/// Parses and validates manifest JSON text; `source` names it in messages.
+Error parseManifest(const std::string &text, const std::string &source,
+                    Manifest &out);
+
+/// Reads and parses a manifest file.
+Error loadManifest(const std::string &path, Manifest &out);
+
+} // namespace msamp::session
+
+#endif // MSAMP_LIB_RUNTIME_SESSION_MANIFEST_H

@@ -1,0 +1,444 @@
+//===- Session.cpp - A loaded train step and the state it updates ---------===//
+//
+// Part of the msamp project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Session.h"
+#include "Random.h"
+#include "Sha256.h"
+
+#include "MSAMP/Runtime/msamp_runtime.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
+#include <fstream>
+#include <sstream>
+
+namespace msamp::session {
+
+namespace {
+
+std::string joinPath(const std::string &dir, const std::string &file) {
+  if (dir.empty())
+    return file;
+  return dir.back() == '/' ? dir + file : dir + "/" + file;
+}
+
+/// dlopen searches the library path for a name without a slash; a file in
+/// the current directory must be named "./file".
+std::string dlopenPath(const std::string &path) {
+  return path.find('/') == std::string::npos ? "./" + path : path;
+}
+
+/// The learning rate recorded in the msamp.optimizer dictionary of
+/// train_step.mlir: the resolved one on @train_step (all keys present), else
+/// the module's. The manifest (ABI v1) does not carry it; reading one number
+/// out of the printed attribute avoids linking an MLIR parser.
+std::optional<double> findCompiledLR(const std::string &text) {
+  auto scan = [&](size_t from, size_t to) -> std::optional<double> {
+    size_t dict = text.find("msamp.optimizer = {", from);
+    if (dict == std::string::npos || dict >= to)
+      return std::nullopt;
+    size_t close = text.find('}', dict);
+    for (const char *key : {"{lr = ", " lr = "}) {
+      size_t at = text.find(key, dict);
+      if (at == std::string::npos || at >= close)
+        continue;
+      const char *begin = text.c_str() + at + std::strlen(key);
+      char *end = nullptr;
+      double lr = std::strtod(begin, &end);
+      if (end != begin && std::isfinite(lr))
+        return lr;
+    }
+    return std::nullopt;
+  };
+  size_t func = text.find("func.func @train_step(");
+  if (func != std::string::npos)
+    if (auto lr = scan(func, text.find('\n', func)))
+      return lr;
+  return scan(0, std::string::npos);
+}
+
+/// Makes the runtime library's symbols visible to libraries dlopened later.
+/// A process that links libmsamp_session normally has the runtime in its
+/// global scope already; a host that dlopened us RTLD_LOCAL (Python ctypes'
+/// default) does not, and the step's _mlir_ciface_msamp_rt_* references
+/// would fail to resolve.
+void promoteRuntimeToGlobalScope() {
+  Dl_info info;
+  if (dladdr(reinterpret_cast<void *>(&msamp_rt_abi_version), &info) &&
+      info.dli_fname)
+    dlopen(info.dli_fname, RTLD_NOW | RTLD_GLOBAL | RTLD_NOLOAD);
+}
+
+} // namespace
+
+Error Session::open(const std::string &dir, std::unique_ptr<Session> &out) {
+  std::unique_ptr<Session> s(new Session());
+  s->dir_ = dir;
+  if (Error e = loadManifest(joinPath(dir, "manifest.json"), s->manifest_))
+    return e;
+  const Manifest &m = s->manifest_;
+
+  if (msamp_rt_abi_version() != MSAMP_RT_ABI_VERSION)
+    return Error(MSAMP_ERROR_LOAD, "libmsamp_runtime implements ABI version " +
+                                       std::to_string(msamp_rt_abi_version()) +
+                                       ", this session was built for version " +
+                                       std::to_string(MSAMP_RT_ABI_VERSION));
+  if (m.worldSize != msamp_rt_world_size())
+    return Error(MSAMP_ERROR_LOAD,
+                 dir + ": the step was compiled for world size " +
+                     std::to_string(m.worldSize) +
+                     ", but the runtime's collective has " +
+                     std::to_string(msamp_rt_world_size()) + " rank(s)");
+
+  // The graph hash identifies the compiled step in checkpoints.
+  const std::string mlirPath = joinPath(dir, "train_step.mlir");
+  std::ifstream mlirFile(mlirPath, std::ios::binary);
+  if (!mlirFile)
+    return Error(MSAMP_ERROR_LOAD, "cannot read '" + mlirPath +
+                                       "' (the graph hash is computed from "
+                                       "it): " +
+                                       systemError(errno));
+  std::stringstream mlirText;
+  mlirText << mlirFile.rdbuf();
+  const std::string text = mlirText.str();
+  Sha256 hash;
+  hash.update(text.data(), text.size());
+  s->graphHash_ = "sha256:" + hash.hexDigest();
+  if (m.lr)
+    s->defaultLR_ = *m.lr;
+  else if (std::optional<double> lr = findCompiledLR(text))
+    s->defaultLR_ = *lr;
+
+  promoteRuntimeToGlobalScope();
+  const std::string soPath = joinPath(dir, "train_step.so");
+  void *library = dlopen(dlopenPath(soPath).c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!library) {
+    const char *why = dlerror();
+    return Error(MSAMP_ERROR_LOAD, "cannot load '" + soPath +
+                                       "': " + (why ? why : "unknown error"));
+  }
+  // The library stays loaded for the life of the process: another session
+  // may run the same code, and unloading buys nothing in a training run.
+  auto abiVersion = reinterpret_cast<int64_t (*)()>(
+      dlsym(library, "msamp_train_step_abi_version"));
+  auto numArgs = reinterpret_cast<int64_t (*)()>(
+      dlsym(library, "msamp_train_step_num_args"));
+  s->packed_ = reinterpret_cast<void (*)(void **)>(
+      dlsym(library, "msamp_train_step_packed"));
+  if (!abiVersion || !numArgs || !s->packed_)
+    return Error(MSAMP_ERROR_LOAD,
+                 soPath + " lacks msamp_train_step_packed, "
+                          "msamp_train_step_abi_version or "
+                          "msamp_train_step_num_args (not built by "
+                          "msamp-compile?)");
+  if (abiVersion() != MSAMP_RT_ABI_VERSION)
+    return Error(MSAMP_ERROR_LOAD,
+                 soPath + " was compiled for runtime ABI version " +
+                     std::to_string(abiVersion()) + ", this runtime has " +
+                     std::to_string(MSAMP_RT_ABI_VERSION) + "; recompile it");
+  if (numArgs() != m.numArgs + 1)
+    return Error(MSAMP_ERROR_LOAD,
+                 soPath + " takes " + std::to_string(numArgs()) +
+                     " arguments, but manifest.json describes " +
+                     std::to_string(m.numArgs) +
+                     " plus the loss; the two do not belong together");
+
+  s->descriptors_.assign(static_cast<size_t>(m.numArgs) + 1, nullptr);
+  for (bool isState : {true, false})
+    for (const TensorSpec &spec : isState ? m.state : m.inputs) {
+      std::unique_ptr<TensorBuffer> buffer;
+      if (Error e = TensorBuffer::create(spec, buffer))
+        return e;
+      s->descriptors_[spec.index] = buffer->descriptor();
+      if (spec.role == "step")
+        s->stepState_ = buffer.get();
+      if (spec.role == "hyperparam")
+        s->lrInput_ = buffer.get();
+      if (spec.role == "rank")
+        s->rankInput_ = buffer.get();
+      (isState ? s->state_ : s->inputs_).push_back(std::move(buffer));
+    }
+  TensorSpec lossSpec;
+  lossSpec.name = "loss";
+  lossSpec.role = "loss";
+  lossSpec.numBytes = sizeof(float);
+  if (Error e = TensorBuffer::create(lossSpec, s->loss_))
+    return e;
+  s->descriptors_.back() = s->loss_->descriptor();
+  if (s->rankInput_) {
+    float rank = static_cast<float>(msamp_rt_rank());
+    encodeFromF32(s->rankInput_->spec().dtype, &rank, 1, 1.0f,
+                  s->rankInput_->data());
+  }
+  s->dataTensors_.assign(s->inputs_.size(), nullptr);
+  out = std::move(s);
+  return Error::success();
+}
+
+TensorBuffer *Session::findState(const std::string &name) const {
+  for (const auto &buffer : state_)
+    if (buffer->spec().name == name)
+      return buffer.get();
+  return nullptr;
+}
+
+TensorBuffer *Session::findInput(const std::string &name) const {
+  for (const auto &buffer : inputs_)
+    if (buffer->spec().name == name)
+      return buffer.get();
+  return nullptr;
+}
+
+Error Session::initialize(uint64_t seed, const std::string *initFile,
+                          int64_t *numFromFile) {
+  std::unique_ptr<SafeTensorsReader> reader;
+  if (initFile)
+    if (Error e = SafeTensorsReader::open(*initFile, reader))
+      return e;
+  std::vector<TensorBuffer *> state;
+  for (const auto &buffer : state_)
+    state.push_back(buffer.get());
+  if (Error e = initializeState(state, seed, reader.get(), numFromFile))
+    return e;
+  localSteps_ = 0;
+  return Error::success();
+}
+
+Error Session::setInput(const std::string &name, const void *data,
+                        int64_t numBytes) {
+  TensorBuffer *input = findInput(name);
+  if (!input)
+    return Error(MSAMP_ERROR_INVALID_ARGUMENT,
+                 "the step has no input named '" + name + "'");
+  if (input->spec().role != "input" && input->spec().role != "target")
+    return Error(MSAMP_ERROR_INVALID_ARGUMENT,
+                 "'" + name + "' is a " + input->spec().role +
+                     ", which the session sets itself");
+  if (numBytes != input->spec().numBytes || !data)
+    return Error(MSAMP_ERROR_MISMATCH,
+                 "input '" + name + "' takes " +
+                     std::to_string(input->spec().numBytes) + " bytes (" +
+                     mlirName(input->spec().dtype) + " " +
+                     shapeToString(input->spec().shape) + "), got " +
+                     std::to_string(numBytes));
+  std::memcpy(input->data(), data, static_cast<size_t>(numBytes));
+  return Error::success();
+}
+
+Error Session::openData(const std::string &path, int64_t &numBatches,
+                        int64_t &numIgnored) {
+  std::unique_ptr<SafeTensorsReader> reader;
+  if (Error e = SafeTensorsReader::open(path, reader))
+    return e;
+  std::vector<const SafeTensor *> tensors(inputs_.size(), nullptr);
+  int64_t batches = -1;
+  std::string firstName;
+  int64_t used = 0;
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    const TensorSpec &spec = inputs_[i]->spec();
+    if (spec.role != "input" && spec.role != "target")
+      continue;
+    std::string expectedText =
+        "[K" + (spec.shape.empty()
+                    ? std::string("]")
+                    : ", " + shapeToString(spec.shape).substr(1));
+    const SafeTensor *t = reader->find(spec.name);
+    auto fail = [&](const std::string &what) {
+      return Error(MSAMP_ERROR_MISMATCH, path + ": " + what);
+    };
+    if (!t)
+      return fail("no tensor '" + spec.name + "' for " + spec.role + " '" +
+                  spec.name + "' (expected " + safetensorsName(spec.dtype) +
+                  " of shape " + expectedText + ", K batches of " +
+                  shapeToString(spec.shape) + ")");
+    if (t->dtype != spec.dtype)
+      return fail("tensor '" + spec.name + "' has dtype " +
+                  safetensorsName(t->dtype) + ", expected " +
+                  safetensorsName(spec.dtype) + " (" + spec.role + " '" +
+                  spec.name + "' is " + mlirName(spec.dtype) + ")");
+    bool shapeOk =
+        t->shape.size() == spec.shape.size() + 1 &&
+        std::equal(spec.shape.begin(), spec.shape.end(), t->shape.begin() + 1);
+    if (!shapeOk)
+      return fail("tensor '" + spec.name + "' has shape " +
+                  shapeToString(t->shape) + ", expected " + expectedText +
+                  " (K batches of " + spec.role + " '" + spec.name + "' " +
+                  shapeToString(spec.shape) + ")");
+    if (t->shape[0] == 0)
+      return fail("tensor '" + spec.name + "' holds 0 batches");
+    if (batches >= 0 && t->shape[0] != batches)
+      return fail("tensor '" + spec.name + "' holds " +
+                  std::to_string(t->shape[0]) + " batches, but '" + firstName +
+                  "' holds " + std::to_string(batches));
+    if (batches < 0) {
+      batches = t->shape[0];
+      firstName = spec.name;
+    }
+    tensors[i] = t;
+    ++used;
+  }
+  numBatches = batches < 0 ? 0 : batches;
+  numIgnored = static_cast<int64_t>(reader->tensors().size()) - used;
+  data_ = std::move(reader);
+  dataTensors_ = std::move(tensors);
+  numBatches_ = numBatches;
+  return Error::success();
+}
+
+Error Session::selectBatch(int64_t k) {
+  if (!data_)
+    return Error(MSAMP_ERROR_INVALID_ARGUMENT, "no data file is open");
+  if (k < 0 || k >= numBatches_)
+    return Error(MSAMP_ERROR_INVALID_ARGUMENT,
+                 "batch " + std::to_string(k) + " out of range [0, " +
+                     std::to_string(numBatches_) + ")");
+  for (size_t i = 0; i < inputs_.size(); ++i)
+    if (const SafeTensor *t = dataTensors_[i]) {
+      size_t bytes = inputs_[i]->numBytes();
+      std::memcpy(inputs_[i]->data(), t->data + static_cast<size_t>(k) * bytes,
+                  bytes);
+    }
+  return Error::success();
+}
+
+Error Session::syntheticBatch(uint64_t seed, int64_t step, int64_t numClasses) {
+  if (numClasses <= 0)
+    return Error(MSAMP_ERROR_INVALID_ARGUMENT,
+                 "the number of classes must be positive, got " +
+                     std::to_string(numClasses));
+  for (const auto &input : inputs_) {
+    const TensorSpec &spec = input->spec();
+    if (spec.role != "input" && spec.role != "target")
+      continue;
+    const uint64_t streamId =
+        streamSeed(seed, spec.name + "#" + std::to_string(step));
+    std::vector<float> values(static_cast<size_t>(spec.numElements));
+    if (isFloatType(spec.dtype)) {
+      NormalStream normal(streamId);
+      for (float &v : values)
+        v = static_cast<float>(normal.next());
+    } else {
+      SplitMix64 rng(streamId);
+      const uint64_t classes = static_cast<uint64_t>(
+          spec.numClasses > 0 ? spec.numClasses : numClasses);
+      for (float &v : values)
+        v = static_cast<float>(rng.below(classes));
+    }
+    encodeFromF32(spec.dtype, values.data(), spec.numElements, 1.0f,
+                  input->data());
+  }
+  return Error::success();
+}
+
+int64_t Session::completedSteps() const {
+  if (!stepState_)
+    return localSteps_;
+  int64_t steps;
+  std::memcpy(&steps, stepState_->data(), sizeof(steps));
+  return steps;
+}
+
+void Session::setCompletedSteps(int64_t steps) {
+  if (stepState_)
+    std::memcpy(stepState_->data(), &steps, sizeof(steps));
+  else
+    localSteps_ = steps;
+}
+
+void Session::snapshotState() {
+  size_t total = 0;
+  for (const auto &buffer : state_)
+    total += buffer->numBytes();
+  snapshot_.resize(total);
+  size_t at = 0;
+  for (const auto &buffer : state_) {
+    std::memcpy(snapshot_.data() + at, buffer->data(), buffer->numBytes());
+    at += buffer->numBytes();
+  }
+}
+
+void Session::restoreState() {
+  size_t at = 0;
+  for (const auto &buffer : state_) {
+    std::memcpy(buffer->data(), snapshot_.data() + at, buffer->numBytes());
+    at += buffer->numBytes();
+  }
+}
+
+Error Session::step(float lr, uint32_t flags, float &loss) {
+  const bool eval = flags & MSAMP_STEP_EVAL;
+  const bool skipNonFinite = flags & MSAMP_STEP_SKIP_NONFINITE;
+  const int64_t before = completedSteps();
+  const int64_t number = before + 1;
+  if (lrInput_)
+    std::memcpy(lrInput_->data(), &lr, sizeof(lr));
+  // The copy costs one pass over the state; take it only when asked.
+  if (eval || skipNonFinite)
+    snapshotState();
+
+  msamp_rt_clear_error();
+  packed_(descriptors_.data());
+  if (msamp_rt_status status = msamp_rt_get_last_error()) {
+    std::string message = msamp_rt_get_last_error_message();
+    msamp_rt_clear_error();
+    if (eval || skipNonFinite)
+      restoreState();
+    return Error(MSAMP_ERROR_RUNTIME,
+                 "step " + std::to_string(number) +
+                     ": the runtime reported error " +
+                     std::to_string(static_cast<int>(status)) + ": " + message);
+  }
+  std::memcpy(&loss, loss_->data(), sizeof(loss));
+  if (eval) {
+    restoreState();
+    return Error::success();
+  }
+  if (!stepState_)
+    ++localSteps_;
+  if (!std::isfinite(loss)) {
+    if (skipNonFinite) {
+      restoreState();
+      setCompletedSteps(before + 1);
+      ++numSkipped_;
+      return Error::success();
+    }
+    return Error(MSAMP_ERROR_NONFINITE, std::string("non-finite loss (") +
+                                            (std::isnan(loss) ? "nan"
+                                             : loss > 0       ? "inf"
+                                                              : "-inf") +
+                                            ") at step " +
+                                            std::to_string(number));
+  }
+  return Error::success();
+}
+
+Error Session::readParam(const std::string &name, float *out,
+                         int64_t count) const {
+  TensorBuffer *buffer = findState(name);
+  if (!buffer)
+    return Error(MSAMP_ERROR_INVALID_ARGUMENT,
+                 "no state tensor named '" + name + "'");
+  const TensorSpec &spec = buffer->spec();
+  if (count != spec.numElements || !out)
+    return Error(MSAMP_ERROR_MISMATCH,
+                 "'" + name + "' has " + std::to_string(spec.numElements) +
+                     " elements, the output buffer " + std::to_string(count));
+  float scaleInv = 1.0f;
+  if (TensorBuffer *scale = findState(scaleName(name)))
+    if (scale->spec().dtype == ElementType::F32 &&
+        scale->spec().numElements == 1) {
+      float s;
+      std::memcpy(&s, scale->data(), sizeof(s));
+      scaleInv = 1.0f / s;
+    }
+  decodeToF32(spec.dtype, buffer->data(), spec.numElements, scaleInv, out);
+  return Error::success();
+}
+
+} // namespace msamp::session

@@ -1,0 +1,97 @@
+//===- Session.h - A loaded train step and the state it updates -*- C++ -*-===//
+//
+// Part of the msamp project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The C++ object behind msamp_session (msamp_session.h documents the
+// behaviour). It owns the manifest, the dlopened train_step.so, one buffer
+// per argument, the descriptor table passed to msamp_train_step_packed, an
+// optional data file, and the copy of the state that --skip-nonfinite and
+// --eval restore.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MSAMP_LIB_RUNTIME_SESSION_SESSION_H
+#define MSAMP_LIB_RUNTIME_SESSION_SESSION_H
+
+#include "Error.h"
+#include "Manifest.h"
+#include "SafeTensors.h"
+#include "State.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace msamp::session {
+
+class Session {
+public:
+  static Error open(const std::string &dir, std::unique_ptr<Session> &out);
+
+  const Manifest &manifest() const { return manifest_; }
+  const std::string &graphHash() const { return graphHash_; }
+  double defaultLR() const { return defaultLR_; }
+
+  const std::vector<std::unique_ptr<TensorBuffer>> &state() const {
+    return state_;
+  }
+  const std::vector<std::unique_ptr<TensorBuffer>> &inputs() const {
+    return inputs_;
+  }
+  TensorBuffer *findState(const std::string &name) const;
+  TensorBuffer *findInput(const std::string &name) const;
+
+  Error initialize(uint64_t seed, const std::string *initFile,
+                   int64_t *numFromFile);
+  Error save(const std::string &path) const;
+  Error load(const std::string &path);
+
+  Error setInput(const std::string &name, const void *data, int64_t numBytes);
+  Error openData(const std::string &path, int64_t &numBatches,
+                 int64_t &numIgnored);
+  Error selectBatch(int64_t k);
+  Error syntheticBatch(uint64_t seed, int64_t step, int64_t numClasses);
+
+  Error step(float lr, uint32_t flags, float &loss);
+  int64_t completedSteps() const;
+  int64_t numSkipped() const { return numSkipped_; }
+
+  Error readParam(const std::string &name, float *out, int64_t count) const;
+
+private:
+  Session() = default;
+  void setCompletedSteps(int64_t steps);
+  void snapshotState();
+  void restoreState();
+
+  std::string dir_;
+  Manifest manifest_;
+  std::string graphHash_;
+  double defaultLR_ = 1e-3;
+  void (*packed_)(void **) = nullptr;
+
+  std::vector<std::unique_ptr<TensorBuffer>> state_;
+  std::vector<std::unique_ptr<TensorBuffer>> inputs_;
+  std::unique_ptr<TensorBuffer> loss_;
+  /// descriptors_[i] is the descriptor of argument i; the last is the loss.
+  std::vector<void *> descriptors_;
+  TensorBuffer *stepState_ = nullptr; // the "step" state, if any
+  TensorBuffer *lrInput_ = nullptr;
+  TensorBuffer *rankInput_ = nullptr;
+  int64_t localSteps_ = 0; // the counter when the graph has no step state
+  int64_t numSkipped_ = 0;
+
+  std::unique_ptr<SafeTensorsReader> data_;
+  /// The data tensor of each input/target, parallel to inputs_ (null for
+  /// lr and rank).
+  std::vector<const SafeTensor *> dataTensors_;
+  int64_t numBatches_ = 0;
+
+  std::vector<uint8_t> snapshot_;
+};
+
+} // namespace msamp::session
+
+#endif // MSAMP_LIB_RUNTIME_SESSION_SESSION_H

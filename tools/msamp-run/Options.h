@@ -1,0 +1,60 @@
+//===- Options.h - Command line of msamp-run --------------------*- C++ -*-===//
+//
+// Part of the msamp project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The flags of INTERFACES.md 5. msamp-run links no LLVM (it is a runtime
+// tool), so it parses its command line itself: `--flag value` and
+// `--flag=value`, every value checked (integers in range, known names), and
+// every misuse a message and a non-zero exit, never a crash.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MSAMP_TOOLS_MSAMP_RUN_OPTIONS_H
+#define MSAMP_TOOLS_MSAMP_RUN_OPTIONS_H
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace msamp::run {
+
+struct Options {
+  std::string model;
+  std::optional<std::string> optLevel; // default O2 when compiling
+  std::optional<std::string> pipelineOptions;
+  std::optional<int64_t> steps; // default 10; --eval: K batches
+  uint64_t seed = 0;
+  std::optional<double> lr;
+  std::string lrSchedule = "constant";
+  int64_t warmup = 0;
+  std::optional<int64_t> scheduleSteps;
+  std::optional<double> clipGradNorm;
+  std::optional<std::string> data;
+  bool synthetic = false;
+  int64_t syntheticClasses = 2;
+  std::optional<std::string> init;
+  std::optional<std::string> save;
+  int64_t saveEvery = 0;
+  std::optional<std::string> resume;
+  bool eval = false;
+  bool skipNonFinite = false;
+  std::string backend = "cpu";
+  std::optional<int64_t> threads;
+  std::optional<std::string> logJson;
+  int64_t logEvery = 10;
+  bool quiet = false;
+  bool version = false;
+  bool help = false;
+};
+
+/// Parses argv; on failure returns false with `error` set.
+bool parseOptions(int argc, char **argv, Options &options, std::string &error);
+
+/// The --help text.
+const char *usage();
+
+} // namespace msamp::run
+
+#endif // MSAMP_TOOLS_MSAMP_RUN_OPTIONS_H
