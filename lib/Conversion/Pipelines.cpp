@@ -1,12 +1,14 @@
-//===- Pipelines.cpp - --msamp-lower-to-llvm ----------------------*- C++ -*-===//
+//===- Pipelines.cpp - --msamp-lower-to-llvm ----------------------*- C++
+//-*-===//
 //
 // Tensor-level train step -> LLVM dialect, ready for ahead-of-time compilation
 // into a shared object (tools/msamp-compile):
 //
-//  1. msamp ops and GEMMs become runtime calls (convert-msamp-to-runtime);
-//  2. chains of elementwise linalg ops are fused so each fused chain is one
+//  1. chains of elementwise linalg ops are fused so each fused chain is one
 //     loop nest (no intermediate tensors), which LLVM's loop vectorizer then
 //     vectorizes at -O3;
+//  2. msamp ops and GEMMs become runtime calls (convert-msamp-to-runtime),
+//     immediately before bufferization (see below);
 //  3. one-shot bufferization across function boundaries (identity layouts so
 //     the runtime sees plain contiguous buffers), then ownership-based
 //     deallocation frees every temporary inside the step;
@@ -21,7 +23,6 @@
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/Passes.h"
-#include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -30,14 +31,19 @@
 using namespace mlir;
 
 void mlir::msamp::buildLowerToLLVMPipeline(OpPassManager &pm) {
-  pm.addPass(createConvertMSAMPToRuntime());
-  pm.addPass(createCanonicalizerPass());
   // Scalar-state arithmetic (step + 1, 1 / scale, warm-up selects) is arith
   // on 0-d tensors: make it linalg so that it bufferizes and fuses.
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   pm.addNestedPass<func::FuncOp>(createLinalgElementwiseOpFusionPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  // The runtime calls hand buffers over with bufferization.to_buffer, a Pure
+  // op: CSE or canonicalization between here and one-shot bufferization
+  // would merge a later read into an earlier to_buffer of the same tensor,
+  // and bufferization would then reuse the tensor's buffer before the call
+  // reads it. So the conversion runs last on tensors, right before
+  // bufferization, with nothing in between.
+  pm.addPass(createConvertMSAMPToRuntime());
 
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
@@ -48,6 +54,9 @@ void mlir::msamp::buildLowerToLLVMPipeline(OpPassManager &pm) {
   bufferization::BufferDeallocationPipelineOptions dealloc;
   bufferization::buildBufferDeallocationPipeline(pm, dealloc);
   pm.addPass(createConvertBufferizationToMemRefPass());
+  // Only now, with every buffer's lifetime settled, may calls take the
+  // type-erased memref<*xi8> operands of the C interface.
+  pm.addPass(createMSAMPFinalizeRuntimeCalls());
 
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(createLowerAffinePass());

@@ -30,6 +30,23 @@ def ConvertMSAMPToRuntime : Pass<"convert-msamp-to-runtime", "::mlir::ModuleOp">
   ];
 }
 
+def MSAMPFinalizeRuntimeCalls
+    : Pass<"msamp-finalize-runtime-calls", "::mlir::ModuleOp"> {
+  let summary = "retype runtime calls to the canonical C-interface declarations";
+  let description = [{
+    After bufferization and buffer deallocation, every call to a typed runtime
+    declaration (`msamp.runtime_symbol`) is redirected to the one declaration
+    of RuntimeSymbols.cpp whose memref parameters are `memref<*xi8>`: each
+    unranked operand gets an `unrealized_conversion_cast` to `memref<*xi8>`,
+    which vanishes in the LLVM lowering where every unranked memref is the
+    same {rank, descriptor*} pair. This must not run earlier: buffer
+    deallocation does not see through the cast and would free a buffer
+    before the call that reads it.
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 def MSAMPEmitEntryPoint : Pass<"msamp-emit-entry-point", "::mlir::ModuleOp"> {
   let summary = "add the packed C entry point of the train step (LLVM dialect)";
   let description = [{

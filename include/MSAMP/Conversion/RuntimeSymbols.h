@@ -47,6 +47,17 @@ const RuntimeSymbol &getRuntimeSymbol(RuntimeFn fn);
 /// parameters are typed memref<*xi8>: callers cast their buffers to it.
 func::FuncOp getOrInsertRuntimeDecl(ModuleOp module, RuntimeFn fn);
 
+/// A declaration of the runtime function for the exact operand types of one
+/// call (unranked memrefs of any element type), named
+/// `<symbol>__<n>` and tagged `msamp.runtime_symbol = <symbol>`. Used until
+/// buffer deallocation has run; msamp-finalize-runtime-calls then redirects
+/// every call to the canonical declaration and erases these.
+func::FuncOp getOrInsertTypedRuntimeDecl(ModuleOp module, RuntimeFn fn,
+                                         TypeRange operandTypes);
+
+/// Attribute naming the canonical runtime symbol of a typed declaration.
+constexpr llvm::StringLiteral kRuntimeSymbolAttr = "msamp.runtime_symbol";
+
 /// The runtime's dtype code of an element type (msamp_rt_dtype), or -1.
 int32_t getRuntimeDTypeCode(Type elementType);
 

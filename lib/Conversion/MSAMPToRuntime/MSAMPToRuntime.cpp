@@ -1,17 +1,22 @@
-//===- MSAMPToRuntime.cpp - msamp ops and GEMMs to runtime calls --*- C++ -*-===//
+//===- MSAMPToRuntime.cpp - msamp ops and GEMMs to runtime calls --*- C++
+//-*-===//
 //
 // The bridge between the tensor-level train step and the runtime ABI
 // (docs/RuntimeABI.md). Runs before one-shot bufferization:
 //
 //   %r = msamp.quantize %x, %s : tensor<AxB xf32> to tensor<AxB xf8E4M3FN>
 // becomes
-//   %xb = bufferization.to_buffer %x read_only      (then cast to memref<*xi8>)
+//   %xb = bufferization.to_buffer %x read_only      (then cast to unranked)
 //   %rb = memref.alloc() : memref<AxBxf8E4M3FN>
-//   func.call @msamp_rt_quantize(%xb', %sb', %rb', %c0, %c3)
+//   func.call @msamp_rt_quantize__0(%xb', %sb', %rb', %c0, %c3)
 //   %r = bufferization.to_tensor %rb restrict writable
 //
 // so that one-shot bufferization sees ordinary buffers and the runtime sees
-// one uniform calling convention (pointers to unranked descriptors). GEMMs in
+// one uniform calling convention (pointers to unranked descriptors; the
+// typed declarations become the canonical memref<*xi8> ones after buffer
+// deallocation, msamp-finalize-runtime-calls). This pass must run right
+// before one-shot bufferization: to_buffer is Pure, and CSE would merge a
+// later read into an earlier to_buffer of the same tensor. GEMMs in
 // high precision go to the runtime too: every GEMM at every level, O0
 // included, uses the same optimized path.
 //
@@ -54,8 +59,8 @@ public:
   Value input(OpBuilder &b, Location loc, Value tensor) {
     auto type = cast<RankedTensorType>(tensor.getType());
     auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
-    Value buffer = bufferization::ToBufferOp::create(b, loc, memrefType,
-                                                     tensor, /*read_only=*/true);
+    Value buffer = bufferization::ToBufferOp::create(b, loc, memrefType, tensor,
+                                                     /*read_only=*/true);
     return erase(b, loc, buffer);
   }
 
@@ -95,29 +100,27 @@ public:
     return arith::ConstantIntOp::create(b, loc, v, 32);
   }
   Value f64(OpBuilder &b, Location loc, double v) {
-    return arith::ConstantFloatOp::create(b, loc, b.getF64Type(),
-                                          APFloat(v));
+    return arith::ConstantFloatOp::create(b, loc, b.getF64Type(), APFloat(v));
   }
 
   void call(OpBuilder &b, Location loc, RuntimeFn fn, ValueRange args) {
-    func::FuncOp decl = getOrInsertRuntimeDecl(module, fn);
+    func::FuncOp decl =
+        getOrInsertTypedRuntimeDecl(module, fn, args.getTypes());
     func::CallOp::create(b, loc, decl, args);
   }
 
 private:
-  /// Ranked buffer -> memref<*xi8>: the declared parameter type. The element
-  /// type change is an unrealized cast that disappears in the LLVM lowering,
-  /// where every unranked memref is the same {rank, descriptor*} pair.
+  /// Ranked buffer -> unranked buffer of the same element type. The calls
+  /// keep typed memrefs until buffer deallocation has run (it must see every
+  /// use of a buffer); msamp-finalize-runtime-calls then retypes them to the
+  /// declared memref<*xi8>.
   Value erase(OpBuilder &b, Location loc, Value buffer) {
     auto memrefType = cast<MemRefType>(buffer.getType());
-    Value unranked = memref::CastOp::create(
+    return memref::CastOp::create(
         b, loc,
         UnrankedMemRefType::get(memrefType.getElementType(),
                                 memrefType.getMemorySpace()),
         buffer);
-    auto i8 = UnrankedMemRefType::get(b.getI8Type(), /*memorySpace=*/0);
-    return UnrealizedConversionCastOp::create(b, loc, i8, unranked)
-        .getResult(0);
   }
 
   ModuleOp module;
@@ -184,8 +187,7 @@ void ConvertMSAMPToRuntimePass::runOnOperation() {
   Block &entry = step.getBody().front();
   auto ret = cast<func::ReturnOp>(entry.getTerminator());
   for (unsigned i = 0, e = step.getNumResults(); i < e; ++i)
-    if (auto updates =
-            step.getResultAttrOfType<IntegerAttr>(i, kUpdatesAttr))
+    if (auto updates = step.getResultAttrOfType<IntegerAttr>(i, kUpdatesAttr))
       stateResultArg[ret.getOperand(i)] = updates.getInt();
 
   SmallVector<Operation *> ops;
@@ -215,7 +217,9 @@ void ConvertMSAMPToRuntimePass::runOnOperation() {
       }
       return out(result.getType());
     };
-    auto optional = [&](Value v) { return v ? rt.input(b, loc, v) : rt.dummy(b, loc); };
+    auto optional = [&](Value v) {
+      return v ? rt.input(b, loc, v) : rt.dummy(b, loc);
+    };
 
     if (auto q = dyn_cast<QuantizeOp>(op)) {
       rt.call(b, loc, RuntimeFn::Quantize,
@@ -247,8 +251,8 @@ void ConvertMSAMPToRuntimePass::runOnOperation() {
                stateOut(h.getAmaxHistory(), h.getResult())});
     } else if (auto g = dyn_cast<GemmOp>(op)) {
       int32_t flags = (g.getTransposeA() ? 1 : 0) |
-                      (g.getTransposeB() ? 2 : 0) |
-                      (g.getFastAccum() ? 4 : 0) | (g.getAmax() ? 8 : 0);
+                      (g.getTransposeB() ? 2 : 0) | (g.getFastAccum() ? 4 : 0) |
+                      (g.getAmax() ? 8 : 0);
       Value result = out(g.getResult().getType());
       Value amax = g.getAmax() ? out(g.getAmax().getType()) : rt.dummy(b, loc);
       rt.call(b, loc, RuntimeFn::Gemm,
@@ -269,11 +273,11 @@ void ConvertMSAMPToRuntimePass::runOnOperation() {
                rt.i32(b, loc, r.getScaleInv() ? 1 : 0)});
     } else if (auto u = dyn_cast<AdamUpdateOp>(op)) {
       SmallVector<Value> args = {
-          rt.input(b, loc, u.getParam()),   optional(u.getParamScale()),
-          rt.input(b, loc, u.getGrad()),    optional(u.getGradScaleInv()),
-          rt.input(b, loc, u.getExpAvg()),  optional(u.getExpAvgScale()),
+          rt.input(b, loc, u.getParam()),    optional(u.getParamScale()),
+          rt.input(b, loc, u.getGrad()),     optional(u.getGradScaleInv()),
+          rt.input(b, loc, u.getExpAvg()),   optional(u.getExpAvgScale()),
           rt.input(b, loc, u.getExpAvgSq()), optional(u.getExpAvgSqScale()),
-          rt.input(b, loc, u.getLr()),      rt.input(b, loc, u.getStep())};
+          rt.input(b, loc, u.getLr()),       rt.input(b, loc, u.getStep())};
       auto scaled = [&](Value operand, Value result, Value scale,
                         Value newScale) {
         args.push_back(stateOut(operand, result));
@@ -297,20 +301,20 @@ void ConvertMSAMPToRuntimePass::runOnOperation() {
       rt.call(b, loc, RuntimeFn::AdamUpdate, args);
     } else if (auto s = dyn_cast<SGDUpdateOp>(op)) {
       SmallVector<Value> args = {
-          rt.input(b, loc, s.getParam()), optional(s.getParamScale()),
-          rt.input(b, loc, s.getGrad()), optional(s.getGradScaleInv()),
+          rt.input(b, loc, s.getParam()),  optional(s.getParamScale()),
+          rt.input(b, loc, s.getGrad()),   optional(s.getGradScaleInv()),
           optional(s.getMomentumBuffer()), rt.input(b, loc, s.getLr()),
           rt.input(b, loc, s.getStep())};
       args.push_back(stateOut(s.getParam(), s.getNewParam()));
       args.push_back(s.getNewParamScale()
                          ? stateOut(s.getParamScale(), s.getNewParamScale())
                          : rt.dummy(b, loc));
-      args.push_back(s.getNewMomentumBuffer()
-                         ? stateOut(s.getMomentumBuffer(),
-                                    s.getNewMomentumBuffer())
-                         : rt.dummy(b, loc));
-      int32_t flags = (s.getNesterov() ? 1 : 0) |
-                      (s.getMomentumBuffer() ? 2 : 0);
+      args.push_back(
+          s.getNewMomentumBuffer()
+              ? stateOut(s.getMomentumBuffer(), s.getNewMomentumBuffer())
+              : rt.dummy(b, loc));
+      int32_t flags =
+          (s.getNesterov() ? 1 : 0) | (s.getMomentumBuffer() ? 2 : 0);
       args.append({rt.i32(b, loc, dtype(s.getParam())),
                    rt.i32(b, loc, dtype(s.getGrad())),
                    rt.f64(b, loc, s.getMomentum().convertToDouble()),
@@ -377,13 +381,13 @@ void ConvertMSAMPToRuntimePass::runOnOperation() {
     step.emitError("the train step has no loss result");
     return signalPassFailure();
   }
-  BlockArgument lossOut = addStateArgument(step, loss.getType(), "loss_output",
-                                           "loss", "");
+  BlockArgument lossOut =
+      addStateArgument(step, loss.getType(), "loss_output", "loss", "");
   Value lossDest;
   rt.inPlaceOutput(b, loc, lossOut, lossDest);
-  bufferization::MaterializeInDestinationOp::create(
-      b, loc, TypeRange{}, loss, lossDest, /*restrict=*/true,
-      /*writable=*/true);
+  bufferization::MaterializeInDestinationOp::create(b, loc, TypeRange{}, loss,
+                                                    lossDest, /*restrict=*/true,
+                                                    /*writable=*/true);
   func::ReturnOp::create(b, loc, ValueRange{});
   ret.erase();
   llvm::BitVector allResults(step.getNumResults(), true);

@@ -1,4 +1,5 @@
-//===- RuntimeSymbols.cpp - the one table of runtime entry points --*- C++ -*-===//
+//===- RuntimeSymbols.cpp - the one table of runtime entry points --*- C++
+//-*-===//
 
 #include "MSAMP/Conversion/RuntimeSymbols.h"
 
@@ -53,8 +54,33 @@ func::FuncOp mlir::msamp::getOrInsertRuntimeDecl(ModuleOp module,
   auto decl = func::FuncOp::create(builder, module.getLoc(), symbol.name,
                                    FunctionType::get(ctx, inputs, {}));
   decl.setPrivate();
-  decl->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
-                b.getUnitAttr());
+  decl->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(), b.getUnitAttr());
+  return decl;
+}
+
+func::FuncOp mlir::msamp::getOrInsertTypedRuntimeDecl(ModuleOp module,
+                                                      RuntimeFn fn,
+                                                      TypeRange operandTypes) {
+  const RuntimeSymbol &symbol = getRuntimeSymbol(fn);
+  MLIRContext *ctx = module.getContext();
+  auto type = FunctionType::get(ctx, operandTypes, {});
+  // Reuse a typed declaration with the same signature.
+  for (auto decl : module.getOps<func::FuncOp>()) {
+    auto tag = decl->getAttrOfType<StringAttr>(kRuntimeSymbolAttr);
+    if (tag && tag.getValue() == symbol.name && decl.getFunctionType() == type)
+      return decl;
+  }
+  std::string name;
+  for (unsigned i = 0;; ++i) {
+    name = (symbol.name + "__" + std::to_string(i)).str();
+    if (!module.lookupSymbol(name))
+      break;
+  }
+  OpBuilder builder(ctx);
+  builder.setInsertionPointToEnd(module.getBody());
+  auto decl = func::FuncOp::create(builder, module.getLoc(), name, type);
+  decl.setPrivate();
+  decl->setAttr(kRuntimeSymbolAttr, builder.getStringAttr(symbol.name));
   return decl;
 }
 

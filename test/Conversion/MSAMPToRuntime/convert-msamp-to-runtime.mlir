@@ -1,4 +1,5 @@
 // RUN: msamp-opt %s --convert-msamp-to-runtime -split-input-file | FileCheck %s
+// RUN: msamp-opt %s --convert-elementwise-to-linalg --convert-msamp-to-runtime --one-shot-bufferize="bufferize-function-boundaries" --msamp-finalize-runtime-calls | FileCheck %s --check-prefix=FINAL
 // RUN: msamp-opt %s --msamp-lower-to-llvm -split-input-file | FileCheck %s --check-prefix=LLVM
 
 // A minimal train step: an FP8 GEMM, a high-precision GEMM, an FP8 all-reduce
@@ -12,26 +13,34 @@
 // CHECK-SAME: attributes {llvm.emit_c_interface
 // Quantize: E4M3 (dtype 3) from f32 (dtype 0) into a fresh buffer.
 // CHECK: %[[QB:.+]] = memref.alloc() : memref<4x4xf8E4M3FN>
-// CHECK: call @msamp_rt_quantize(%{{.+}}, %{{.+}}, %{{.+}}, %c0_i32{{[_0-9]*}}, %c3_i32{{[_0-9]*}})
+// CHECK: call @msamp_rt_quantize__{{[0-9]+}}(%{{.+}}, %{{.+}}, %{{.+}}, %c0_i32{{[_0-9]*}}, %c3_i32{{[_0-9]*}})
 // CHECK: %[[Q:.+]] = bufferization.to_tensor %[[QB]] restrict writable
 // FP8 GEMM with transpose_b (flag 2) and fast accumulation (flag 4).
-// CHECK: call @msamp_rt_gemm({{.*}}, %c3_i32{{[_0-9]*}}, %c3_i32{{[_0-9]*}}, %c0_i32{{[_0-9]*}}, %c6_i32{{[_0-9]*}})
+// CHECK: call @msamp_rt_gemm__{{[0-9]+}}({{.*}}, %c3_i32{{[_0-9]*}}, %c3_i32{{[_0-9]*}}, %c0_i32{{[_0-9]*}}, %c6_i32{{[_0-9]*}})
 // The f32 GEMM goes to the same runtime GEMM with unit scales.
-// CHECK: call @msamp_rt_gemm({{.*}}, %c0_i32{{[_0-9]*}}, %c0_i32{{[_0-9]*}}, %c0_i32{{[_0-9]*}}, %c0_i32{{[_0-9]*}})
+// CHECK: call @msamp_rt_gemm__{{[0-9]+}}({{.*}}, %c0_i32{{[_0-9]*}}, %c0_i32{{[_0-9]*}}, %c0_i32{{[_0-9]*}}, %c0_i32{{[_0-9]*}})
 // The FP8 all-reduce (mean = 2) with its inverse scale.
-// CHECK: call @msamp_rt_all_reduce({{.*}}, %c3_i32{{[_0-9]*}}, %c2_i32{{[_0-9]*}}, %c1_i32{{[_0-9]*}})
+// CHECK: call @msamp_rt_all_reduce__{{[0-9]+}}({{.*}}, %c3_i32{{[_0-9]*}}, %c2_i32{{[_0-9]*}}, %c1_i32{{[_0-9]*}})
 // AdamW writes param and moments in place: their outputs are the argument
 // buffers themselves.
 // CHECK-DAG: %[[WB:.+]] = bufferization.to_buffer %[[W]] : tensor<4x4xf32> to memref<4x4xf32>
 // CHECK-DAG: %[[MB:.+]] = bufferization.to_buffer %[[M]] : tensor<4x4xf32> to memref<4x4xf32>
 // CHECK-DAG: %[[VB:.+]] = bufferization.to_buffer %[[V]] : tensor<4x4xf32> to memref<4x4xf32>
-// CHECK: call @msamp_rt_adam_update(
+// CHECK: call @msamp_rt_adam_update__{{[0-9]+}}(
 // CHECK: bufferization.materialize_in_destination {{.*}} in restrict writable
 // CHECK: return{{$}}
-// The runtime functions are declared once, with the C interface.
-// CHECK-DAG: func.func private @msamp_rt_quantize(memref<*xi8>, memref<*xi8>, memref<*xi8>, i32, i32) attributes {llvm.emit_c_interface}
-// CHECK-DAG: func.func private @msamp_rt_gemm(memref<*xi8>, memref<*xi8>, memref<*xi8>, memref<*xi8>, memref<*xi8>, memref<*xi8>, i32, i32, i32, i32) attributes {llvm.emit_c_interface}
-// CHECK-DAG: func.func private @msamp_rt_adam_update(memref<*xi8>, {{.*}}memref<*xi8>, i32, i32, i32, i32, f64, f64, f64, f64, i32) attributes {llvm.emit_c_interface}
+// Until buffer deallocation has run, calls use typed declarations (one per
+// operand-type signature) tagged with their runtime symbol.
+// CHECK-DAG: func.func private @msamp_rt_quantize__0(memref<*xf32>, memref<*xf32>, memref<*xf8E4M3FN>, i32, i32) attributes {msamp.runtime_symbol = "msamp_rt_quantize"}
+// CHECK-DAG: func.func private @msamp_rt_gemm__0(memref<*xf8E4M3FN>, memref<*xf32>, memref<*xf8E4M3FN>, memref<*xf32>, memref<*xf32>, memref<*xf32>, i32, i32, i32, i32) attributes {msamp.runtime_symbol = "msamp_rt_gemm"}
+// CHECK-DAG: func.func private @msamp_rt_gemm__1(memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>, i32, i32, i32, i32) attributes {msamp.runtime_symbol = "msamp_rt_gemm"}
+
+// After msamp-finalize-runtime-calls every call goes to the one canonical
+// C-interface declaration per symbol.
+// FINAL-DAG: func.func private @msamp_rt_quantize(memref<*xi8>, memref<*xi8>, memref<*xi8>, i32, i32) attributes {llvm.emit_c_interface}
+// FINAL-DAG: func.func private @msamp_rt_gemm(memref<*xi8>, memref<*xi8>, memref<*xi8>, memref<*xi8>, memref<*xi8>, memref<*xi8>, i32, i32, i32, i32) attributes {llvm.emit_c_interface}
+// FINAL-DAG: func.func private @msamp_rt_adam_update(memref<*xi8>, {{.*}}memref<*xi8>, i32, i32, i32, i32, f64, f64, f64, f64, i32) attributes {llvm.emit_c_interface}
+// FINAL-NOT: msamp.runtime_symbol
 
 // LLVM-LABEL: llvm.func @msamp_train_step_packed(%{{.+}}: !llvm.ptr)
 // LLVM: llvm.call @_mlir_ciface_train_step(
