@@ -1,0 +1,650 @@
+//===- CudaBackend.cpp - The "cuda" backend and the plugin entry point ----===//
+//
+// Part of the msamp project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Binds the Backend interface to the CUDA kernels, cuBLASLt and NCCL, and
+// exports the plugin entry point CudaBackendLoader.cpp calls. Each method:
+//   1. takes the backend's lock and names the ABI call for error messages;
+//   2. stages its pointers (common/Staging.h: device and managed memory in
+//      place, host memory copied in and out);
+//   3. enqueues the kernels on the backend's stream;
+//   4. finishes: copies staged outputs back and synchronizes, because an
+//      ABI kernel returns only when its outputs are written.
+// Scalars (scales, amaxes, inverse scales) stay on the device; only lr and
+// step are read by the host, because the optimizers' bias corrections are
+// computed in double from them exactly as the CPU backend does.
+//
+// Creation fails cleanly, recording why, when there is no driver or device
+// ("no CUDA device: cudaGetDeviceCount returned 35 (...)"), when the
+// device is older than sm_89 (the kernels are built for sm_89 and sm_90;
+// FP8 GEMMs need sm_89), or when the plugin and the runtime were built from
+// different sources.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CudaBackend.h"
+#include "../Backend.h"
+#include "../Collective.h"
+#include "../DType.h"
+#include "../Status.h"
+#include "CudaPlugin.h"
+#include "Kernels.h"
+#include "comm/NcclCollective.h"
+#include "common/CudaCheck.h"
+#include "common/ElementAccess.h"
+#include "common/PluginHost.h"
+#include "common/Staging.h"
+#include "gemm/CublasLtGemm.h"
+
+#include <cuda_runtime_api.h>
+
+#include <atomic>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace msamp::runtime::cuda {
+namespace {
+
+size_t bytesOf(const TensorRef &t) {
+  return static_cast<size_t>(t.numel) * static_cast<size_t>(dtypeSize(t.dtype));
+}
+
+/// The device index: $MSAMP_CUDA_DEVICE, else $MSAMP_LOCAL_RANK (one process
+/// per GPU), else 0.
+int chooseDevice(int count, const char *&variable) {
+  variable = nullptr;
+  for (const char *name : {"MSAMP_CUDA_DEVICE", "MSAMP_LOCAL_RANK"}) {
+    const char *text = std::getenv(name);
+    if (!text || !*text)
+      continue;
+    char *end = nullptr;
+    const long value = std::strtol(text, &end, 10);
+    variable = name;
+    if (!end || *end != '\0' || value < 0 || value >= count)
+      return -1;
+    return static_cast<int>(value);
+  }
+  return 0;
+}
+
+class CudaBackend final : public Backend {
+public:
+  /// Set-up; on failure the reason is recorded and the backend is unusable.
+  msamp_rt_status init();
+
+  const char *name() const override { return "cuda"; }
+  msamp_rt_status quantize(const TensorRef &in, const float *scale,
+                           const TensorRef &out) override;
+  msamp_rt_status dequantize(const TensorRef &in, const float *scaleInv,
+                             const TensorRef &out) override;
+  msamp_rt_status amax(const TensorRef &in, float *out) override;
+  msamp_rt_status computeScale(const ComputeScaleParams &p) override;
+  msamp_rt_status updateAmaxHistory(const float *history, int64_t length,
+                                    const float *amax, float *out) override;
+  msamp_rt_status gemm(const GemmParams &p) override;
+  msamp_rt_status allReduce(const AllReduceParams &p,
+                            Collective &collective) override;
+  msamp_rt_status adamUpdate(const AdamParams &p) override;
+  msamp_rt_status sgdUpdate(const SgdParams &p) override;
+
+  // Test hooks (TestHooks.cpp) run kernels the ABI does not expose on
+  // device pointers, with the same lock and stream.
+  std::mutex &lock() { return mutex; }
+  const DeviceContext &context() const { return ctx; }
+
+private:
+  /// Everything a call needs first: the lock, the op name, the device.
+  struct Call {
+    Call(CudaBackend &b, const char *op) : guard(b.mutex), scope(op) {
+      status = b.ctx.makeCurrent();
+    }
+    std::lock_guard<std::mutex> guard;
+    OpScope scope;
+    msamp_rt_status status;
+  };
+
+  /// One reduction step of an all-reduce on device buffers, whatever the
+  /// collective: NCCL directly, a world of one as a copy, any other
+  /// (host-memory) collective through a host round trip.
+  msamp_rt_status reduceF32(Collective &collective, const float *in, float *out,
+                            int64_t n, CollectiveOp op);
+  msamp_rt_status reduceFP8(Collective &collective, const uint8_t *in,
+                            uint8_t *out, int64_t n, numerics::Format format,
+                            CollectiveOp op);
+
+  DeviceContext ctx;
+  CublasLtGemm gemmEngine;
+  std::mutex mutex;
+};
+
+msamp_rt_status CudaBackend::init() {
+  OpScope scope("msamp_rt_set_backend");
+  int count = 0;
+  const cudaError_t error = cudaGetDeviceCount(&count);
+  if (error != cudaSuccess) {
+    (void)cudaGetLastError();
+    return recordError(
+        MSAMP_RT_ERROR_BACKEND_UNAVAILABLE,
+        "no CUDA device: cudaGetDeviceCount returned %d (%s: %s)",
+        static_cast<int>(error), cudaGetErrorName(error),
+        cudaGetErrorString(error));
+  }
+  if (count == 0)
+    return recordError(MSAMP_RT_ERROR_BACKEND_UNAVAILABLE,
+                       "no CUDA device: cudaGetDeviceCount found 0 devices");
+  const char *variable = nullptr;
+  const int device = chooseDevice(count, variable);
+  if (device < 0)
+    return recordError(MSAMP_RT_ERROR_BACKEND_UNAVAILABLE,
+                       "msamp_rt_set_backend: %s='%s' is not a device index "
+                       "below %d",
+                       variable, std::getenv(variable), count);
+  ctx.device = device;
+  MSAMP_RT_RETURN_IF_ERROR(ctx.makeCurrent());
+  MSAMP_CUDA_TRY_CTX(cudaDeviceGetAttribute(&ctx.ccMajor,
+                                            cudaDevAttrComputeCapabilityMajor,
+                                            device),
+                     "device %d", device);
+  MSAMP_CUDA_TRY_CTX(cudaDeviceGetAttribute(&ctx.ccMinor,
+                                            cudaDevAttrComputeCapabilityMinor,
+                                            device),
+                     "device %d", device);
+  MSAMP_CUDA_TRY_CTX(cudaDeviceGetAttribute(
+                         &ctx.smCount, cudaDevAttrMultiProcessorCount, device),
+                     "device %d", device);
+  cudaDeviceProp props;
+  MSAMP_CUDA_TRY_CTX(cudaGetDeviceProperties(&props, device), "device %d",
+                     device);
+  std::snprintf(ctx.name, sizeof(ctx.name), "%s", props.name);
+  if (ctx.ccMajor * 10 + ctx.ccMinor < 89)
+    return recordError(
+        MSAMP_RT_ERROR_BACKEND_UNAVAILABLE,
+        "msamp_rt_set_backend: CUDA device %d (%s) has compute "
+        "capability %d.%d; the cuda backend needs sm_89 or newer "
+        "(its kernels are built for sm_89 and sm_90, and FP8 "
+        "GEMMs need sm_89)",
+        device, ctx.name, ctx.ccMajor, ctx.ccMinor);
+  // A few waves of blocks; grid-stride loops cover the rest.
+  setMaxGridBlocks(ctx.smCount > 0 ? ctx.smCount * 8 : 1024);
+
+  int pools = 0;
+  MSAMP_CUDA_TRY_CTX(
+      cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, device),
+      "device %d", device);
+  ctx.memoryPools = pools != 0;
+  if (ctx.memoryPools) {
+    // Keep freed scratch in the pool instead of returning it to the driver
+    // at every synchronization: steady-state steps then allocate nothing.
+    cudaMemPool_t pool = nullptr;
+    MSAMP_CUDA_TRY_CTX(cudaDeviceGetDefaultMemPool(&pool, device), "device %d",
+                       device);
+    uint64_t threshold = UINT64_MAX;
+    MSAMP_CUDA_TRY(cudaMemPoolSetAttribute(
+        pool, cudaMemPoolAttrReleaseThreshold, &threshold));
+  }
+  MSAMP_CUDA_TRY_CTX(
+      cudaStreamCreateWithFlags(&ctx.stream, cudaStreamNonBlocking),
+      "device %d", device);
+  MSAMP_RT_RETURN_IF_ERROR(gemmEngine.init(ctx));
+
+  // A multi-process job gets the NCCL collective (NcclCollective.cpp).
+  NcclEnvironment env;
+  MSAMP_RT_RETURN_IF_ERROR(readNcclEnvironment(env));
+  if (env.enabled) {
+    std::unique_ptr<NcclCollective> collective =
+        NcclCollective::create(ctx, env);
+    if (!collective)
+      return MSAMP_RT_ERROR_COLLECTIVE;
+    getPluginHost()->setCollective(collective.release());
+  }
+  return MSAMP_RT_OK;
+}
+
+//===----------------------------------------------------------------------===//
+// Casts, amax, scaling state
+//===----------------------------------------------------------------------===//
+
+msamp_rt_status CudaBackend::quantize(const TensorRef &in, const float *scale,
+                                      const TensorRef &out) {
+  Call call(*this, "msamp_rt_quantize");
+  MSAMP_RT_RETURN_IF_ERROR(call.status);
+  if (in.numel == 0)
+    return MSAMP_RT_OK;
+  Staging st(ctx);
+  const void *dIn = nullptr;
+  const float *dScale = nullptr;
+  void *dOut = nullptr;
+  MSAMP_RT_RETURN_IF_ERROR(st.input(in.data, bytesOf(in), &dIn));
+  MSAMP_RT_RETURN_IF_ERROR(st.input(scale, sizeof(float), &dScale));
+  MSAMP_RT_RETURN_IF_ERROR(st.output(out.data, bytesOf(out), &dOut));
+  MSAMP_CUDA_TRY_CTX(launchQuantize(dIn, in.dtype, dScale, dOut, out.dtype,
+                                    nullptr, in.numel, ctx.stream),
+                     "%s -> %s, %lld elements", dtypeName(in.dtype),
+                     dtypeName(out.dtype), static_cast<long long>(in.numel));
+  return st.finish();
+}
+
+msamp_rt_status CudaBackend::dequantize(const TensorRef &in,
+                                        const float *scaleInv,
+                                        const TensorRef &out) {
+  Call call(*this, "msamp_rt_dequantize");
+  MSAMP_RT_RETURN_IF_ERROR(call.status);
+  if (in.numel == 0)
+    return MSAMP_RT_OK;
+  Staging st(ctx);
+  const void *dIn = nullptr;
+  const float *dScaleInv = nullptr;
+  void *dOut = nullptr;
+  MSAMP_RT_RETURN_IF_ERROR(st.input(in.data, bytesOf(in), &dIn));
+  MSAMP_RT_RETURN_IF_ERROR(st.input(scaleInv, sizeof(float), &dScaleInv));
+  MSAMP_RT_RETURN_IF_ERROR(st.output(out.data, bytesOf(out), &dOut));
+  MSAMP_CUDA_TRY_CTX(launchDequantize(dIn, in.dtype, dScaleInv, dOut, out.dtype,
+                                      in.numel, ctx.stream),
+                     "%s -> %s, %lld elements", dtypeName(in.dtype),
+                     dtypeName(out.dtype), static_cast<long long>(in.numel));
+  return st.finish();
+}
+
+msamp_rt_status CudaBackend::amax(const TensorRef &in, float *out) {
+  Call call(*this, "msamp_rt_amax");
+  MSAMP_RT_RETURN_IF_ERROR(call.status);
+  Staging st(ctx);
+  const void *dIn = nullptr;
+  float *dOut = nullptr;
+  unsigned *bits = nullptr;
+  MSAMP_RT_RETURN_IF_ERROR(st.input(in.data, bytesOf(in), &dIn));
+  MSAMP_RT_RETURN_IF_ERROR(st.output(out, sizeof(float), &dOut));
+  MSAMP_RT_RETURN_IF_ERROR(st.amaxAccumulator(&bits));
+  MSAMP_CUDA_TRY_CTX(launchAmax(dIn, in.dtype, in.numel, bits, ctx.stream),
+                     "%s, %lld elements", dtypeName(in.dtype),
+                     static_cast<long long>(in.numel));
+  MSAMP_CUDA_TRY(launchFinalizeAmax(bits, dOut, ctx.stream));
+  return st.finish();
+}
+
+msamp_rt_status CudaBackend::computeScale(const ComputeScaleParams &p) {
+  Call call(*this, "msamp_rt_compute_scale");
+  MSAMP_RT_RETURN_IF_ERROR(call.status);
+  if (p.length > INT_MAX)
+    return recordError(MSAMP_RT_ERROR_INVALID_ARGUMENT,
+                       "msamp_rt_compute_scale: history length %lld is too "
+                       "long",
+                       static_cast<long long>(p.length));
+  Staging st(ctx);
+  const float *dHistory = nullptr, *dPrev = nullptr;
+  float *dOut = nullptr;
+  MSAMP_RT_RETURN_IF_ERROR(
+      st.input(p.history, static_cast<size_t>(p.length) * 4, &dHistory));
+  MSAMP_RT_RETURN_IF_ERROR(st.input(p.prevScale, sizeof(float), &dPrev));
+  // out may alias prevScale: one buffer then, read before written.
+  MSAMP_RT_RETURN_IF_ERROR(st.output(p.out, sizeof(float), &dOut));
+  MSAMP_CUDA_TRY_CTX(launchComputeScale(dHistory, p.length, dPrev, dOut, p.kind,
+                                        p.algo, p.fpMax, p.margin, ctx.stream),
+                     "history length %lld, kind %d, algo %d, margin %d",
+                     static_cast<long long>(p.length), static_cast<int>(p.kind),
+                     static_cast<int>(p.algo), p.margin);
+  return st.finish();
+}
+
+msamp_rt_status CudaBackend::updateAmaxHistory(const float *history,
+                                               int64_t length,
+                                               const float *amax, float *out) {
+  Call call(*this, "msamp_rt_update_amax_history");
+  MSAMP_RT_RETURN_IF_ERROR(call.status);
+  if (length > INT_MAX)
+    return recordError(MSAMP_RT_ERROR_INVALID_ARGUMENT,
+                       "msamp_rt_update_amax_history: history length %lld is "
+                       "too long",
+                       static_cast<long long>(length));
+  if (length <= 0)
+    return MSAMP_RT_OK;
+  const size_t bytes = static_cast<size_t>(length) * sizeof(float);
+  Staging st(ctx);
+  const float *dHistory = nullptr, *dAmax = nullptr;
+  float *dOut = nullptr;
+  MSAMP_RT_RETURN_IF_ERROR(st.input(history, bytes, &dHistory));
+  MSAMP_RT_RETURN_IF_ERROR(st.input(amax, sizeof(float), &dAmax));
+  MSAMP_RT_RETURN_IF_ERROR(st.output(out, bytes, &dOut));
+  if (dHistory == dOut) {
+    // In place (out is history): roll from a copy, so no thread reads a
+    // slot another thread has already shifted.
+    void *copy = nullptr;
+    MSAMP_RT_RETURN_IF_ERROR(st.scratch(bytes, &copy));
+    MSAMP_CUDA_TRY_CTX(cudaMemcpyAsync(copy, dHistory, bytes,
+                                       cudaMemcpyDeviceToDevice, ctx.stream),
+                       "bytes=%zu", bytes);
+    dHistory = static_cast<const float *>(copy);
+  }
+  MSAMP_CUDA_TRY_CTX(
+      launchRollAmaxHistory(dHistory, length, dAmax, dOut, ctx.stream),
+      "history length %lld", static_cast<long long>(length));
+  return st.finish();
+}
+
+//===----------------------------------------------------------------------===//
+// GEMM
+//===----------------------------------------------------------------------===//
+
+msamp_rt_status CudaBackend::gemm(const GemmParams &p) {
+  Call call(*this, "msamp_rt_gemm");
+  MSAMP_RT_RETURN_IF_ERROR(call.status);
+  Staging st(ctx);
+  GemmParams d = p;
+  if (p.outAmax)
+    MSAMP_RT_RETURN_IF_ERROR(st.output(p.outAmax, sizeof(float), &d.outAmax));
+  const int64_t outCount = p.batch * p.m * p.n;
+  if (outCount == 0) {
+    // Nothing to compute; the amax of no elements is 0 (as on the CPU).
+    if (d.outAmax)
+      MSAMP_CUDA_TRY(cudaMemsetAsync(d.outAmax, 0, sizeof(float), ctx.stream));
+    return st.finish();
+  }
+  const size_t aBytes =
+      static_cast<size_t>(p.batch * p.m * p.k) * dtypeSize(p.aType);
+  const size_t bBytes =
+      static_cast<size_t>(p.batch * p.k * p.n) * dtypeSize(p.bType);
+  const size_t outBytes = static_cast<size_t>(outCount) * dtypeSize(p.outType);
+  MSAMP_RT_RETURN_IF_ERROR(st.input(p.a, aBytes, &d.a));
+  MSAMP_RT_RETURN_IF_ERROR(st.input(p.b, bBytes, &d.b));
+  MSAMP_RT_RETURN_IF_ERROR(st.input(p.aScaleInv, sizeof(float), &d.aScaleInv));
+  MSAMP_RT_RETURN_IF_ERROR(st.input(p.bScaleInv, sizeof(float), &d.bScaleInv));
+  MSAMP_RT_RETURN_IF_ERROR(st.output(p.out, outBytes, &d.out));
+  if (p.k == 0) {
+    // An empty sum: zeros (all-zero bits are +0 in every output type).
+    MSAMP_CUDA_TRY(cudaMemsetAsync(d.out, 0, outBytes, ctx.stream));
+    if (d.outAmax)
+      MSAMP_CUDA_TRY(cudaMemsetAsync(d.outAmax, 0, sizeof(float), ctx.stream));
+    return st.finish();
+  }
+  MSAMP_RT_RETURN_IF_ERROR(gemmEngine.run(d, st));
+  return st.finish();
+}
+
+//===----------------------------------------------------------------------===//
+// All-reduce
+//===----------------------------------------------------------------------===//
+
+bool isDeviceCollective(const Collective &collective) {
+  return std::strcmp(collective.name(), "nccl") == 0;
+}
+
+/// Host round trip for a collective that works on host memory (an MPI or
+/// in-process one): download, reduce, upload. Synchronous.
+template <typename T, typename Reduce>
+msamp_rt_status viaHost(const DeviceContext &ctx, const T *in, T *out,
+                        int64_t n, Reduce &&reduce) {
+  std::vector<T> host(static_cast<size_t>(n));
+  const size_t bytes = static_cast<size_t>(n) * sizeof(T);
+  MSAMP_CUDA_TRY(cudaMemcpyAsync(host.data(), in, bytes, cudaMemcpyDeviceToHost,
+                                 ctx.stream));
+  MSAMP_CUDA_TRY(cudaStreamSynchronize(ctx.stream));
+  MSAMP_RT_RETURN_IF_ERROR(reduce(host.data()));
+  MSAMP_CUDA_TRY(cudaMemcpyAsync(out, host.data(), bytes,
+                                 cudaMemcpyHostToDevice, ctx.stream));
+  MSAMP_CUDA_TRY(cudaStreamSynchronize(ctx.stream));
+  return MSAMP_RT_OK;
+}
+
+msamp_rt_status CudaBackend::reduceF32(Collective &collective, const float *in,
+                                       float *out, int64_t n, CollectiveOp op) {
+  if (isDeviceCollective(collective))
+    return collective.allReduceF32(in, out, n, op);
+  if (collective.worldSize() == 1) {
+    // A group of one returns its input (LocalCollective's definition).
+    if (in != out)
+      MSAMP_CUDA_TRY(cudaMemcpyAsync(out, in, n * sizeof(float),
+                                     cudaMemcpyDeviceToDevice, ctx.stream));
+    return MSAMP_RT_OK;
+  }
+  return viaHost(ctx, in, out, n, [&](float *host) {
+    return collective.allReduceF32(host, host, n, op);
+  });
+}
+
+msamp_rt_status CudaBackend::reduceFP8(Collective &collective,
+                                       const uint8_t *in, uint8_t *out,
+                                       int64_t n, numerics::Format format,
+                                       CollectiveOp op) {
+  if (isDeviceCollective(collective))
+    return collective.allReduceFP8(in, out, n, format, op);
+  if (collective.worldSize() == 1) {
+    if (in != out)
+      MSAMP_CUDA_TRY(cudaMemcpyAsync(out, in, static_cast<size_t>(n),
+                                     cudaMemcpyDeviceToDevice, ctx.stream));
+    return MSAMP_RT_OK;
+  }
+  return viaHost(ctx, in, out, n, [&](uint8_t *host) {
+    return collective.allReduceFP8(host, host, n, format, op);
+  });
+}
+
+msamp_rt_status CudaBackend::allReduce(const AllReduceParams &p,
+                                       Collective &collective) {
+  Call call(*this, "msamp_rt_all_reduce");
+  MSAMP_RT_RETURN_IF_ERROR(call.status);
+  const CollectiveOp op =
+      p.kind == ReduceKind::Max ? CollectiveOp::Max : CollectiveOp::Sum;
+  const bool mean = p.kind == ReduceKind::Mean;
+  const int world = collective.worldSize();
+  if (isDeviceCollective(collective)) {
+    // Validate against the NCCL table (every pair is mapped or rejected).
+    const NcclReduceMapping mapping =
+        mapNcclAllReduce(p.dtype, static_cast<int32_t>(p.kind),
+                         static_cast<NcclCollective &>(collective).caps());
+    if (mapping.strategy == NcclStrategy::Reject)
+      return recordError(MSAMP_RT_ERROR_UNSUPPORTED_DTYPE,
+                         "msamp_rt_all_reduce (cuda): %s payload: %s",
+                         dtypeName(p.dtype), mapping.reason);
+  }
+
+  Staging st(ctx);
+  const size_t bytes =
+      static_cast<size_t>(p.numel) * static_cast<size_t>(dtypeSize(p.dtype));
+  const void *dIn = nullptr;
+  void *dOut = nullptr;
+  MSAMP_RT_RETURN_IF_ERROR(st.input(p.in, bytes, &dIn));
+  MSAMP_RT_RETURN_IF_ERROR(st.output(p.out, bytes, &dOut));
+
+  if (isFP8(p.dtype)) {
+    const float *dScaleInv = nullptr;
+    float *dOutScaleInv = nullptr;
+    MSAMP_RT_RETURN_IF_ERROR(st.input(p.scaleInv, sizeof(float), &dScaleInv));
+    MSAMP_RT_RETURN_IF_ERROR(
+        st.output(p.outScaleInv, sizeof(float), &dOutScaleInv));
+    if (p.numel > 0)
+      MSAMP_RT_RETURN_IF_ERROR(reduceFP8(
+          collective, static_cast<const uint8_t *>(dIn),
+          static_cast<uint8_t *>(dOut), p.numel, toFormat(p.dtype), op));
+    // MS-AMP's post-division of the inverse scale; the bytes are never
+    // divided. The kernel reads scale_inv before writing out_scale_inv
+    // (they may be one buffer).
+    MSAMP_CUDA_TRY(launchDivideScalar(dScaleInv,
+                                      mean ? static_cast<float>(world) : 1.0f,
+                                      dOutScaleInv, ctx.stream));
+    return st.finish();
+  }
+
+  if (p.numel == 0)
+    return st.finish();
+  if (p.dtype == MSAMP_RT_F32) {
+    float *out = static_cast<float *>(dOut);
+    MSAMP_RT_RETURN_IF_ERROR(reduceF32(
+        collective, static_cast<const float *>(dIn), out, p.numel, op));
+    if (mean && world != 1)
+      MSAMP_CUDA_TRY(
+          launchDivide(out, p.numel, static_cast<float>(world), ctx.stream));
+    return st.finish();
+  }
+  // bf16 / f16: widen exactly, reduce in f32, round once (the CPU's
+  // semantics; NCCL's own 16-bit sum would round every hop).
+  void *wide = nullptr;
+  MSAMP_RT_RETURN_IF_ERROR(st.scratch(p.numel * sizeof(float), &wide));
+  float *w = static_cast<float *>(wide);
+  MSAMP_CUDA_TRY(launchConvert(dIn, p.dtype, w, MSAMP_RT_F32, nullptr, p.numel,
+                               ctx.stream));
+  MSAMP_RT_RETURN_IF_ERROR(reduceF32(collective, w, w, p.numel, op));
+  if (mean && world != 1)
+    MSAMP_CUDA_TRY(
+        launchDivide(w, p.numel, static_cast<float>(world), ctx.stream));
+  MSAMP_CUDA_TRY(launchConvert(w, MSAMP_RT_F32, dOut, p.dtype, nullptr, p.numel,
+                               ctx.stream));
+  return st.finish();
+}
+
+//===----------------------------------------------------------------------===//
+// Optimizers
+//===----------------------------------------------------------------------===//
+
+/// Stages one optimizer state tensor and, if scaled, its scales.
+msamp_rt_status stageState(Staging &st, const TensorRef &in,
+                           const TensorRef &out, const float *scale,
+                           float *outScale, StateTensorArgs &args) {
+  args.dtype = in.dtype;
+  MSAMP_RT_RETURN_IF_ERROR(st.input(in.data, bytesOf(in), &args.in));
+  MSAMP_RT_RETURN_IF_ERROR(st.output(out.data, bytesOf(out), &args.out));
+  if (in.dtype == MSAMP_RT_F32)
+    return MSAMP_RT_OK; // dummies: never read, never written
+  MSAMP_RT_RETURN_IF_ERROR(st.input(scale, sizeof(float), &args.scale));
+  return st.output(outScale, sizeof(float), &args.outScale);
+}
+
+msamp_rt_status CudaBackend::adamUpdate(const AdamParams &p) {
+  Call call(*this, "msamp_rt_adam_update");
+  MSAMP_RT_RETURN_IF_ERROR(call.status);
+  int64_t step = 0;
+  float lr = 0.0f;
+  MSAMP_RT_RETURN_IF_ERROR(readToHost(ctx, p.step, &step, sizeof(step)));
+  MSAMP_RT_RETURN_IF_ERROR(readToHost(ctx, p.lr, &lr, sizeof(lr)));
+  if (step < 1)
+    return recordError(MSAMP_RT_ERROR_INVALID_ARGUMENT,
+                       "msamp_rt_adam_update: step is %lld; the first update "
+                       "is step 1",
+                       static_cast<long long>(step));
+  AdamLaunchArgs args;
+  args.n = p.numel;
+  args.constants = makeAdamConstants(lr, step, p.beta1, p.beta2, p.eps,
+                                     p.weightDecay, p.decoupled);
+  Staging st(ctx);
+  args.gradType = p.grad.dtype;
+  MSAMP_RT_RETURN_IF_ERROR(st.input(p.grad.data, bytesOf(p.grad), &args.grad));
+  if (p.grad.dtype != MSAMP_RT_F32)
+    MSAMP_RT_RETURN_IF_ERROR(
+        st.input(p.gradScaleInv, sizeof(float), &args.gradScaleInv));
+  MSAMP_RT_RETURN_IF_ERROR(stageState(st, p.param, p.outParam, p.paramScale,
+                                      p.outParamScale, args.param));
+  MSAMP_RT_RETURN_IF_ERROR(
+      stageState(st, p.m, p.outM, p.mScale, p.outMScale, args.m));
+  MSAMP_RT_RETURN_IF_ERROR(
+      stageState(st, p.v, p.outV, p.vScale, p.outVScale, args.v));
+  void *scratch = nullptr;
+  MSAMP_RT_RETURN_IF_ERROR(st.scratch(sizeof(OptimizerScratch), &scratch));
+  args.scratch = static_cast<OptimizerScratch *>(scratch);
+  MSAMP_CUDA_TRY_CTX(launchAdam(args, ctx.stream),
+                     "%lld elements, param %s, grad %s, m %s, v %s",
+                     static_cast<long long>(p.numel), dtypeName(p.param.dtype),
+                     dtypeName(p.grad.dtype), dtypeName(p.m.dtype),
+                     dtypeName(p.v.dtype));
+  return st.finish();
+}
+
+msamp_rt_status CudaBackend::sgdUpdate(const SgdParams &p) {
+  Call call(*this, "msamp_rt_sgd_update");
+  MSAMP_RT_RETURN_IF_ERROR(call.status);
+  int64_t step = 0;
+  float lr = 0.0f;
+  MSAMP_RT_RETURN_IF_ERROR(readToHost(ctx, p.step, &step, sizeof(step)));
+  MSAMP_RT_RETURN_IF_ERROR(readToHost(ctx, p.lr, &lr, sizeof(lr)));
+  if (step < 1)
+    return recordError(MSAMP_RT_ERROR_INVALID_ARGUMENT,
+                       "msamp_rt_sgd_update: step is %lld; the first update "
+                       "is step 1",
+                       static_cast<long long>(step));
+  SgdLaunchArgs args;
+  args.n = p.numel;
+  args.constants = makeSgdConstants(lr, step, p.momentum, p.weightDecay,
+                                    p.hasMomentumBuffer, p.nesterov);
+  Staging st(ctx);
+  args.gradType = p.grad.dtype;
+  MSAMP_RT_RETURN_IF_ERROR(st.input(p.grad.data, bytesOf(p.grad), &args.grad));
+  if (p.grad.dtype != MSAMP_RT_F32)
+    MSAMP_RT_RETURN_IF_ERROR(
+        st.input(p.gradScaleInv, sizeof(float), &args.gradScaleInv));
+  MSAMP_RT_RETURN_IF_ERROR(stageState(st, p.param, p.outParam, p.paramScale,
+                                      p.outParamScale, args.param));
+  if (p.hasMomentumBuffer) {
+    const void *buf = nullptr;
+    void *outBuf = nullptr;
+    MSAMP_RT_RETURN_IF_ERROR(st.input(p.buf.data, bytesOf(p.buf), &buf));
+    MSAMP_RT_RETURN_IF_ERROR(
+        st.output(p.outBuf.data, bytesOf(p.outBuf), &outBuf));
+    args.buf = static_cast<const float *>(buf);
+    args.outBuf = static_cast<float *>(outBuf);
+  }
+  void *scratch = nullptr;
+  MSAMP_RT_RETURN_IF_ERROR(st.scratch(sizeof(OptimizerScratch), &scratch));
+  args.scratch = static_cast<OptimizerScratch *>(scratch);
+  MSAMP_CUDA_TRY_CTX(launchSgd(args, ctx.stream),
+                     "%lld elements, param %s, grad %s",
+                     static_cast<long long>(p.numel), dtypeName(p.param.dtype),
+                     dtypeName(p.grad.dtype));
+  return st.finish();
+}
+
+/// The one backend of this process (the registry keeps it until exit).
+CudaBackend *theBackend = nullptr;
+
+} // namespace
+
+namespace {
+std::atomic<int> gridBlockLimit{1024};
+} // namespace
+
+int maxGridBlocks() { return gridBlockLimit.load(std::memory_order_relaxed); }
+void setMaxGridBlocks(int blocks) {
+  gridBlockLimit.store(blocks > 0 ? blocks : 1, std::memory_order_relaxed);
+}
+
+std::mutex *activeBackendLock() {
+  return theBackend ? &theBackend->lock() : nullptr;
+}
+const DeviceContext *activeBackendContext() {
+  return theBackend ? &theBackend->context() : nullptr;
+}
+
+} // namespace msamp::runtime::cuda
+
+using namespace msamp::runtime;
+
+/// The plugin's entry point (CudaPlugin.h).
+extern "C" __attribute__((visibility("default"))) Backend *
+msamp_rt_cuda_plugin_create(const CudaPluginHost *host) {
+  if (!host)
+    return nullptr;
+  cuda::setPluginHost(host);
+  if (host->version != kCudaPluginVersion ||
+      host->fingerprint != cudaPluginLayoutFingerprint()) {
+    recordError(MSAMP_RT_ERROR_BACKEND_UNAVAILABLE,
+                "msamp_rt_set_backend: libmsamp_runtime_cuda.so was built from "
+                "a different runtime (plugin version %u, layout %llu; runtime "
+                "version %u, layout %llu); rebuild both from one source tree",
+                kCudaPluginVersion,
+                static_cast<unsigned long long>(cudaPluginLayoutFingerprint()),
+                host->version,
+                static_cast<unsigned long long>(host->fingerprint));
+    return nullptr;
+  }
+  if (cuda::theBackend)
+    return cuda::theBackend; // the registry creates each backend once
+  auto backend = std::make_unique<cuda::CudaBackend>();
+  if (backend->init() != MSAMP_RT_OK)
+    return nullptr; // the reason is recorded; the registry may retry later
+  cuda::theBackend = backend.release();
+  return cuda::theBackend;
+}

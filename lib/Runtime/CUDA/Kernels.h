@@ -1,0 +1,215 @@
+//===- Kernels.h - Launchers of the CUDA backend's kernels ------*- C++ -*-===//
+//
+// Part of the msamp project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Host-side launchers, one group per .cu file (Transformer Engine's
+// common/ layout: cast/, transpose/, recipe/, optimizer/, gemm/, comm/).
+// Every pointer is a device pointer (the backend has already staged host
+// buffers, common/Staging.h) and every launcher enqueues on `stream` and
+// returns cudaGetLastError() of the launch; none synchronizes.
+//
+// Amaxes are accumulated as integer magnitude bits (ElementAccess.h
+// magnitudeBits) with atomicMax into a caller-zeroed `unsigned`, and turned
+// into the f32 amax, with numerics::amax's canonical NaN, by
+// launchFinalizeAmax. That keeps the reduction order-independent, like the
+// CPU's.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MSAMP_LIB_RUNTIME_CUDA_KERNELS_H
+#define MSAMP_LIB_RUNTIME_CUDA_KERNELS_H
+
+#include "optimizer/OptimizerMath.h"
+
+#include "MSAMP/Numerics/FP8.h"
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+namespace msamp::runtime::cuda {
+
+/// Upper bound on the blocks of a grid-stride kernel (a few waves of the
+/// device's SMs); set once by the backend from the device's SM count.
+int maxGridBlocks();
+void setMaxGridBlocks(int blocks);
+
+//===--- cast/quantize.cu -------------------------------------------------===//
+
+/// out[i] = Q_out(in[i] * *scale) (msamp_rt_quantize), fused with the amax of
+/// the input when `amaxBits` is non-null (Transformer Engine's cast computes
+/// the amax of what it casts, for the next step's scale).
+cudaError_t launchQuantize(const void *in, int32_t inType, const float *scale,
+                           void *out, int32_t outType, unsigned *amaxBits,
+                           int64_t n, cudaStream_t stream);
+
+//===--- cast/dequantize.cu -----------------------------------------------===//
+
+/// out[i] = round_out(decode(in[i]) * *scaleInv) (msamp_rt_dequantize).
+cudaError_t launchDequantize(const void *in, int32_t inType,
+                             const float *scaleInv, void *out, int32_t outType,
+                             int64_t n, cudaStream_t stream);
+
+/// out[i] = round_out(in[i]) between high-precision types (f32, bf16, f16);
+/// widening is exact. With `amaxBits`, also the amax of the f32 values.
+cudaError_t launchConvert(const void *in, int32_t inType, void *out,
+                          int32_t outType, unsigned *amaxBits, int64_t n,
+                          cudaStream_t stream);
+
+//===--- recipe/amax.cu ---------------------------------------------------===//
+
+/// atomicMax(*amaxBits, max_i magnitudeBits(in[i])); in is f32, bf16 or f16.
+cudaError_t launchAmax(const void *in, int32_t inType, int64_t n,
+                       unsigned *amaxBits, cudaStream_t stream);
+
+/// *out = amaxFromBits(*amaxBits).
+cudaError_t launchFinalizeAmax(const unsigned *amaxBits, float *out,
+                               cudaStream_t stream);
+
+//===--- recipe/delayed_scaling.cu ----------------------------------------===//
+
+/// msamp_rt_compute_scale on the device: numerics::reduceAmaxHistory and
+/// numerics::computeScale in one thread (L is a few hundred at most; one
+/// thread runs the core's own loop, so NaN and tie rules are its rules).
+/// `out` may alias `prevScale`.
+cudaError_t launchComputeScale(const float *history, int64_t length,
+                               const float *prevScale, float *out,
+                               numerics::ScaleKind kind,
+                               numerics::AmaxAlgo algo, float fpMax,
+                               int32_t margin, cudaStream_t stream);
+
+/// msamp_rt_update_amax_history: out[0] = *amax, out[i] = history[i - 1].
+/// `history` and `out` must not overlap (the backend copies an in-place
+/// history first); *amax is read before anything is written.
+cudaError_t launchRollAmaxHistory(const float *history, int64_t length,
+                                  const float *amax, float *out,
+                                  cudaStream_t stream);
+
+/// The fused delayed-scaling update of one tensor (Transformer Engine's
+/// amax_and_scale_update): roll `history` in place with *amax, then
+/// *scale = computeScale(reduce(new history), *scale) and *scaleInv =
+/// 1 / *scale. For sessions that keep the recipe state on the device; the
+/// ABI's two entry points use the two kernels above.
+cudaError_t launchDelayedScalingUpdate(float *history, int64_t length,
+                                       const float *amax, float *scale,
+                                       float *scaleInv,
+                                       numerics::ScaleKind kind,
+                                       numerics::AmaxAlgo algo, float fpMax,
+                                       int32_t margin, cudaStream_t stream);
+
+//===--- transpose/cast_transpose.cu --------------------------------------===//
+
+/// Fused cast + transpose of a row-major [rows, cols] high-precision matrix:
+/// out = Q(in * *scale) as [rows, cols] (may be null) and outT = its
+/// transpose [cols, rows]; one quantization, two layouts, the same scale
+/// (MS-AMP's fp8_fused_cast_transpose, NUMERICS 3.1). With `amaxBits`, the
+/// amax of the input.
+cudaError_t launchCastTranspose(const void *in, int32_t inType, int64_t rows,
+                                int64_t cols, const float *scale, void *out,
+                                void *outT, int32_t outType, unsigned *amaxBits,
+                                cudaStream_t stream);
+
+/// Copies `batch` row-major [srcRows, srcCols] matrices of `elemBytes`-byte
+/// elements (1, 2 or 4) into [dstRows, dstCols] ones, transposed when
+/// `transpose`, zero-filling the rest:
+///   dst[b][i][j] = transpose ? src[b][j][i] : src[b][i][j]   (in range)
+///                = 0                                          (otherwise)
+/// The GEMM's canonicalization to cuBLASLt's TN layout with dimensions
+/// padded to multiples of 16; FP8 zero bytes are +0.
+cudaError_t launchPackMatrix(const void *src, int elemBytes, int64_t batch,
+                             int64_t srcRows, int64_t srcCols, bool transpose,
+                             void *dst, int64_t dstRows, int64_t dstCols,
+                             cudaStream_t stream);
+
+//===--- gemm/gemm_epilogue.cu --------------------------------------------===//
+
+/// dst[b][i][j] = round_out(src[b][i][j]) for i < rows, j < cols, from an
+/// f32 [batch, srcRows, srcCols] GEMM result (the padded one, or the real
+/// one); with `amaxBits`, the amax of the f32 values read (the ABI's
+/// out_amax is of the f32 result, before rounding).
+cudaError_t launchGemmEpilogue(const float *src, int64_t batch, int64_t srcRows,
+                               int64_t srcCols, void *dst, int32_t dstType,
+                               int64_t rows, int64_t cols, unsigned *amaxBits,
+                               cudaStream_t stream);
+
+/// out[0] = a * b (one f32 rounding, the CPU GEMM's alpha), out[1] = 0: the
+/// device alpha/beta of a high-precision cuBLASLt GEMM.
+cudaError_t launchAlphaBeta(const float *a, const float *b, float *out,
+                            cudaStream_t stream);
+
+//===--- optimizer/adam.cu, optimizer/sgd.cu ------------------------------===//
+
+/// A state tensor of an optimizer: f32, or a scaled format with its scale.
+struct StateTensorArgs {
+  const void *in = nullptr;
+  void *out = nullptr;
+  int32_t dtype = MSAMP_RT_F32;
+  const float *scale = nullptr; ///< scaled formats only
+  float *outScale = nullptr;    ///< scaled formats only
+};
+
+/// Device scratch the optimizer launchers need: one OptimizerScratch.
+struct OptimizerScratch {
+  float gradScaleInv;
+  float oldScale[3];
+  float loadScaleInv[3]; ///< divRn(1, oldScale): the CPU's decode multiplier
+  float newScale[3];
+  unsigned amaxBits[3];
+};
+
+struct AdamLaunchArgs {
+  int64_t n = 0;
+  StateTensorArgs param, m, v;
+  const void *grad = nullptr;
+  int32_t gradType = MSAMP_RT_F32;
+  const float *gradScaleInv = nullptr; ///< non-f32 grads only
+  AdamConstants constants{};
+  OptimizerScratch *scratch = nullptr;
+};
+
+/// One Adam/AdamW step (msamp_rt_adam_update): a prologue that snapshots
+/// every scale (outputs may alias them), with a scaled output the two passes
+/// of NUMERICS 5.2 (pass 1: amaxes of the new values, nothing written; a
+/// one-thread kernel picks the new scales; pass 2: recompute and store), and
+/// an epilogue writing the new scales.
+cudaError_t launchAdam(const AdamLaunchArgs &args, cudaStream_t stream);
+
+struct SgdLaunchArgs {
+  int64_t n = 0;
+  StateTensorArgs param;
+  const float *buf = nullptr; ///< with a momentum buffer only
+  float *outBuf = nullptr;
+  const void *grad = nullptr;
+  int32_t gradType = MSAMP_RT_F32;
+  const float *gradScaleInv = nullptr;
+  SgdConstants constants{};
+  OptimizerScratch *scratch = nullptr;
+};
+
+cudaError_t launchSgd(const SgdLaunchArgs &args, cudaStream_t stream);
+
+//===--- comm/fp8_reduce.cu -----------------------------------------------===//
+
+/// out[i] = the rank-order FP8 reduction of contrib[r * n + i], r = 0 ..
+/// world-1 (Collective.h reduceFP8InRankOrder: sum hops are
+/// fp8(half(a) + half(b)), max keeps NaN): the all-gather fallback of the
+/// NCCL collective, bit-identical to the CPU's definition.
+cudaError_t launchReduceFP8RankOrder(const uint8_t *contrib, int world,
+                                     int64_t n, numerics::Format format,
+                                     bool isMax, uint8_t *out,
+                                     cudaStream_t stream);
+
+/// data[i] = data[i] / divisor (one f32 division each; mean = sum / N).
+cudaError_t launchDivide(float *data, int64_t n, float divisor,
+                         cudaStream_t stream);
+
+/// *out = *scaleInv / divisor (an FP8 mean's post-division of the inverse
+/// scale; divisor 1 copies). `out` may alias `scaleInv`.
+cudaError_t launchDivideScalar(const float *scaleInv, float divisor, float *out,
+                               cudaStream_t stream);
+
+} // namespace msamp::runtime::cuda
+
+#endif // MSAMP_LIB_RUNTIME_CUDA_KERNELS_H

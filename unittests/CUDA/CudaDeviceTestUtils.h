@@ -1,0 +1,126 @@
+//===- CudaDeviceTestUtils.h - Skips and fixtures of GPU tests --*- C++ -*-===//
+//
+// Part of the msamp project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Every GPU test derives from CudaTest, whose SetUp skips the test, by name
+// and with the reason, when there is no usable device:
+//
+//   [  SKIPPED ] CudaCast.QuantizeMatchesCpu
+//   ... no CUDA device (cudaGetDeviceCount: 35 cudaErrorInsufficientDriver:
+//       CUDA driver version is insufficient for CUDA runtime version)
+//
+// and otherwise checks that backend "cuda" can be selected. onBoth() runs a
+// call under the CPU reference and under CUDA on identical inputs.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MSAMP_UNITTESTS_CUDA_CUDADEVICETESTUTILS_H
+#define MSAMP_UNITTESTS_CUDA_CUDADEVICETESTUTILS_H
+
+#include "CudaTestUtils.h"
+
+#include "gtest/gtest.h"
+
+#include <cuda_runtime_api.h>
+
+#include <string>
+
+namespace msamp_cuda_test {
+
+/// Why the GPU tests cannot run here ("" when they can): no driver or
+/// device, or a device older than the sm_89 the kernels are built for.
+inline const std::string &noDeviceReason() {
+  static const std::string reason = [] {
+    int count = 0;
+    const cudaError_t error = cudaGetDeviceCount(&count);
+    if (error != cudaSuccess) {
+      (void)cudaGetLastError();
+      return "cudaGetDeviceCount: " + std::to_string(static_cast<int>(error)) +
+             " " + cudaGetErrorName(error) + ": " + cudaGetErrorString(error);
+    }
+    if (count == 0)
+      return std::string("cudaGetDeviceCount: 0 devices");
+    int major = 0, minor = 0;
+    cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0);
+    cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0);
+    if (major * 10 + minor < 89)
+      return "device 0 is sm_" + std::to_string(major * 10 + minor) +
+             "; the cuda backend needs sm_89 or newer";
+    return std::string();
+  }();
+  return reason;
+}
+
+#define MSAMP_REQUIRE_CUDA_DEVICE()                                            \
+  do {                                                                         \
+    if (!::msamp_cuda_test::noDeviceReason().empty())                          \
+      GTEST_SKIP() << "no CUDA device ("                                       \
+                   << ::msamp_cuda_test::noDeviceReason() << ")";              \
+  } while (false)
+
+class CudaTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    MSAMP_REQUIRE_CUDA_DEVICE();
+    msamp_rt_clear_error();
+    ASSERT_EQ(msamp_rt_set_backend("cuda"), MSAMP_RT_OK)
+        << msamp_rt_get_last_error_message();
+    ASSERT_EQ(msamp_rt_set_backend("cpu"), MSAMP_RT_OK);
+  }
+  void TearDown() override {
+    msamp_rt_set_backend("cpu");
+    msamp_rt_clear_error();
+  }
+
+  static void use(const char *backend) {
+    ASSERT_EQ(msamp_rt_set_backend(backend), MSAMP_RT_OK)
+        << msamp_rt_get_last_error_message();
+  }
+
+  static void expectNoError(const std::string &what = "") {
+    EXPECT_EQ(msamp_rt_get_last_error(), MSAMP_RT_OK)
+        << what << ": " << msamp_rt_get_last_error_message();
+    msamp_rt_clear_error();
+  }
+
+  /// fn(false) on "cpu", then fn(true) on "cuda"; each must succeed.
+  template <typename F>
+  static void onBoth(F &&fn, const std::string &what = "") {
+    use("cpu");
+    fn(false);
+    expectNoError(what + " (cpu)");
+    use("cuda");
+    fn(true);
+    expectNoError(what + " (cuda)");
+    use("cpu");
+  }
+};
+
+/// cudaMalloc'd memory, for calls that pass device pointers.
+class DeviceBuffer {
+public:
+  explicit DeviceBuffer(size_t bytes) : size(bytes) {
+    EXPECT_EQ(cudaMalloc(&ptr, bytes ? bytes : 1), cudaSuccess);
+  }
+  ~DeviceBuffer() { cudaFree(ptr); }
+  DeviceBuffer(const DeviceBuffer &) = delete;
+  DeviceBuffer &operator=(const DeviceBuffer &) = delete;
+
+  void *get() const { return ptr; }
+  void upload(const void *host) {
+    EXPECT_EQ(cudaMemcpy(ptr, host, size, cudaMemcpyHostToDevice), cudaSuccess);
+  }
+  void download(void *host) const {
+    EXPECT_EQ(cudaMemcpy(host, ptr, size, cudaMemcpyDeviceToHost), cudaSuccess);
+  }
+
+private:
+  void *ptr = nullptr;
+  size_t size;
+};
+
+} // namespace msamp_cuda_test
+
+#endif // MSAMP_UNITTESTS_CUDA_CUDADEVICETESTUTILS_H
