@@ -15,7 +15,6 @@ using namespace mlir::msamp;
 
 #include "MSAMP/Dialect/MSAMPEnums.cpp.inc"
 
-
 void MSAMPDialect::initialize() {
   addOperations<
 #define GET_OP_LIST

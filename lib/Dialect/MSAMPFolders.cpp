@@ -193,11 +193,13 @@ OpFoldResult ComputeScaleOp::fold(FoldAdaptor adaptor) {
   if (!history || !prev || failed(fpMax))
     return {};
   SmallVector<float> values(history.getValues<float>());
-  float amax = nx::reduceAmaxHistory(
-      values.data(), values.size(),
-      getAlgo() == AmaxAlgo::Max ? nx::AmaxAlgo::Max : nx::AmaxAlgo::MostRecent);
-  float scale = nx::computeScale(toNumerics(getKind()), amax, *prev, *fpMax,
-                                 static_cast<int>(getMarginAttr().getValue().getSExtValue()));
+  float amax = nx::reduceAmaxHistory(values.data(), values.size(),
+                                     getAlgo() == AmaxAlgo::Max
+                                         ? nx::AmaxAlgo::Max
+                                         : nx::AmaxAlgo::MostRecent);
+  float scale = nx::computeScale(
+      toNumerics(getKind()), amax, *prev, *fpMax,
+      static_cast<int>(getMarginAttr().getValue().getSExtValue()));
   return DenseElementsAttr::get(getType(), APFloat(scale));
 }
 

@@ -1,4 +1,5 @@
-//===- MSAMPOps.cpp - msamp cast, scaling, GEMM and collective ops -*- C++ -*-===//
+//===- MSAMPOps.cpp - msamp cast, scaling, GEMM and collective ops -*- C++
+//-*-===//
 //
 // Verifiers and custom assembly of the msamp ops other than the optimizers
 // (MSAMPOptimizerOps.cpp) and the folders (MSAMPFolders.cpp).
@@ -81,8 +82,7 @@ LogicalResult GemmOp::verify() {
   SmallVector<int64_t> expected;
   if (rank == 3) {
     if (!dimsCompatible(a[0], b[0]))
-      return emitOpError("batch dimensions differ: ")
-             << a[0] << " vs " << b[0];
+      return emitOpError("batch dimensions differ: ") << a[0] << " vs " << b[0];
     expected.push_back(ShapedType::isDynamic(a[0]) ? b[0] : a[0]);
   }
   expected.push_back(m);

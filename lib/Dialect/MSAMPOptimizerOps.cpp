@@ -64,8 +64,7 @@ static ParseResult resolveScaledOperands(OpAsmParser &parser,
     if (parser.resolveOperand(g.value, g.type, result.operands))
       return failure();
     segments.push_back(1);
-    if (g.scale &&
-        parser.resolveOperand(*g.scale, scalar, result.operands))
+    if (g.scale && parser.resolveOperand(*g.scale, scalar, result.operands))
       return failure();
     segments.push_back(g.scale ? 1 : 0);
   }
@@ -85,9 +84,8 @@ static LogicalResult verifyScaledOperand(Operation *op, StringRef name,
     return op->emitOpError("'")
            << name << "' of element type " << elt << " needs its scale";
   if (type.getShape() != paramType.getShape())
-    return op->emitOpError("'")
-           << name << "' has type " << type << " but 'param' has type "
-           << paramType;
+    return op->emitOpError("'") << name << "' has type " << type
+                                << " but 'param' has type " << paramType;
   return success();
 }
 
@@ -103,9 +101,9 @@ static LogicalResult verifyHyperparameter(Operation *op, StringRef name,
                                           bool hiInclusive) {
   if (value >= lo && (hiInclusive ? value <= hi : value < hi))
     return success();
-  return op->emitOpError(name) << " must be in [" << fmt(lo) << ", "
-                               << fmt(hi) << (hiInclusive ? "]" : ")")
-                               << ", got " << fmt(value);
+  return op->emitOpError(name)
+         << " must be in [" << fmt(lo) << ", " << fmt(hi)
+         << (hiInclusive ? "]" : ")") << ", got " << fmt(value);
 }
 
 //===----------------------------------------------------------------------===//
@@ -132,9 +130,9 @@ ParseResult AdamUpdateOp::parse(OpAsmParser &parser, OperationState &result) {
   SmallVector<int32_t> segments;
   if (resolveScaledOperands(parser, {param, grad, m, v}, result, segments) ||
       parser.resolveOperand(lr, scalarF32(b), result.operands) ||
-      parser.resolveOperand(
-          step, RankedTensorType::get({}, b.getIntegerType(64)),
-          result.operands))
+      parser.resolveOperand(step,
+                            RankedTensorType::get({}, b.getIntegerType(64)),
+                            result.operands))
     return failure();
   segments.append({1, 1});
   auto &props = result.getOrAddProperties<Properties>();

@@ -1,8 +1,9 @@
-//===- InitAll.cpp - what msamp tools register -------------------*- C++ -*-===//
+//===- InitAll.cpp - what msamp tools register -------------------*- C++
+//-*-===//
 
 #include "MSAMP/Registration/InitAll.h"
-#include "MSAMP/Dialect/MSAMPDialect.h"
 #include "MSAMP/Conversion/Passes.h"
+#include "MSAMP/Dialect/MSAMPDialect.h"
 #include "MSAMP/Transforms/Passes.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -27,14 +28,13 @@
 #include "mlir/InitAllPasses.h"
 
 void mlir::msamp::registerAllMSAMPDialects(DialectRegistry &registry) {
-  registry.insert<msamp::MSAMPDialect, func::FuncDialect,
-                  linalg::LinalgDialect, tensor::TensorDialect,
-                  arith::ArithDialect, math::MathDialect, scf::SCFDialect,
-                  cf::ControlFlowDialect, affine::AffineDialect,
-                  vector::VectorDialect, bufferization::BufferizationDialect,
-                  memref::MemRefDialect, shard::ShardDialect,
-                  ml_program::MLProgramDialect, gpu::GPUDialect,
-                  NVVM::NVVMDialect, LLVM::LLVMDialect>();
+  registry.insert<msamp::MSAMPDialect, func::FuncDialect, linalg::LinalgDialect,
+                  tensor::TensorDialect, arith::ArithDialect, math::MathDialect,
+                  scf::SCFDialect, cf::ControlFlowDialect,
+                  affine::AffineDialect, vector::VectorDialect,
+                  bufferization::BufferizationDialect, memref::MemRefDialect,
+                  shard::ShardDialect, ml_program::MLProgramDialect,
+                  gpu::GPUDialect, NVVM::NVVMDialect, LLVM::LLVMDialect>();
   // The bufferization, inlining, tiling and to-LLVM interface models of the
   // dialects above live with the upstream "all dialects" registration and
   // its extensions: without them the lowering pipelines fail at run time

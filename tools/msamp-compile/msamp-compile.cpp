@@ -1,4 +1,5 @@
-//===- msamp-compile.cpp - ahead-of-time compiler for train steps -*- C++ -*-===//
+//===- msamp-compile.cpp - ahead-of-time compiler for train steps -*- C++
+//-*-===//
 //
 //   msamp-compile MODEL.mlir [--opt-level O0|O1|O2] [--pipeline-options "..."]
 //                 -o OUTDIR
@@ -50,9 +51,8 @@ static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.mlir>"),
                                       cl::Required);
 static cl::opt<std::string> outputDir("o", cl::desc("output directory"),
                                       cl::value_desc("dir"), cl::Required);
-static cl::opt<std::string> optLevel("opt-level",
-                                     cl::desc("O0 (f32), O1 or O2"),
-                                     cl::init("O2"));
+static cl::opt<std::string>
+    optLevel("opt-level", cl::desc("O0 (f32), O1 or O2"), cl::init("O2"));
 static cl::opt<std::string>
     pipelineOptions("pipeline-options",
                     cl::desc("options of the --msamp-oN pipeline, e.g. "
@@ -105,7 +105,8 @@ int main(int argc, char **argv) {
       argc, argv, "msamp ahead-of-time compiler for training steps\n");
   if (optLevel != "O0" && optLevel != "O1" && optLevel != "O2")
     return fail("--opt-level must be O0, O1 or O2 (O3 needs the distributed "
-                "runtime), got '" + optLevel + "'");
+                "runtime), got '" +
+                optLevel + "'");
 
   DialectRegistry registry;
   msamp::registerAllMSAMPDialects(registry);
@@ -175,12 +176,12 @@ int main(int argc, char **argv) {
       llvm::TargetOptions(), llvm::Reloc::PIC_));
   llvmModule->setDataLayout(machine->createDataLayout());
   llvmModule->setTargetTriple(triple);
-  if (auto err = makeOptimizingTransformer(3, 0, machine.get())(
-          llvmModule.get()))
+  if (auto err =
+          makeOptimizingTransformer(3, 0, machine.get())(llvmModule.get()))
     return fail("LLVM optimization failed: " + llvm::toString(std::move(err)));
-  if (emitLLVMIR &&
-      failed(writeText(llPath,
-                       [&](raw_ostream &os) { llvmModule->print(os, nullptr); })))
+  if (emitLLVMIR && failed(writeText(llPath, [&](raw_ostream &os) {
+        llvmModule->print(os, nullptr);
+      })))
     return 1;
 
   {

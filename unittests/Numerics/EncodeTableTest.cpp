@@ -1,4 +1,5 @@
-//===- EncodeTableTest.cpp - FP8EncodeTable equals the core's encode -*- C++ -*-===//
+//===- EncodeTableTest.cpp - FP8EncodeTable equals the core's encode -*- C++
+//-*-===//
 //
 // The table encoder claims to be exact for every f32 input. Check it against
 // the bit-level encoder on every f16 value, on every (upper 16 bits, sticky)
@@ -27,12 +28,11 @@ float fromBits(uint32_t bits) {
 
 /// Codes compare equal, or both decode to NaN.
 void expectSameCode(Format format, float x) {
-  uint8_t expected = static_cast<uint8_t>(format == Format::E4M3
-                                              ? encodeE4M3(x)
-                                              : encodeE5M2(x));
+  uint8_t expected = static_cast<uint8_t>(
+      format == Format::E4M3 ? encodeE4M3(x) : encodeE5M2(x));
   uint8_t actual = FP8EncodeTable::get(format).encode(x);
-  ASSERT_EQ(expected, actual) << "input " << x << " (format "
-                              << static_cast<int>(format) << ")";
+  ASSERT_EQ(expected, actual)
+      << "input " << x << " (format " << static_cast<int>(format) << ")";
 }
 
 class EncodeTableTest : public ::testing::TestWithParam<Format> {};
@@ -56,23 +56,24 @@ TEST_P(EncodeTableTest, RandomBitPatterns) {
 
 TEST_P(EncodeTableTest, BoundariesAndSpecials) {
   float fpMax = maxFinite(GetParam());
-  const float values[] = {0.0f,
-                          -0.0f,
-                          fpMax,
-                          -fpMax,
-                          std::nextafter(fpMax, 1e30f),
-                          fpMax * 1.0625f,
-                          1e30f,
-                          std::numeric_limits<float>::infinity(),
-                          -std::numeric_limits<float>::infinity(),
-                          std::numeric_limits<float>::quiet_NaN(),
-                          fromBits(0x7F800001u), // signalling NaN, low bits only
-                          fromBits(0x00000001u), // f32 subnormal
-                          std::ldexp(1.0f, -9),
-                          std::ldexp(1.0f, -10),
-                          std::ldexp(0.75f, -9),
-                          std::ldexp(1.0f, -16),
-                          std::ldexp(1.0f, -17)};
+  const float values[] = {
+      0.0f,
+      -0.0f,
+      fpMax,
+      -fpMax,
+      std::nextafter(fpMax, 1e30f),
+      fpMax * 1.0625f,
+      1e30f,
+      std::numeric_limits<float>::infinity(),
+      -std::numeric_limits<float>::infinity(),
+      std::numeric_limits<float>::quiet_NaN(),
+      fromBits(0x7F800001u), // signalling NaN, low bits only
+      fromBits(0x00000001u), // f32 subnormal
+      std::ldexp(1.0f, -9),
+      std::ldexp(1.0f, -10),
+      std::ldexp(0.75f, -9),
+      std::ldexp(1.0f, -16),
+      std::ldexp(1.0f, -17)};
   for (float v : values)
     expectSameCode(GetParam(), v);
 }
@@ -91,8 +92,7 @@ TEST_P(EncodeTableTest, QuantizeMatchesCore) {
 INSTANTIATE_TEST_SUITE_P(Formats, EncodeTableTest,
                          ::testing::Values(Format::E4M3, Format::E5M2),
                          [](const auto &info) {
-                           return info.param == Format::E4M3 ? "E4M3"
-                                                             : "E5M2";
+                           return info.param == Format::E4M3 ? "E4M3" : "E5M2";
                          });
 
 } // namespace

@@ -14,7 +14,6 @@
 
 #include "MSAMP/Dialect/MSAMPEnums.h.inc"
 
-
 namespace mlir::msamp {
 /// The largest finite value of a scaled storage format (f8E4M3FN: 448,
 /// f8E5M2: 57344, f16: 65504), or failure for any other type.

@@ -1,4 +1,5 @@
-//===- FP8EncodeTable.h - table-driven exact FP8 encoding --------*- C++ -*-===//
+//===- FP8EncodeTable.h - table-driven exact FP8 encoding --------*- C++
+//-*-===//
 //
 // A host-side accelerator for encodeE4M3 / encodeE5M2 that is exact by
 // construction, not an approximation.

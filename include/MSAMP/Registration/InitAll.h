@@ -1,4 +1,5 @@
-//===- InitAll.h - what msamp tools register ---------------------*- C++ -*-===//
+//===- InitAll.h - what msamp tools register ---------------------*- C++
+//-*-===//
 
 #ifndef MSAMP_REGISTRATION_INITALL_H
 #define MSAMP_REGISTRATION_INITALL_H

@@ -38,7 +38,8 @@ struct GemmMatch {
 /// Matches `op` as a GEMM with f32 (or bf16/f16) operands and result, or
 /// returns std::nullopt (with `reason` set when it is a contraction we do not
 /// handle, e.g. two reduction dimensions).
-std::optional<GemmMatch> matchGemm(Operation *op, std::string *reason = nullptr);
+std::optional<GemmMatch> matchGemm(Operation *op,
+                                   std::string *reason = nullptr);
 
 } // namespace mlir::msamp
 
