@@ -2,9 +2,11 @@
 # Installs what msamp needs on a fresh Debian 12 machine (idempotent: a second
 # run checks and returns in about a second).
 #   - Debian: LLVM/MLIR 22, clang-22 + lld, ninja, ccache, GoogleTest, OpenBLAS,
-#     OpenMPI, nlohmann-json (the CUDA 13 toolkit is expected in /usr/local/cuda
-#     when present; it is optional).
-#   - PyPI (into the `python3` on PATH): numpy, ml_dtypes, pytest, safetensors.
+#     OpenMPI, nlohmann-json, protobuf (ONNX importer), libclang-rt-22-dev
+#     (libFuzzer), libonnx-testdata (ONNX node tests) (the CUDA 13 toolkit
+#     is expected in /usr/local/cuda when present; it is optional).
+#   - PyPI (into the `python3` on PATH): numpy, ml_dtypes, pytest, safetensors,
+#     onnx (the ONNX importer's tests build their models with it).
 set -euo pipefail
 
 APT_PACKAGES=(
@@ -12,8 +14,9 @@ APT_PACKAGES=(
   ninja-build cmake ccache libzstd-dev libedit-dev libcurl4-openssl-dev
   libgtest-dev libopenblas-dev nlohmann-json3-dev
   libopenmpi-dev openmpi-bin
+  libprotobuf-dev protobuf-compiler libclang-rt-22-dev libonnx-testdata
 )
-PIP_PACKAGES=(numpy ml_dtypes pytest safetensors)
+PIP_PACKAGES=(numpy ml_dtypes pytest safetensors onnx)
 
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
@@ -29,7 +32,7 @@ if ((${#missing[@]})); then
 fi
 
 PY=${PYTHON:-python3}
-if ! "$PY" -c "import numpy, ml_dtypes, pytest, safetensors" >/dev/null 2>&1; then
+if ! "$PY" -c "import numpy, ml_dtypes, pytest, safetensors, onnx" >/dev/null 2>&1; then
   echo "setup: installing Python packages: ${PIP_PACKAGES[*]}"
   "$PY" -m pip install -q --disable-pip-version-check "${PIP_PACKAGES[@]}"
 fi
