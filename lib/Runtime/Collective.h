@@ -123,6 +123,17 @@ void setCollective(std::unique_ptr<Collective> collective);
 /// The built-in single-process implementation (rank 0 of 1).
 std::unique_ptr<Collective> createLocalCollective();
 
+/// Adds payload bytes handed to the data-parallel group by compiled code (the
+/// msamp_rt_collective_bytes counter).
+void countCollectiveBytes(int64_t bytes);
+
+/// Under an MPI launcher (mpirun), initializes MPI and installs the MPI
+/// collective; otherwise keeps the local one. In builds without MPI both are
+/// no-ops (MpiCollective.cpp / Distributed.cpp).
+msamp_rt_status initMpiCollective();
+void finalizeMpiCollective();
+void abortMpi(int code);
+
 } // namespace msamp::runtime
 
 #endif // MSAMP_LIB_RUNTIME_COLLECTIVE_H

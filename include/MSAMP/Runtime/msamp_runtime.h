@@ -176,6 +176,33 @@ MSAMP_RT_EXPORT int32_t msamp_rt_rank(void);
 MSAMP_RT_EXPORT int32_t msamp_rt_world_size(void);
 
 /*===----------------------------------------------------------------------===
+ * Data parallelism (docs/RuntimeABI.md, "Distributed")
+ *===----------------------------------------------------------------------===*/
+
+/** Joins the data-parallel group the launcher describes. Under mpirun (in a
+ *  build with MPI) this initializes MPI and installs the MPI collective:
+ *  every reduction is gathered on rank 0, combined in rank order and
+ *  broadcast, so all ranks get byte-identical results, and a watchdog aborts
+ *  the job when a collective does not finish within
+ *  $MSAMP_COLLECTIVE_TIMEOUT_S seconds (default 120). Without a launcher it
+ *  keeps the single-process group (rank 0 of 1). */
+MSAMP_RT_EXPORT msamp_rt_status msamp_rt_distributed_init(void);
+/** Leaves the group (MPI_Finalize); idempotent. */
+MSAMP_RT_EXPORT void msamp_rt_distributed_finalize(void);
+/** Prints `message` and stops every rank with exit code `code`
+ *  (MPI_Abort under MPI). Does not return. */
+MSAMP_RT_EXPORT void msamp_rt_abort(const char *message, int32_t code);
+/** In-place all-reduce of n f32 host values across the group: op 0 sum,
+ *  1 max, combined in rank order (identical on every rank). */
+MSAMP_RT_EXPORT msamp_rt_status msamp_rt_allreduce_f32(float *values,
+                                                      int64_t n, int32_t op);
+/** Payload bytes this process handed to the group's all-reduces since the
+ *  last reset (the sum over calls of elements x element size; a ring
+ *  all-reduce moves about 2 (N-1)/N times that over the wire). */
+MSAMP_RT_EXPORT int64_t msamp_rt_collective_bytes(void);
+MSAMP_RT_EXPORT void msamp_rt_reset_collective_bytes(void);
+
+/*===----------------------------------------------------------------------===
  * Kernel entry points (ABI v1)
  *
  * UMR is msamp_rt_unranked_memref. All return void; see "Errors" above.

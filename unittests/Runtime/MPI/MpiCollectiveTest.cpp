@@ -1,0 +1,157 @@
+//===- MpiCollectiveTest.cpp - collectives under mpirun -np N ------*- C++ -*-===//
+//
+// Run by ctest under `mpirun -np 2` and `-np 4`. Every check goes through the
+// ABI compiled code uses (_mlir_ciface_msamp_rt_all_reduce) on the group that
+// msamp_rt_distributed_init joins. Each rank checks its own results and the
+// group agrees on the verdict with an all-reduce, so one failing rank fails
+// every process; rank 0 prints `N passed, N failed`.
+//
+//===----------------------------------------------------------------------===//
+
+#include "../RuntimeTestUtils.h"
+
+#include "MSAMP/Numerics/FP8.h"
+#include "MSAMP/Runtime/msamp_runtime.h"
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+using namespace msamp_rt_test;
+namespace nx = msamp::numerics;
+
+namespace {
+
+int passed = 0, failed = 0;
+
+void check(bool ok, const std::string &what) {
+  if (ok) {
+    ++passed;
+    return;
+  }
+  ++failed;
+  std::fprintf(stderr, "rank %d: FAILED: %s\n", msamp_rt_rank(), what.c_str());
+}
+
+/// Sum of a value over the group (to compare results across ranks).
+float groupSum(float v) {
+  msamp_rt_allreduce_f32(&v, 1, 0);
+  return v;
+}
+float groupMax(float v) {
+  msamp_rt_allreduce_f32(&v, 1, 1);
+  return v;
+}
+
+/// Every rank holds the same bytes: the max and min over ranks of a checksum
+/// agree.
+bool identicalAcrossRanks(const std::vector<uint8_t> &bytes) {
+  float sum = 0;
+  for (size_t i = 0; i < bytes.size(); ++i)
+    sum += static_cast<float>(bytes[i]) * static_cast<float>(i % 97 + 1);
+  return groupMax(sum) == -groupMax(-sum);
+}
+
+void allReduce(msamp_rt_unranked_memref *in, msamp_rt_unranked_memref *sinv,
+               msamp_rt_unranked_memref *out, msamp_rt_unranked_memref *osinv,
+               int32_t dtype, int32_t kind, int32_t hasScale) {
+  _mlir_ciface_msamp_rt_all_reduce(in, sinv, out, osinv, dtype, kind,
+                                   hasScale);
+}
+
+} // namespace
+
+int main() {
+  if (msamp_rt_distributed_init() != MSAMP_RT_OK) {
+    std::fprintf(stderr, "distributed init failed: %s\n",
+                 msamp_rt_get_last_error_message());
+    return 1;
+  }
+  const int rank = msamp_rt_rank(), world = msamp_rt_world_size();
+  check(world > 1, "launched under mpirun with more than one rank");
+  msamp_rt_reset_collective_bytes();
+
+  // f32 sum and max over ranks, in place.
+  {
+    const int64_t n = 1000;
+    Tensor<float> x({n});
+    for (int64_t i = 0; i < n; ++i)
+      x[i] = static_cast<float>((rank + 1) * i);
+    Tensor<float> dummy = scalar(1.0f);
+    allReduce(x, dummy, x, dummy, MSAMP_RT_F32, 0, 0);
+    bool ok = true;
+    for (int64_t i = 0; i < n; ++i)
+      ok &= x[i] == static_cast<float>(i * world * (world + 1) / 2);
+    check(ok, "f32 sum over ranks");
+    Tensor<float> y({4}, std::vector<float>{float(rank), -float(rank), 0, 1});
+    allReduce(y, dummy, y, dummy, MSAMP_RT_F32, 1, 0);
+    check(y[0] == world - 1 && y[1] == 0 && y[3] == 1, "f32 max over ranks");
+    Tensor<float> z({2}, std::vector<float>{2.0f, float(rank)});
+    allReduce(z, dummy, z, dummy, MSAMP_RT_F32, 2, 0);
+    check(z[0] == 2.0f, "f32 mean over ranks");
+  }
+
+  // FP8 sums: each hop is fp8(half(a) + half(b)), in rank order. MS-AMP's
+  // two-rank byte vectors (NUMERICS.md 4.4): 0x4A + 0x50 = 0x55 and
+  // 0x58 + 0x5C = 0x62; for more ranks, the rank-order chain of the core.
+  {
+    const uint8_t a[2] = {0x4A, 0x58}, b[2] = {0x50, 0x5C};
+    Tensor<uint8_t> q({4});
+    q[0] = rank % 2 ? b[0] : a[0];
+    q[1] = rank % 2 ? b[1] : a[1];
+    q[2] = 0x7E; // 448 on every rank: the sum saturates, never Inf or NaN
+    q[3] = static_cast<uint8_t>(0x30 + rank);
+    Tensor<float> sinv = scalar(0.5f), osinv = scalar(0.0f);
+    allReduce(q, sinv, q, osinv, MSAMP_RT_F8E4M3FN, 0, 1);
+    uint8_t expect[4];
+    uint8_t acc0 = a[0], acc1 = a[1], acc3 = 0x30;
+    for (int r = 1; r < world; ++r) {
+      acc0 = nx::addViaHalf(nx::Format::E4M3, acc0, r % 2 ? b[0] : a[0]);
+      acc1 = nx::addViaHalf(nx::Format::E4M3, acc1, r % 2 ? b[1] : a[1]);
+      acc3 = nx::addViaHalf(nx::Format::E4M3, acc3,
+                            static_cast<uint8_t>(0x30 + r));
+    }
+    expect[0] = acc0, expect[1] = acc1, expect[2] = 0x7E, expect[3] = acc3;
+    if (world == 2)
+      check(expect[0] == 0x55 && expect[1] == 0x62,
+            "NUMERICS 4.4 vectors 0x4A+0x50=0x55, 0x58+0x5C=0x62");
+    check(std::memcmp(q.data.data(), expect, 4) == 0,
+          "FP8 sum in rank order with per-hop half arithmetic");
+    check(osinv[0] == 0.5f, "FP8 sum keeps the inverse scale");
+    check(identicalAcrossRanks(q.data), "FP8 results byte-identical");
+
+    // mean: bytes as for sum, inverse scale divided by the world size.
+    Tensor<uint8_t> m({1});
+    m[0] = 0x38; // 1.0
+    allReduce(m, sinv, m, osinv, MSAMP_RT_F8E4M3FN, 2, 1);
+    check(osinv[0] == 0.5f / static_cast<float>(world),
+          "FP8 mean divides the inverse scale by the world size");
+  }
+
+  // Large random payload: byte-identical everywhere.
+  {
+    const int64_t n = 1 << 20;
+    Tensor<uint8_t> g({n});
+    uint32_t s = 12345u + static_cast<uint32_t>(rank);
+    for (int64_t i = 0; i < n; ++i) {
+      s = s * 1664525u + 1013904223u;
+      g[i] = static_cast<uint8_t>((s >> 24) & 0x77); // finite E4M3 codes
+    }
+    Tensor<float> sinv = scalar(1.0f), osinv = scalar(0.0f);
+    allReduce(g, sinv, g, osinv, MSAMP_RT_F8E5M2, 0, 1);
+    check(identicalAcrossRanks(g.data), "1 MiB FP8 payload identical");
+  }
+
+  // The byte counter counts payloads handed to the group by compiled code.
+  int64_t bytes = msamp_rt_collective_bytes();
+  check(bytes == 1000 * 4 + 4 * 4 + 2 * 4 + 4 + 1 + (1 << 20),
+        "collective payload bytes counted (" + std::to_string(bytes) + ")");
+
+  float failures = groupSum(static_cast<float>(failed));
+  if (rank == 0)
+    std::printf("mpi collectives, %d ranks: %d passed, %d failed\n", world,
+                passed, static_cast<int>(failures));
+  msamp_rt_distributed_finalize();
+  return failures == 0 ? 0 : 1;
+}
