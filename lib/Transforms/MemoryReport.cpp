@@ -17,8 +17,13 @@
 //   scaling_state   `scaling_state` arguments (scales and amax histories)
 //   other_state     `step` and `buffer` arguments, and any other `opt_state`
 //
-// Inputs, targets, the learning rate and the rank are not model state and are
-// not counted. The parameter count is the number of elements of the `param`
+// Inputs, targets, the hyperparameters (lr, max_grad_norm) and the rank are
+// not model state and are not counted; nor are results: state results repeat
+// their arguments, and "metric" results (grad_norm, nonfinite) are per-step
+// scalars. After --msamp-grad-stats the optimizer reads the clipped gradient,
+// of the same type as before, so clipping changes no figure; its transient
+// buffers (dequantized copies for the norm) are temporaries like activations.
+// The parameter count is the number of elements of the `param`
 // arguments; every bytes_per_param is a category's bytes divided by it.
 //
 //===----------------------------------------------------------------------===//

@@ -1,7 +1,8 @@
 //===- Pipelines.cpp - the --msamp-o0/o1/o2 pipelines -----------*- C++ -*-===//
 //
-// Each optimization level is a fixed sequence of msamp passes plus
-// canonicalization and a final invariant check. Pipeline options are the
+// Each optimization level is a fixed sequence of msamp passes (the precision
+// passes of the level, then the gradient statistics) plus canonicalization
+// and a final invariant check. Pipeline options are the
 // user-facing recipe knobs of INTERFACES.md 4 and are forwarded to the passes
 // that read them.
 //
@@ -115,6 +116,9 @@ void buildPipeline(OpPassManager &pm, const MSAMPPipelineOptions &opts,
   }
   if (level == Level::O2)
     pm.addPass(createMSAMPLowPrecisionOptimizer());
+  // After every pass that changes how gradients are stored: the norm and
+  // the overflow check read the gradients exactly as the updates do.
+  pm.addPass(createMSAMPGradStats());
 
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

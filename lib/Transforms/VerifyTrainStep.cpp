@@ -8,8 +8,9 @@
 //  * the signature: the public @train_step with msamp.level, every argument
 //    with a known msamp.role and a unique msamp.name and a static tensor type,
 //    every low-precision state argument with its `<name>.scale`, the loss as
-//    result 0, and every other result updating exactly one state argument of
-//    the same type;
+//    result 0, and every other result either updating exactly one state
+//    argument of the same type or being a named 0-d f32 "metric" (a per-step
+//    value such as the gradient norm, which updates nothing);
 //  * the numerics: FP8 values and scaled FP16 values (stored = real * scale)
 //    are only read and written by msamp ops, which carry the scales and
 //    accumulate in f32, and by pure data movement. Any other op touching them
@@ -20,6 +21,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "MSAMP/Dialect/MSAMPOps.h"
+#include "MSAMP/Transforms/GradStats.h"
 #include "MSAMP/Transforms/Passes.h"
 #include "MSAMP/Transforms/TrainStep.h"
 
@@ -210,14 +212,39 @@ LogicalResult MSAMPVerifyTrainStepPass::verifyResults(func::FuncOp func) {
   }
 
   llvm::DenseMap<int64_t, unsigned> updaterOf;
+  llvm::StringMap<unsigned> metricNamed;
   for (unsigned r = 1; r < numResults; ++r) {
     Attribute attr = func.getResultAttr(r, kUpdatesAttr);
+    // A metric is read by the runtime after the step (by name, from the
+    // manifest) and never fed back: one f32 scalar, no state behind it.
+    if (getResultRole(func, r) == kRoleMetric) {
+      StringRef name = getResultName(func, r);
+      Type type = func.getResultTypes()[r];
+      if (attr || type != getScalarF32Type(func.getContext()) || name.empty()) {
+        func.emitError("result #")
+            << r << " has " << kRoleAttr << " = \"" << kRoleMetric
+            << "\" and must then be a named tensor<f32> without "
+            << kUpdatesAttr << "; found name \"" << name << "\", type " << type
+            << (attr ? " and an msamp.updates" : "");
+        ok = false;
+        continue;
+      }
+      auto [it, inserted] = metricNamed.try_emplace(name, r);
+      if (!inserted) {
+        func.emitError("results #")
+            << it->second << " and #" << r << " are both the metric \"" << name
+            << "\"";
+        ok = false;
+      }
+      continue;
+    }
     auto index = dyn_cast_or_null<IntegerAttr>(attr);
     if (!index) {
       func.emitError("result #")
           << r << " has no integer " << kUpdatesAttr
           << "; every result after the loss is the new value of a state "
-             "argument";
+             "argument or a \""
+          << kRoleMetric << "\"";
       ok = false;
       continue;
     }

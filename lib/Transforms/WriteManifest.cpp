@@ -30,6 +30,8 @@
 //       {"name": "lr", "role": "hyperparam",   // input | target |
 //        "shape": [], "dtype": "f32",          // hyperparam | rank
 //        "index": 5},                  // argument index in @train_step
+//       {"name": "max_grad_norm",      // hyperparam of --msamp-grad-stats:
+//        "role": "hyperparam", ...},   // clip threshold, <= 0 = no clipping
 //       ...],
 //     "outputs": [                     // every result, result order
 //       {"name": "loss", "role": "loss", "shape": [], "dtype": "f32",
@@ -38,12 +40,22 @@
 //        "dtype": "f16", "index": 1,
 //        "updates": 0},                // optional: argument index of the
 //                                      // state this result replaces
+//       ...,
+//       {"name": "grad_norm",          // role "metric": a per-step value
+//        "role": "metric",             // (--msamp-grad-stats: "grad_norm",
+//        "shape": [], "dtype": "f32",  // "nonfinite"), always 0-d f32, no
+//        "index": 9},                  // "updates"
 //       ...]
 //   }
 //
 // Every argument is in exactly one of "state" and "inputs", so the runtime can
 // bind all of them by "index". An output without msamp.name is named after the
-// state it updates, else after its role ("loss").
+// state it updates, else after its role ("loss"). After lowering
+// (convert-msamp-to-runtime) the loss and then every "metric" output, in
+// "outputs" order, are written into trailing 0-d output arguments of the
+// step, after the N arguments listed here (docs/RuntimeABI.md 11); a runtime
+// finds the metrics it knows by name and must size the descriptor table for
+// all of them. Older steps have neither max_grad_norm nor metrics.
 //
 // The file is written to FILE.tmp and renamed over FILE, so a reader never
 // sees a half-written manifest; I/O errors are located errors.

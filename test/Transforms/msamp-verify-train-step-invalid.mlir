@@ -222,6 +222,53 @@ func.func @train_step(
 
 // -----
 
+// A metric is a named 0-d f32 value that updates nothing.
+// expected-error@+1 {{result #1 has msamp.role = "metric" and must then be a named tensor<f32> without msamp.updates; found name "grad_norm", type 'tensor<4xf32>'}}
+func.func @train_step(
+    %lr: tensor<f32> {msamp.role = "hyperparam", msamp.name = "lr"},
+    %w: tensor<4xf32> {msamp.role = "param", msamp.name = "w"})
+    -> (tensor<f32> {msamp.role = "loss"},
+        tensor<4xf32> {msamp.role = "metric", msamp.name = "grad_norm"})
+    attributes {msamp.kind = "train_step", msamp.level = "O0"} {
+  return %lr, %w : tensor<f32>, tensor<4xf32>
+}
+
+// -----
+
+// expected-error@+1 {{result #1 has msamp.role = "metric" and must then be a named tensor<f32> without msamp.updates; found name "grad_norm", type 'tensor<f32>' and an msamp.updates}}
+func.func @train_step(
+    %lr: tensor<f32> {msamp.role = "hyperparam", msamp.name = "lr"},
+    %s: tensor<f32> {msamp.role = "scaling_state", msamp.name = "x.scale"})
+    -> (tensor<f32> {msamp.role = "loss"},
+        tensor<f32> {msamp.role = "metric", msamp.name = "grad_norm", msamp.updates = 1 : i64})
+    attributes {msamp.kind = "train_step", msamp.level = "O0"} {
+  return %lr, %s : tensor<f32>, tensor<f32>
+}
+
+// -----
+
+// expected-error@+1 {{result #1 has msamp.role = "metric" and must then be a named tensor<f32> without msamp.updates; found name "", type 'tensor<f32>'}}
+func.func @train_step(
+    %lr: tensor<f32> {msamp.role = "hyperparam", msamp.name = "lr"})
+    -> (tensor<f32> {msamp.role = "loss"}, tensor<f32> {msamp.role = "metric"})
+    attributes {msamp.kind = "train_step", msamp.level = "O0"} {
+  return %lr, %lr : tensor<f32>, tensor<f32>
+}
+
+// -----
+
+// expected-error@+1 {{results #1 and #2 are both the metric "grad_norm"}}
+func.func @train_step(
+    %lr: tensor<f32> {msamp.role = "hyperparam", msamp.name = "lr"})
+    -> (tensor<f32> {msamp.role = "loss"},
+        tensor<f32> {msamp.role = "metric", msamp.name = "grad_norm"},
+        tensor<f32> {msamp.role = "metric", msamp.name = "grad_norm"})
+    attributes {msamp.kind = "train_step", msamp.level = "O0"} {
+  return %lr, %lr, %lr : tensor<f32>, tensor<f32>, tensor<f32>
+}
+
+// -----
+
 // FP8 arithmetic: widening FP8 with arith.extf ignores its scale.
 func.func @train_step(
     %x: tensor<4xf32> {msamp.role = "input", msamp.name = "x"},

@@ -60,3 +60,21 @@ func.func @train_step(
   %a = msamp.amax %yf : tensor<4x4xf32>
   return %a : tensor<f32>
 }
+
+// -----
+
+// Results after the state results may be metrics (--msamp-grad-stats): named
+// 0-d f32 values the runtime reads after the step, updating nothing.
+// CHECK-LABEL: func.func @train_step
+// CHECK-SAME: tensor<f32> {msamp.name = "grad_norm", msamp.role = "metric"}
+// CHECK-SAME: tensor<f32> {msamp.name = "nonfinite", msamp.role = "metric"}
+func.func @train_step(
+    %w: tensor<4xf32> {msamp.role = "param", msamp.name = "w", msamp.init = "zeros"},
+    %max: tensor<f32> {msamp.role = "hyperparam", msamp.name = "max_grad_norm"})
+    -> (tensor<f32> {msamp.role = "loss", msamp.name = "loss"},
+        tensor<4xf32> {msamp.role = "param", msamp.name = "w", msamp.updates = 0 : i64},
+        tensor<f32> {msamp.role = "metric", msamp.name = "grad_norm"},
+        tensor<f32> {msamp.role = "metric", msamp.name = "nonfinite"})
+    attributes {msamp.kind = "train_step", msamp.level = "O0"} {
+  return %max, %w, %max, %max : tensor<f32>, tensor<4xf32>, tensor<f32>, tensor<f32>
+}

@@ -42,14 +42,19 @@ or a directory written by msamp-compile.
   --save-every N             also checkpoint every N steps
   --resume FILE.safetensors  continue from a checkpoint
   --eval                     compute the loss without updating the state
-  --skip-nonfinite           skip (undo) steps whose loss is not finite
+  --clip-grad-norm X         clip the global norm of the (dequantized)
+                             gradients to X > 0, as PyTorch's
+                             clip_grad_norm_; the norm is logged as
+                             "grad_norm" in --log-json
+  --skip-nonfinite           skip (undo) steps whose loss or gradients are
+                             not finite (FP8 overflow is detected from the
+                             recorded amax)
   --backend cpu              where kernels run (cuda is not available)
   --threads N                worker threads of the CPU kernels (0: default)
   --log-json FILE            one JSON object per step
   --log-every N              progress line every N steps (default 10)
   --quiet                    no progress lines or reports
   --version                  print the version and exit
-  --clip-grad-norm X         not supported yet (see the message)
 )";
 }
 

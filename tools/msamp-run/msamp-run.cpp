@@ -13,10 +13,13 @@
 // train_step.so against libmsamp_runtime. msamp-run itself links no MLIR or
 // LLVM.
 //
+// --clip-grad-norm and the non-finite gradient check are compiled into the
+// step (--msamp-grad-stats): msamp-run feeds the threshold as the step's
+// "max_grad_norm" input and reads its "grad_norm" and "nonfinite" metrics.
+//
 // Not supported yet, each refused with a message that says why:
 // --opt-level O3 and multi-rank runs (need the distributed runtime),
-// --backend cuda (the CUDA backend is not built for msamp-run's CPU steps),
-// --clip-grad-norm (gradients exist only inside the compiled step).
+// --backend cuda (the CUDA backend is not built for msamp-run's CPU steps).
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,6 +38,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -79,21 +83,47 @@ std::string formatLoss(float loss) {
   return buffer;
 }
 
-/// One line of --log-json. The loss is printed with 9 significant digits,
-/// enough to round-trip an f32 exactly.
-void writeLogLine(FILE *log, int64_t step, float loss, double lr, bool eval) {
+/// What a step reported besides its loss (steps compiled without the
+/// gradient statistics report nothing).
+struct StepMetrics {
+  std::optional<float> gradNorm; // before clipping
+  bool nonFiniteGrads = false;
+};
+
+StepMetrics readMetrics(msamp_session *session) {
+  StepMetrics m;
+  float value = 0;
+  if (msamp_session_metric(session, "grad_norm", &value) == MSAMP_OK)
+    m.gradNorm = value;
+  if (msamp_session_metric(session, "nonfinite", &value) == MSAMP_OK)
+    m.nonFiniteGrads = value != 0.0f;
+  return m;
+}
+
+/// One line of --log-json: INTERFACES.md 5's keys, then "grad_norm" when the
+/// step reports it (null when not finite). "nonfinite" is true when the loss
+/// or the gradients were not finite (the update is not applied, or the run
+/// stops); only a non-finite loss is null. Numbers are printed with 9
+/// significant digits, enough to round-trip an f32 exactly.
+void writeLogLine(FILE *log, int64_t step, float loss, double lr, bool eval,
+                  const StepMetrics &metrics) {
   if (!log)
     return;
+  const bool nonFinite = !std::isfinite(loss) || metrics.nonFiniteGrads;
+  std::fprintf(log, "{\"step\": %lld, ", static_cast<long long>(step));
   if (std::isfinite(loss))
-    std::fprintf(log,
-                 "{\"step\": %lld, \"loss\": %.9g, \"lr\": %.9g, "
-                 "\"nonfinite\": false",
-                 static_cast<long long>(step), static_cast<double>(loss), lr);
+    std::fprintf(log, "\"loss\": %.9g, ", static_cast<double>(loss));
   else
-    std::fprintf(log,
-                 "{\"step\": %lld, \"loss\": null, \"lr\": %.9g, "
-                 "\"nonfinite\": true",
-                 static_cast<long long>(step), lr);
+    std::fprintf(log, "\"loss\": null, ");
+  std::fprintf(log, "\"lr\": %.9g, \"nonfinite\": %s", lr,
+               nonFinite ? "true" : "false");
+  if (metrics.gradNorm) {
+    if (std::isfinite(*metrics.gradNorm))
+      std::fprintf(log, ", \"grad_norm\": %.9g",
+                   static_cast<double>(*metrics.gradNorm));
+    else
+      std::fprintf(log, ", \"grad_norm\": null");
+  }
   std::fprintf(log, eval ? ", \"eval\": true}\n" : "}\n");
   // A run that dies later keeps every line written so far.
   std::fflush(log);
@@ -199,11 +229,6 @@ std::vector<std::string> dataArguments(msamp_session *session) {
 
 int run(const Options &o) {
   // ---- Refuse what this build cannot do, before any work. ----
-  if (o.clipGradNorm)
-    return fail(kUsageError,
-                "--clip-grad-norm is not supported yet: the gradients exist "
-                "only inside the compiled step, so clipping has to be "
-                "compiled into it, which msamp-compile does not offer yet");
   if (o.backend == "cuda")
     return fail(kUsageError,
                 "--backend cuda: the CUDA backend is not available in this "
@@ -292,6 +317,12 @@ int run(const Options &o) {
     return fail(kUsageError, "'" + o.model + "' is compiled at level " + level +
                                  ", not " + *o.optLevel +
                                  " (recompile it, or pass the .mlir file)");
+  // The threshold is an input of the compiled step; a step compiled before
+  // msamp had clipping has none and is refused rather than run unclipped.
+  if (o.clipGradNorm && msamp_session_set_max_grad_norm(
+                            session.get(), *o.clipGradNorm) != MSAMP_OK)
+    return fail(kRunError,
+                "--clip-grad-norm: " + std::string(msamp_last_error_message()));
 
   // ---- State: checkpoint, or initialization. ----
   if (o.resume) {
@@ -392,7 +423,11 @@ int run(const Options &o) {
           msamp_session_step(session.get(), static_cast<float>(lr),
                              MSAMP_STEP_EVAL, &loss) != MSAMP_OK)
         return fail(kRunError, msamp_last_error_message());
-      writeLogLine(log, s, loss, lr, /*eval=*/true);
+      // Nothing is updated in an evaluation: only its loss can be
+      // non-finite; the gradient norm is still reported.
+      StepMetrics metrics = readMetrics(session.get());
+      metrics.nonFiniteGrads = false;
+      writeLogLine(log, s, loss, lr, /*eval=*/true, metrics);
       if (std::isfinite(loss)) {
         sum += loss;
         ++finite;
@@ -428,22 +463,29 @@ int run(const Options &o) {
     msamp_status status =
         msamp_session_step(session.get(), static_cast<float>(lr), flags, &loss);
     if (status == MSAMP_ERROR_NONFINITE) {
-      writeLogLine(log, s, loss, lr, false);
-      return fail(kRunError, std::string(msamp_last_error_message()) +
+      std::string message = msamp_last_error_message();
+      writeLogLine(log, s, loss, lr, false, readMetrics(session.get()));
+      return fail(kRunError, message +
                                  "; stopping without saving (--skip-nonfinite "
                                  "skips such steps)");
     }
     if (status != MSAMP_OK)
       return fail(kRunError, msamp_last_error_message());
-    writeLogLine(log, s, loss, lr, false);
+    const StepMetrics metrics = readMetrics(session.get());
+    writeLogLine(log, s, loss, lr, false, metrics);
     lastLoss = loss;
     ++intervalSteps;
     if (!o.quiet && ((s - start) % o.logEvery == 0 || s == last)) {
       double t = now();
       double rate = t > intervalStart ? intervalSteps / (t - intervalStart) : 0;
-      std::printf("step %lld/%lld  loss %s  lr %.2e  %.1f steps/s\n",
+      // A skipped step (--skip-nonfinite) says why.
+      const char *skipped =
+          !std::isfinite(loss)     ? "  (skipped: non-finite loss)"
+          : metrics.nonFiniteGrads ? "  (skipped: non-finite gradients)"
+                                   : "";
+      std::printf("step %lld/%lld  loss %s  lr %.2e  %.1f steps/s%s\n",
                   static_cast<long long>(s), static_cast<long long>(last),
-                  formatLoss(loss).c_str(), lr, rate);
+                  formatLoss(loss).c_str(), lr, rate, skipped);
       std::fflush(stdout);
       intervalStart = t;
       intervalSteps = 0;
@@ -466,7 +508,8 @@ int run(const Options &o) {
       std::printf(", final loss %s", formatLoss(lastLoss).c_str());
     std::printf("\n");
     if (int64_t skipped = msamp_session_num_skipped(session.get()))
-      std::printf("msamp-run: skipped %lld step(s) with a non-finite loss\n",
+      std::printf("msamp-run: skipped %lld step(s) with a non-finite loss "
+                  "or non-finite gradients\n",
                   static_cast<long long>(skipped));
     if (o.save)
       std::printf(

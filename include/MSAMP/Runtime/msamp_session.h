@@ -14,12 +14,14 @@
  *   - dlopens train_step.so (RTLD_NOW, after making libmsamp_runtime's
  *     symbols globally visible) and checks its ABI version and arity,
  *   - owns one 64-byte aligned, contiguous row-major buffer per state tensor,
- *     per input and for the loss, and the memref descriptors that point at
- *     them (the calling convention of msamp_train_step_packed),
+ *     per input, for the loss and per metric, and the memref descriptors that
+ *     point at them (the calling convention of msamp_train_step_packed,
+ *     docs/RuntimeABI.md 11),
  *   - initializes state per the manifest's "init" (see msamp_session_init),
  *     loads and saves checkpoints (safetensors, written atomically),
- *   - runs steps: sets the learning rate, calls the step, checks the
- *     runtime's sticky error and the loss.
+ *   - runs steps: sets the learning rate and the gradient clipping
+ *     threshold, calls the step, checks the runtime's sticky error, the loss
+ *     and the step's non-finite-gradient metric.
  *
  * Plain C (C99 or C++); no MLIR, CUDA or C++ type appears here.
  *
@@ -137,7 +139,8 @@ MSAMP_SESSION_EXPORT int64_t msamp_session_num_state(const msamp_session *s);
 MSAMP_SESSION_EXPORT msamp_status msamp_session_state_info(
     const msamp_session *s, int64_t i, msamp_tensor_info *info);
 /** Per-step inputs (role "input", "target", "hyperparam" or "rank"), in
- *  manifest order. */
+ *  manifest order. The hyperparams ("lr", "max_grad_norm") are set by the
+ *  session from msamp_session_step and msamp_session_set_max_grad_norm. */
 MSAMP_SESSION_EXPORT int64_t msamp_session_num_inputs(const msamp_session *s);
 MSAMP_SESSION_EXPORT msamp_status msamp_session_input_info(
     const msamp_session *s, int64_t i, msamp_tensor_info *info);
@@ -231,21 +234,56 @@ MSAMP_SESSION_EXPORT msamp_status msamp_session_synthetic_batch(
  *===----------------------------------------------------------------------===*/
 
 /** Flags of msamp_session_step. */
-/** Copy the state before the step; if the loss is not finite, restore it,
- *  advance the step counter anyway and count the step as skipped (the call
- *  then succeeds with the non-finite loss). */
+/** Copy the state before the step; if the loss or the gradients are not
+ *  finite, restore it, advance the step counter anyway and count the step as
+ *  skipped (the call then succeeds; the loss and the metrics are those of
+ *  the skipped step). */
 #define MSAMP_STEP_SKIP_NONFINITE 0x1u
 /** Copy the state before the step and always restore it: the loss only. */
 #define MSAMP_STEP_EVAL 0x2u
 
 /** Runs one step at learning rate `lr` on the current inputs and stores the
  *  loss (computed before the update) in `*loss`. Without a flag a non-finite
- *  loss returns MSAMP_ERROR_NONFINITE naming the step; the state then holds
- *  the update of that step. A runtime error (MSAMP_ERROR_RUNTIME) leaves
- *  the state undefined unless a flag made a copy, which is then restored. */
+ *  loss, or non-finite gradients (the step's "nonfinite" metric is 1: a NaN
+ *  or Inf gradient, or an FP8 gradient whose amax recorded before its
+ *  saturating cast is not finite), returns MSAMP_ERROR_NONFINITE naming the
+ *  step ("non-finite loss (inf) at step 3", "non-finite gradients (detected
+ *  from amax) at step 3 (grad norm inf)"); the state then holds the update
+ *  of that step. A runtime error (MSAMP_ERROR_RUNTIME) leaves the state
+ *  undefined unless a flag made a copy, which is then restored. */
 MSAMP_SESSION_EXPORT msamp_status msamp_session_step(msamp_session *s, float lr,
                                                      uint32_t flags,
                                                      float *loss);
+
+/*===----------------------------------------------------------------------===
+ * Gradient clipping and per-step metrics (steps compiled with the gradient
+ * statistics of docs/TrainStep.md; older steps have neither)
+ *===----------------------------------------------------------------------===*/
+
+/** Sets the "max_grad_norm" hyperparameter of every following step:
+ *  gradients are clipped as torch.nn.utils.clip_grad_norm_(max_norm) does,
+ *  on the global L2 norm of the dequantized, all-reduced gradients (FP8
+ *  gradients through their inverse scale, exactly). 0 or less disables
+ *  clipping, which is the default. NaN or infinity is
+ *  MSAMP_ERROR_INVALID_ARGUMENT, and so is a positive value for a step that
+ *  has no "max_grad_norm" input (compiled by an older msamp: recompile). */
+MSAMP_SESSION_EXPORT msamp_status
+msamp_session_set_max_grad_norm(msamp_session *s, double max_norm);
+
+/** Per-step metrics the step reports (role "metric" in the manifest's
+ *  "outputs", e.g. "grad_norm": the global gradient norm before clipping,
+ *  "nonfinite": 1 when it is Inf or NaN, else 0), in manifest order. Each
+ *  is one f32; `data` points at the value of the last step (0 before the
+ *  first; a skipped or evaluated step reports its own values). */
+MSAMP_SESSION_EXPORT int64_t msamp_session_num_metrics(const msamp_session *s);
+MSAMP_SESSION_EXPORT msamp_status msamp_session_metric_info(
+    const msamp_session *s, int64_t i, msamp_tensor_info *info);
+/** The value of metric `name` after the last step. A name the step does not
+ *  report (any name, for steps compiled by an older msamp) is
+ *  MSAMP_ERROR_INVALID_ARGUMENT. */
+MSAMP_SESSION_EXPORT msamp_status msamp_session_metric(const msamp_session *s,
+                                                       const char *name,
+                                                       float *value);
 
 /** Completed steps: the value of the manifest's "step" state (i64), or a
  *  session counter when the graph has none. The next step is number

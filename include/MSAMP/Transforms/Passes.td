@@ -178,6 +178,45 @@ def MSAMPLowPrecisionOptimizer
   let dependentDialects = ["::mlir::msamp::MSAMPDialect"];
 }
 
+def MSAMPGradStats : Pass<"msamp-grad-stats", "::mlir::ModuleOp"> {
+  let summary = "global gradient norm, norm clipping and non-finite gradients";
+  let description = [{
+    Computes, before the first optimizer update of @train_step, the L2 norm
+    of all gradients the updates read (all-reduced; FP8/f16 gradients
+    dequantized with their inverse scale), summing squares in f64. A new
+    hyperparameter argument `max_grad_norm` (tensor<f32>, <= 0: no clipping)
+    clips them with PyTorch's coefficient
+    `min(1, max_grad_norm / (norm + 1e-6))`: an f32 gradient is multiplied
+    elementwise, an FP8/f16 gradient keeps its bytes and its inverse scale is
+    multiplied (MS-AMP's ScalingTensor.mul_). Because FP8 casts saturate, the
+    (max-reduced) amax recorded before each FP8 gradient's cast is folded in:
+    a non-finite amax makes the norm non-finite. Two results with
+    `msamp.role = "metric"` are appended: `grad_norm` (before clipping) and
+    `nonfinite` (1.0 when grad_norm is Inf or NaN, else 0.0).
+
+    ```mlir
+    // before
+    %w1, %m1, %v1 = msamp.adam_update param %w : tensor<4x3xf16> ...,
+        grad %q scale_inv %qs : tensor<4x3xf8E4M3FN>, ...
+    // after
+    %d = msamp.dequantize %q, %qs : tensor<4x3xf8E4M3FN> to tensor<4x3xf32>
+    %s = linalg.generic {...reduction...} ins(%d) outs(%acc : tensor<f64>)
+    %s2 = linalg.generic {...} ins(%amax : tensor<f32>) outs(%s : tensor<f64>)
+    %norm, %coef, %nonfinite = linalg.generic {...}
+        ins(%s2, %max_grad_norm : tensor<f64>, tensor<f32>) outs(...)
+    %qs2 = arith.mulf %qs, %coef : tensor<f32>
+    %w1, %m1, %v1 = msamp.adam_update param %w : tensor<4x3xf16> ...,
+        grad %q scale_inv %qs2 : tensor<4x3xf8E4M3FN>, ...
+    return ..., %norm, %nonfinite
+    ```
+  }];
+  let dependentDialects = ["::mlir::msamp::MSAMPDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def MSAMPVerifyTrainStep
     : Pass<"msamp-verify-train-step", "::mlir::ModuleOp"> {
   let summary = "final invariant check of a compiled train step";
@@ -186,7 +225,8 @@ def MSAMPVerifyTrainStep
     msamp op that carries its scale, no arithmetic other than msamp ops
     touches FP8 or scaled FP16 values (no FP8 accumulation), every argument
     has a role and name, every `msamp.updates` names a state argument of the
-    same type, and the loss is result 0.
+    same type, the loss is result 0, and every other result either updates
+    state or is a 0-d f32 `metric`.
   }];
 }
 

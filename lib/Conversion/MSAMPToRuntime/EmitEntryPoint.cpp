@@ -5,12 +5,15 @@
 // pointer per argument (to its memref descriptor), so its arity depends on
 // the graph. The runtime needs one signature for every graph:
 //
-//   void msamp_train_step_packed(void **descriptors);  // N+1 pointers
+//   void msamp_train_step_packed(void **descriptors);  // N+1+M pointers
 //   int64_t msamp_train_step_abi_version(void);
-//   int64_t msamp_train_step_num_args(void);
+//   int64_t msamp_train_step_num_args(void);           // N+1+M
 //
-// The descriptors are in manifest argument order followed by the 0-d f32 loss
-// output (docs/RuntimeABI.md).
+// The descriptors are in manifest argument order (the N entries of "state"
+// and "inputs", by "index"), then the 0-d f32 loss output, then one 0-d f32
+// output per "metric" of the manifest's "outputs" (M of them, in that order;
+// none for steps compiled without --msamp-grad-stats), as
+// convert-msamp-to-runtime appended them (docs/RuntimeABI.md 11).
 //
 //===----------------------------------------------------------------------===//
 

@@ -24,7 +24,9 @@
 // "arguments updated in place": each updated state argument receives its new
 // value with bufferization.materialize_in_destination (an optimizer op that
 // is the last reader of its state writes it directly, so the copy folds
-// away), the loss is written into a trailing 0-d output argument, and the
+// away), the loss and then every "metric" result (--msamp-grad-stats:
+// grad_norm, nonfinite), in result order, are written into trailing 0-d
+// output arguments (roles "loss_output" and "metric_output"), and the
 // function returns nothing.
 //
 //===----------------------------------------------------------------------===//
@@ -33,6 +35,7 @@
 #include "MSAMP/Conversion/RuntimeSymbols.h"
 #include "MSAMP/Dialect/MSAMPOps.h"
 #include "MSAMP/Transforms/GemmMatcher.h"
+#include "MSAMP/Transforms/GradStats.h"
 #include "MSAMP/Transforms/TrainStep.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -353,19 +356,31 @@ void ConvertMSAMPToRuntimePass::runOnOperation() {
     op->erase();
   }
 
-  // Write every updated state argument in place, the loss into a trailing
-  // output argument, and return nothing.
+  // Write every updated state argument in place, the loss and the metrics
+  // into trailing output arguments, and return nothing.
   OpBuilder b(ret);
   Location loc = ret.getLoc();
   ret = cast<func::ReturnOp>(entry.getTerminator());
   b.setInsertionPoint(ret);
   Value loss;
+  SmallVector<std::pair<Value, StringRef>> metrics; // result order
   for (unsigned i = 0, e = step.getNumResults(); i < e; ++i) {
     Value value = ret.getOperand(i);
     auto updates = step.getResultAttrOfType<IntegerAttr>(i, kUpdatesAttr);
     if (!updates) {
-      if (getResultRole(step, i) == kRoleLoss)
+      StringRef role = getResultRole(step, i);
+      if (role == kRoleLoss && !loss) {
         loss = value;
+      } else if (role == kRoleMetric) {
+        metrics.push_back({value, getResultName(step, i)});
+      } else {
+        // The runtime would have nowhere to find it.
+        step.emitError("result #")
+            << i << " (role \"" << role
+            << "\") is neither the loss, nor a metric, nor a state update; "
+               "the runtime ABI cannot return it";
+        return signalPassFailure();
+      }
       continue;
     }
     BlockArgument arg = step.getArgument(updates.getInt());
@@ -381,13 +396,19 @@ void ConvertMSAMPToRuntimePass::runOnOperation() {
     step.emitError("the train step has no loss result");
     return signalPassFailure();
   }
-  BlockArgument lossOut =
-      addStateArgument(step, loss.getType(), "loss_output", "loss", "");
-  Value lossDest;
-  rt.inPlaceOutput(b, loc, lossOut, lossDest);
-  bufferization::MaterializeInDestinationOp::create(b, loc, TypeRange{}, loss,
-                                                    lossDest, /*restrict=*/true,
-                                                    /*writable=*/true);
+  // The runtime's descriptor table: the N arguments of the manifest, the
+  // loss, then the metrics in manifest "outputs" order (= result order).
+  auto writeOutput = [&](Value value, StringRef role, StringRef name) {
+    BlockArgument out = addStateArgument(step, value.getType(), role, name, "");
+    Value dest;
+    rt.inPlaceOutput(b, loc, out, dest);
+    bufferization::MaterializeInDestinationOp::create(
+        b, loc, TypeRange{}, value, dest, /*restrict=*/true,
+        /*writable=*/true);
+  };
+  writeOutput(loss, "loss_output", "loss");
+  for (auto [value, name] : metrics)
+    writeOutput(value, "metric_output", name);
   func::ReturnOp::create(b, loc, ValueRange{});
   ret.erase();
   llvm::BitVector allResults(step.getNumResults(), true);

@@ -274,6 +274,37 @@ msamp_status msamp_session_step(msamp_session *s, float lr, uint32_t flags,
                  [&] { return s->impl->step(lr, flags, *loss); });
 }
 
+msamp_status msamp_session_set_max_grad_norm(msamp_session *s,
+                                             double max_norm) {
+  if (!s)
+    return invalid("msamp_session_set_max_grad_norm: null session");
+  return guarded("msamp_session_set_max_grad_norm",
+                 [&] { return s->impl->setMaxGradNorm(max_norm); });
+}
+
+int64_t msamp_session_num_metrics(const msamp_session *s) {
+  return s ? static_cast<int64_t>(s->impl->metrics().size()) : 0;
+}
+
+msamp_status msamp_session_metric_info(const msamp_session *s, int64_t i,
+                                       msamp_tensor_info *info) {
+  if (!s || !info)
+    return invalid("msamp_session_metric_info: null argument");
+  if (i < 0 || i >= msamp_session_num_metrics(s))
+    return invalid("msamp_session_metric_info: index " + std::to_string(i) +
+                   " out of range");
+  fillInfo(*s->impl->metrics()[static_cast<size_t>(i)], info);
+  return MSAMP_OK;
+}
+
+msamp_status msamp_session_metric(const msamp_session *s, const char *name,
+                                  float *value) {
+  if (!s || !name || !value)
+    return invalid("msamp_session_metric: null argument");
+  return guarded("msamp_session_metric",
+                 [&] { return s->impl->metricValue(name, *value); });
+}
+
 int64_t msamp_session_get_step(const msamp_session *s) {
   return s ? s->impl->completedSteps() : 0;
 }

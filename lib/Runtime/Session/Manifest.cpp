@@ -151,10 +151,11 @@ Error parseEntry(const json &entry, const std::string &where, bool isState,
                   std::string(mlirName(spec.dtype)) + " " +
                   shapeToString(spec.shape));
   if (spec.role == "hyperparam") {
-    if (spec.name != "lr")
-      return failAt("unknown hyperparam (this runtime feeds only 'lr')");
+    if (spec.name != "lr" && spec.name != "max_grad_norm")
+      return failAt("unknown hyperparam (this runtime feeds only 'lr' and "
+                    "'max_grad_norm')");
     if (spec.numElements != 1 || spec.dtype != ElementType::F32)
-      return failAt("'lr' must be one f32, found " +
+      return failAt("'" + spec.name + "' must be one f32, found " +
                     std::string(mlirName(spec.dtype)) + " " +
                     shapeToString(spec.shape));
   }
@@ -162,6 +163,56 @@ Error parseEntry(const json &entry, const std::string &where, bool isState,
       (spec.numElements != 1 ||
        (spec.dtype != ElementType::I32 && spec.dtype != ElementType::I64)))
     return failAt("the rank must be one i32 or i64");
+  return Error::success();
+}
+
+/// Parses the "metric" entries of "outputs" into `metrics`. Other outputs
+/// (the loss, state updates) are described by "state" already and are not
+/// read. A metric is one f32 that the step writes after the loss, so its
+/// form is fixed.
+Error parseMetrics(const json &outputs, const std::string &source,
+                   std::vector<TensorSpec> &metrics) {
+  if (!outputs.is_array())
+    return Error(MSAMP_ERROR_MANIFEST,
+                 source + ": \"outputs\" is not an array");
+  std::set<std::string> names;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const json &entry = outputs[i];
+    std::string where = source + ": outputs[" + std::to_string(i) + "]";
+    if (!entry.is_object())
+      return Error(MSAMP_ERROR_MANIFEST, where + ": not a JSON object");
+    auto role = entry.find("role");
+    if (role == entry.end() || !role->is_string() ||
+        role->get<std::string>() != "metric")
+      continue;
+    auto fail = [&](const std::string &what) {
+      return Error(MSAMP_ERROR_MANIFEST, where + ": " + what);
+    };
+    auto name = entry.find("name");
+    if (name == entry.end() || !name->is_string() ||
+        name->get<std::string>().empty())
+      return fail("a metric needs a non-empty string \"name\"");
+    TensorSpec spec;
+    spec.name = name->get<std::string>();
+    spec.role = "metric";
+    auto shape = entry.find("shape");
+    auto dtype = entry.find("dtype");
+    if (shape == entry.end() || !shape->is_array() || !shape->empty() ||
+        dtype == entry.end() || !dtype->is_string() ||
+        dtype->get<std::string>() != "f32")
+      return fail("metric '" + spec.name +
+                  "' must have shape [] and dtype f32");
+    auto index = entry.find("index");
+    if (index != entry.end() && index->is_number_unsigned())
+      spec.index = static_cast<int64_t>(std::min<uint64_t>(
+          index->get<uint64_t>(), static_cast<uint64_t>(INT64_MAX)));
+    spec.dtype = ElementType::F32;
+    spec.numElements = 1;
+    spec.numBytes = static_cast<int64_t>(sizeof(float));
+    if (!names.insert(spec.name).second)
+      return fail("metric '" + spec.name + "' appears twice");
+    metrics.push_back(std::move(spec));
+  }
   return Error::success();
 }
 
@@ -278,6 +329,12 @@ Error parseManifest(const std::string &text, const std::string &source,
     numSteps += spec.role == "step";
   if (numSteps > 1)
     return fail("more than one state has role 'step'");
+
+  // Optional: manifests of tests and of other producers may leave it out.
+  auto outputs = doc.find("outputs");
+  if (outputs != doc.end())
+    if (Error e = parseMetrics(*outputs, source, m.metrics))
+      return e;
 
   auto optimizer = doc.find("optimizer");
   if (optimizer != doc.end() && optimizer->is_object()) {

@@ -12,8 +12,9 @@
 // is an error message naming the entry and the field, never a crash later:
 // types of every field, known roles and dtypes, static non-negative shapes,
 // parsable "init" values, unique names, and argument indices that cover
-// 0..N-1 exactly once over "state" and "inputs". Unknown keys are ignored
-// (a newer compiler may add some); a different "abi_version" is refused.
+// 0..N-1 exactly once over "state" and "inputs", and well-formed "metric"
+// outputs. Unknown keys are ignored (a newer compiler may add some); a
+// different "abi_version" is refused.
 //
 //===----------------------------------------------------------------------===//
 
@@ -60,7 +61,13 @@ struct Manifest {
   int64_t worldSize = 1;
   std::vector<TensorSpec> state;  // manifest order (argument order)
   std::vector<TensorSpec> inputs; // manifest order
-  /// Arguments of @train_step, state + inputs (the loss output not counted).
+  /// The "metric" entries of "outputs" (--msamp-grad-stats: grad_norm,
+  /// nonfinite), in manifest order: each one f32 the step writes into an
+  /// output argument after the loss. Empty for steps compiled without them.
+  /// `index` is the result index of @train_step (informational).
+  std::vector<TensorSpec> metrics;
+  /// Arguments of @train_step, state + inputs (the loss and metric outputs
+  /// not counted).
   int64_t numArgs = 0;
   /// Optional "optimizer": {"lr": X}; absent in ABI v1 manifests so far.
   std::optional<double> lr;

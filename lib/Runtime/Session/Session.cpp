@@ -10,12 +10,14 @@
 
 #include "MSAMP/Runtime/msamp_runtime.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 namespace msamp::session {
@@ -142,14 +144,19 @@ Error Session::open(const std::string &dir, std::unique_ptr<Session> &out) {
                  soPath + " was compiled for runtime ABI version " +
                      std::to_string(abiVersion()) + ", this runtime has " +
                      std::to_string(MSAMP_RT_ABI_VERSION) + "; recompile it");
-  if (numArgs() != m.numArgs + 1)
+  // The packed entry point takes the N arguments, the loss and one output
+  // per metric (docs/RuntimeABI.md 11).
+  const int64_t numMetrics = static_cast<int64_t>(m.metrics.size());
+  if (numArgs() != m.numArgs + 1 + numMetrics)
     return Error(MSAMP_ERROR_LOAD,
                  soPath + " takes " + std::to_string(numArgs()) +
                      " arguments, but manifest.json describes " +
-                     std::to_string(m.numArgs) +
-                     " plus the loss; the two do not belong together");
+                     std::to_string(m.numArgs) + " plus the loss and " +
+                     std::to_string(numMetrics) +
+                     " metric(s); the two do not belong together");
 
-  s->descriptors_.assign(static_cast<size_t>(m.numArgs) + 1, nullptr);
+  s->descriptors_.assign(static_cast<size_t>(m.numArgs + 1 + numMetrics),
+                         nullptr);
   for (bool isState : {true, false})
     for (const TensorSpec &spec : isState ? m.state : m.inputs) {
       std::unique_ptr<TensorBuffer> buffer;
@@ -158,8 +165,11 @@ Error Session::open(const std::string &dir, std::unique_ptr<Session> &out) {
       s->descriptors_[spec.index] = buffer->descriptor();
       if (spec.role == "step")
         s->stepState_ = buffer.get();
-      if (spec.role == "hyperparam")
+      // Hyperparams by name: a step may have several (lr, max_grad_norm).
+      if (spec.role == "hyperparam" && spec.name == "lr")
         s->lrInput_ = buffer.get();
+      if (spec.role == "hyperparam" && spec.name == "max_grad_norm")
+        s->maxGradNormInput_ = buffer.get();
       if (spec.role == "rank")
         s->rankInput_ = buffer.get();
       (isState ? s->state_ : s->inputs_).push_back(std::move(buffer));
@@ -170,7 +180,17 @@ Error Session::open(const std::string &dir, std::unique_ptr<Session> &out) {
   lossSpec.numBytes = sizeof(float);
   if (Error e = TensorBuffer::create(lossSpec, s->loss_))
     return e;
-  s->descriptors_.back() = s->loss_->descriptor();
+  s->descriptors_[static_cast<size_t>(m.numArgs)] = s->loss_->descriptor();
+  for (const TensorSpec &spec : m.metrics) {
+    std::unique_ptr<TensorBuffer> buffer;
+    if (Error e = TensorBuffer::create(spec, buffer))
+      return e;
+    s->descriptors_[static_cast<size_t>(m.numArgs) + 1 + s->metrics_.size()] =
+        buffer->descriptor();
+    if (spec.name == "nonfinite")
+      s->nonFiniteMetric_ = buffer.get();
+    s->metrics_.push_back(std::move(buffer));
+  }
   if (s->rankInput_) {
     float rank = static_cast<float>(msamp_rt_rank());
     encodeFromF32(s->rankInput_->spec().dtype, &rank, 1, 1.0f,
@@ -378,6 +398,8 @@ Error Session::step(float lr, uint32_t flags, float &loss) {
   const int64_t number = before + 1;
   if (lrInput_)
     std::memcpy(lrInput_->data(), &lr, sizeof(lr));
+  if (maxGradNormInput_)
+    std::memcpy(maxGradNormInput_->data(), &maxGradNorm_, sizeof(maxGradNorm_));
   // The copy costs one pass over the state; take it only when asked.
   if (eval || skipNonFinite)
     snapshotState();
@@ -401,21 +423,71 @@ Error Session::step(float lr, uint32_t flags, float &loss) {
   }
   if (!stepState_)
     ++localSteps_;
-  if (!std::isfinite(loss)) {
+  // A non-finite gradient is as fatal to the update as a non-finite loss,
+  // but FP8 casts saturate: the step reports it from the recorded amaxes
+  // and the gradient norm (its "nonfinite" metric), not from the bytes.
+  float nonFinite = 0.0f;
+  if (nonFiniteMetric_)
+    std::memcpy(&nonFinite, nonFiniteMetric_->data(), sizeof(nonFinite));
+  const bool lossBad = !std::isfinite(loss);
+  const bool gradsBad = nonFinite != 0.0f;
+  if (lossBad || gradsBad) {
     if (skipNonFinite) {
       restoreState();
       setCompletedSteps(before + 1);
       ++numSkipped_;
       return Error::success();
     }
-    return Error(MSAMP_ERROR_NONFINITE, std::string("non-finite loss (") +
-                                            (std::isnan(loss) ? "nan"
-                                             : loss > 0       ? "inf"
-                                                              : "-inf") +
-                                            ") at step " +
-                                            std::to_string(number));
+    auto spell = [](float v) -> std::string {
+      return std::isnan(v) ? "nan" : v > 0 ? "inf" : "-inf";
+    };
+    if (lossBad)
+      return Error(MSAMP_ERROR_NONFINITE, "non-finite loss (" + spell(loss) +
+                                              ") at step " +
+                                              std::to_string(number));
+    std::string norm;
+    float gradNorm = 0.0f;
+    if (!metricValue("grad_norm", gradNorm))
+      norm =
+          std::isfinite(gradNorm) ? std::to_string(gradNorm) : spell(gradNorm);
+    return Error(MSAMP_ERROR_NONFINITE,
+                 "non-finite gradients (detected from amax) at step " +
+                     std::to_string(number) +
+                     (norm.empty() ? "" : " (grad norm " + norm + ")"));
   }
   return Error::success();
+}
+
+Error Session::setMaxGradNorm(double maxNorm) {
+  if (std::isnan(maxNorm) || std::isinf(maxNorm))
+    return Error(MSAMP_ERROR_INVALID_ARGUMENT,
+                 "the gradient clipping threshold must be finite (<= 0 "
+                 "disables clipping)");
+  if (!maxGradNormInput_) {
+    if (maxNorm > 0)
+      return Error(MSAMP_ERROR_INVALID_ARGUMENT,
+                   "this compiled step has no max_grad_norm input; recompile "
+                   "it with this msamp (msamp-compile) to clip gradients");
+    return Error::success();
+  }
+  // Fed as f32 like every hyperparameter; a positive threshold below the f32
+  // range must still turn clipping on, so it never rounds to 0.
+  maxGradNorm_ = maxNorm > 0
+                     ? std::max(static_cast<float>(maxNorm),
+                                std::numeric_limits<float>::denorm_min())
+                     : 0.0f;
+  return Error::success();
+}
+
+Error Session::metricValue(const std::string &name, float &value) const {
+  for (const auto &metric : metrics_)
+    if (metric->spec().name == name) {
+      std::memcpy(&value, metric->data(), sizeof(value));
+      return Error::success();
+    }
+  return Error(MSAMP_ERROR_INVALID_ARGUMENT,
+               "the step has no metric named '" + name +
+                   "' (steps compiled by an older msamp have none)");
 }
 
 Error Session::readParam(const std::string &name, float *out,

@@ -6,9 +6,9 @@
 //
 // The C++ object behind msamp_session (msamp_session.h documents the
 // behaviour). It owns the manifest, the dlopened train_step.so, one buffer
-// per argument, the descriptor table passed to msamp_train_step_packed, an
-// optional data file, and the copy of the state that --skip-nonfinite and
-// --eval restore.
+// per argument, the loss and metric outputs, the descriptor table passed to
+// msamp_train_step_packed, an optional data file, and the copy of the state
+// that --skip-nonfinite and --eval restore.
 //
 //===----------------------------------------------------------------------===//
 
@@ -58,6 +58,16 @@ public:
   int64_t completedSteps() const;
   int64_t numSkipped() const { return numSkipped_; }
 
+  /// The clipping threshold fed as "max_grad_norm" to every following step
+  /// (<= 0: no clipping). A positive value needs a step that has the input.
+  Error setMaxGradNorm(double maxNorm);
+  /// The metric outputs (grad_norm, nonfinite, ...), manifest order; each
+  /// holds the value of the last step (0 before the first).
+  const std::vector<std::unique_ptr<TensorBuffer>> &metrics() const {
+    return metrics_;
+  }
+  Error metricValue(const std::string &name, float &value) const;
+
   Error readParam(const std::string &name, float *out, int64_t count) const;
 
 private:
@@ -75,11 +85,16 @@ private:
   std::vector<std::unique_ptr<TensorBuffer>> state_;
   std::vector<std::unique_ptr<TensorBuffer>> inputs_;
   std::unique_ptr<TensorBuffer> loss_;
-  /// descriptors_[i] is the descriptor of argument i; the last is the loss.
+  std::vector<std::unique_ptr<TensorBuffer>> metrics_;
+  /// descriptors_[i] is the descriptor of argument i; then the loss, then
+  /// the metrics (docs/RuntimeABI.md 11).
   std::vector<void *> descriptors_;
   TensorBuffer *stepState_ = nullptr; // the "step" state, if any
   TensorBuffer *lrInput_ = nullptr;
+  TensorBuffer *maxGradNormInput_ = nullptr; // absent in older steps
+  TensorBuffer *nonFiniteMetric_ = nullptr;  // absent in older steps
   TensorBuffer *rankInput_ = nullptr;
+  float maxGradNorm_ = 0.0f;
   int64_t localSteps_ = 0; // the counter when the graph has no step state
   int64_t numSkipped_ = 0;
 

@@ -15,7 +15,8 @@
 // RUN: not msamp-run %s --backend tpu 2>&1 | FileCheck %s --check-prefix=BACKEND
 // RUN: not msamp-run %s --opt-level O3 2>&1 | FileCheck %s --check-prefix=O3
 // RUN: not msamp-run %s --opt-level O9 2>&1 | FileCheck %s --check-prefix=O9
-// RUN: not msamp-run %s --clip-grad-norm 1.0 2>&1 | FileCheck %s --check-prefix=CLIP
+// RUN: not msamp-run %s --clip-grad-norm 0 2>&1 | FileCheck %s --check-prefix=CLIP
+// RUN: not msamp-run %s --clip-grad-norm=-1 2>&1 | FileCheck %s --check-prefix=CLIPNEG
 // RUN: not msamp-run %s --data %t/data.safetensors --synthetic 2>&1 | FileCheck %s --check-prefix=BOTH
 // RUN: not msamp-run %s --init %t/init.safetensors --resume %t/x 2>&1 | FileCheck %s --check-prefix=INITRESUME
 // RUN: not msamp-run %s --save-every 2 2>&1 | FileCheck %s --check-prefix=SAVEEVERY
@@ -54,7 +55,8 @@
 // BACKEND: msamp-run: error: unknown backend 'tpu' (expected cpu or cuda)
 // O3: msamp-run: error: --opt-level O3 needs the distributed runtime
 // O9: msamp-run: error: --opt-level must be O0, O1 or O2, got 'O9'
-// CLIP: msamp-run: error: --clip-grad-norm is not supported yet: the gradients exist only inside the compiled step
+// CLIP: msamp-run: error: invalid value '0' for --clip-grad-norm: expected a positive number
+// CLIPNEG: msamp-run: error: invalid value '-1' for --clip-grad-norm: expected a positive number
 // BOTH: msamp-run: error: --data and --synthetic exclude each other
 // INITRESUME: msamp-run: error: --init and --resume exclude each other
 // SAVEEVERY: msamp-run: error: --save-every needs --save FILE

@@ -2,6 +2,7 @@
 // step, after logging it as null; no checkpoint is written. With
 // --skip-nonfinite the step is undone (the state restored from a copy taken
 // before it), the step counter still advances and the step is counted.
+// (Non-finite gradients with a finite loss: nonfinite-grads.mlir.)
 // A learning rate of 1e30 makes the weights explode after the first update.
 // REQUIRES: safetensors-python
 // RUN: rm -rf %t && mkdir -p %t
@@ -21,8 +22,8 @@
 // RUN: %st_python %S/Inputs/check.py metadata %t/skip.safetensors step=4
 
 // STOP: msamp-run: error: non-finite loss ({{inf|nan}}) at step 2; stopping without saving (--skip-nonfinite skips such steps)
-// STOPLOG: {"step": 1, "loss": 1.0232{{[0-9]+}}, "lr": 1e+30, "nonfinite": false}
-// STOPLOG-NEXT: {"step": 2, "loss": null, "lr": 1e+30, "nonfinite": true}
+// STOPLOG: {"step": 1, "loss": 1.0232{{[0-9]+}}, "lr": 1e+30, "nonfinite": false, "grad_norm": 1.9956{{[0-9]+}}}
+// STOPLOG-NEXT: {"step": 2, "loss": null, "lr": 1e+30, "nonfinite": true, "grad_norm": null}
 // STOPLOG-NOT: step
 
 // SKIP: step 1/4  loss 1.0232
@@ -31,7 +32,7 @@
 // SKIP: step 4/4  loss {{inf|nan}}
 // SKIP: msamp-run: skipped 3 step(s) with a non-finite loss
 // SKIP: msamp-run: saved {{.*}}skip.safetensors (step 4)
-// SKIPLOG: {"step": 1, "loss": 1.0232{{[0-9]+}}, "lr": 1e+30, "nonfinite": false}
-// SKIPLOG-NEXT: {"step": 2, "loss": null, "lr": 1e+30, "nonfinite": true}
-// SKIPLOG-NEXT: {"step": 3, "loss": null, "lr": 1e+30, "nonfinite": true}
-// SKIPLOG-NEXT: {"step": 4, "loss": null, "lr": 1e+30, "nonfinite": true}
+// SKIPLOG: {"step": 1, "loss": 1.0232{{[0-9]+}}, "lr": 1e+30, "nonfinite": false, "grad_norm": 1.9956{{[0-9]+}}}
+// SKIPLOG-NEXT: {"step": 2, "loss": null, "lr": 1e+30, "nonfinite": true, "grad_norm": null}
+// SKIPLOG-NEXT: {"step": 3, "loss": null, "lr": 1e+30, "nonfinite": true, "grad_norm": null}
+// SKIPLOG-NEXT: {"step": 4, "loss": null, "lr": 1e+30, "nonfinite": true, "grad_norm": null}

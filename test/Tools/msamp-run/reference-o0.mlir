@@ -16,7 +16,8 @@
 // RUN:   "[[0.27087, -0.129981, 0.229978, 0.370056, -0.229931], [-0.470005, 0.229943, 0.129935, -0.270031, 0.629811]]" --tol 1e-5
 // RUN: %st_python %S/Inputs/check.py metadata %t/ck.safetensors level=O0 \
 // RUN:   abi_version=1 world_size=1 rank=0 step=3 msamp_version=0.1.0
-// The log is one JSON object per step with the loss to 9 digits.
+// The log is one JSON object per step with the loss to 9 digits, and the
+// gradient norm the step reports (--msamp-grad-stats).
 // RUN: FileCheck %s --check-prefix=JSON < %t/log.jsonl
 
 // CHECK: msamp-run: initial values of 4 of 4 params from {{.*}}init.safetensors
@@ -37,6 +38,6 @@
 // CHECK: other_state     i64                   8        0.2500
 // CHECK: total                               520       16.2500
 
-// JSON: {"step": 1, "loss": 1.0232{{[0-9]+}}, "lr": 0.01, "nonfinite": false}
-// JSON: {"step": 2, "loss": 0.9399{{[0-9]+}}, "lr": 0.01, "nonfinite": false}
-// JSON: {"step": 3, "loss": 0.8615{{[0-9]+}}, "lr": 0.01, "nonfinite": false}
+// JSON: {"step": 1, "loss": 1.0232{{[0-9]+}}, "lr": 0.01, "nonfinite": false, "grad_norm": 1.9956{{[0-9]+}}}
+// JSON: {"step": 2, "loss": 0.9399{{[0-9]+}}, "lr": 0.01, "nonfinite": false, "grad_norm": 1.8715{{[0-9]+}}}
+// JSON: {"step": 3, "loss": 0.8615{{[0-9]+}}, "lr": 0.01, "nonfinite": false, "grad_norm": 1.7540{{[0-9]+}}}
