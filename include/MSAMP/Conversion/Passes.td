@@ -15,9 +15,12 @@ def ConvertMSAMPToRuntime : Pass<"convert-msamp-to-runtime", "::mlir::ModuleOp">
     `bufferization.to_buffer`, results are fresh buffers wrapped back with
     `bufferization.to_tensor restrict`. An optimizer op that is the last
     reader of its state arguments writes them in place. Every updated state
-    argument is then written back with `bufferization.materialize_in_destination`
-    and the train step returns only the loss: the runtime owns the state
-    buffers and sees them updated in place.
+    argument is then written back with `bufferization.materialize_in_destination`,
+    the loss and the metric results are written into trailing output
+    arguments, and the train step returns nothing: the runtime owns the state
+    buffers and sees them updated in place. Run it immediately before one-shot
+    bufferization: `to_buffer` is Pure, and CSE would merge a later read into
+    an earlier `to_buffer` of the same tensor.
   }];
   let dependentDialects = ["::mlir::bufferization::BufferizationDialect",
                            "::mlir::memref::MemRefDialect",
@@ -51,10 +54,11 @@ def MSAMPEmitEntryPoint : Pass<"msamp-emit-entry-point", "::mlir::ModuleOp"> {
   let summary = "add the packed C entry point of the train step (LLVM dialect)";
   let description = [{
     After conversion to the LLVM dialect, adds
-    `void msamp_train_step_packed(void *loss_descriptor, void **arg_descriptors)`
-    which calls `_mlir_ciface_train_step` with the N argument descriptor
-    pointers, and `int64_t msamp_train_step_abi_version()`. The runtime calls
-    this one uniform signature for any graph.
+    `void msamp_train_step_packed(void **descriptors)` which calls
+    `_mlir_ciface_train_step` with the descriptor pointers (the manifest's
+    arguments, then the loss and metric outputs), plus
+    `int64_t msamp_train_step_abi_version()` and `msamp_train_step_num_args()`.
+    The runtime calls this one uniform signature for any graph.
   }];
 }
 
