@@ -54,12 +54,6 @@ constexpr StringLiteral kWeight = "weight";
 constexpr StringLiteral kActivation = "activation";
 constexpr StringLiteral kGradOutput = "grad_output";
 
-/// Category of this pass's remarks: --remarks-filter=msamp shows them.
-constexpr remark::RemarkOpts remarkOpts(StringRef name) {
-  return remark::RemarkOpts::name(name).category("msamp").subCategory(
-      "classify-gemms");
-}
-
 /// A generic that copies its one input, possibly permuted or with an
 /// element-type cast: a view for the purpose of finding parameters.
 bool isCopyLikeGeneric(linalg::GenericOp generic) {
@@ -238,7 +232,9 @@ void Classifier::run(std::array<uint64_t, 5> &counts) {
       gemms.push_back(*match);
       gemmOps.insert(op);
     } else if (!reason.empty()) {
-      remark::missed(op->getLoc(), remarkOpts("not-a-gemm").function(funcName))
+      remark::missed(
+          op->getLoc(),
+          remarkOptions("classify-gemms", "not-a-gemm").function(funcName))
           << remark::add("contraction not classified as a GEMM; it stays in "
                          "high precision")
           << remark::reason("{0}", reason);
@@ -345,12 +341,14 @@ void Classifier::run(std::array<uint64_t, 5> &counts) {
       func.setArgAttr(weights.front(), kGemmWeightAttr, b.getUnitAttr());
     if (!why.empty())
       remark::missed(op->getLoc(),
-                     remarkOpts("not-a-linear-gemm").function(funcName))
+                     remarkOptions("classify-gemms", "not-a-linear-gemm")
+                         .function(funcName))
           << remark::add("GEMM {0} classified {1}", layer, kind)
           << remark::reason("{0}", why);
     // The canonical form the FP8 lowering will use, so that the matcher's
     // view of every GEMM can be checked from the command line.
-    remark::analysis(op->getLoc(), remarkOpts("gemm").function(funcName))
+    remark::analysis(op->getLoc(),
+                     remarkOptions("classify-gemms", "gemm").function(funcName))
         << remark::add("{0} layer {1}", kind, layer)
         << remark::metric("form", describeForm(match))
         << remark::metric("lhs", describeOperand(match, /*lhs=*/true))
@@ -360,7 +358,9 @@ void Classifier::run(std::array<uint64_t, 5> &counts) {
   }
   // Pass statistics are compiled out of release builds of LLVM (Debian's
   // included), so the counts are also reported as a remark.
-  remark::analysis(func.getLoc(), remarkOpts("gemm-summary").function(funcName))
+  remark::analysis(
+      func.getLoc(),
+      remarkOptions("classify-gemms", "gemm-summary").function(funcName))
       << remark::metric("num-gemms", counts[0] - before[0])
       << remark::metric("num-fprop", counts[1] - before[1])
       << remark::metric("num-dgrad", counts[2] - before[2])

@@ -32,30 +32,6 @@ namespace mlir::msamp {
 using namespace mlir;
 using namespace mlir::msamp;
 
-/// Remarks of this pass: MLIR 22 optimization remarks in category "msamp",
-/// silent unless asked for (--remarks-filter=msamp). Pass statistics would
-/// not do: they are no-ops in Debian's NDEBUG build of LLVM.
-static remark::RemarkOpts remarkOpts(StringRef name) {
-  return remark::RemarkOpts::name(name).category("msamp").subCategory(
-      "fp16-weights");
-}
-
-/// The `dense<1.0> : tensor<f32>` constant at the top of the entry block
-/// (numerator of every inverse scale). An existing one is reused and moved to
-/// the top so that it dominates everything this pass inserts.
-static Value getOrCreateOne(func::FuncOp func) {
-  Block &entry = func.getBody().front();
-  auto one = DenseElementsAttr::get(getScalarF32Type(func.getContext()), 1.0f);
-  for (auto constant : entry.getOps<arith::ConstantOp>()) {
-    if (constant.getValue() != one)
-      continue;
-    constant->moveBefore(&entry, entry.begin());
-    return constant;
-  }
-  OpBuilder b = OpBuilder::atBlockBegin(&entry);
-  return arith::ConstantOp::create(b, func.getLoc(), one);
-}
-
 static Type typeOrNull(Value value) { return value ? value.getType() : Type(); }
 
 /// Rebuilds the optimizer op `op` (adam_update or sgd_update) with its
@@ -112,7 +88,7 @@ static void replaceResults(func::FuncOp func, OpTy oldOp, OpTy newOp) {
       }
       if (!dequantized) {
         OpBuilder b(newOp->getContext());
-        Value one = getOrCreateOne(func);
+        Value one = getOrCreateScalarOne(func);
         b.setInsertionPointAfter(newOp);
         Value newScale = newOp.getODSResults(g + 1).front();
         Value inv = arith::DivFOp::create(b, newOp.getLoc(), one, newScale);
@@ -180,7 +156,7 @@ void MSAMPFP16WeightsPass::runOnOperation() {
     if (excludeRe && excludeRe->match(name)) {
       // Say why on request: an f32 weight at O1 looks like a bug otherwise.
       remark::missed(func.getArgument(i).getLoc(),
-                     remarkOpts("fp16-weight-excluded"))
+                     remarkOptions("fp16-weights", "fp16-weight-excluded"))
           << remark::add("GEMM weight '{0}' kept in f32", name)
           << remark::reason("it matches exclude regex '{0}'",
                             std::string(exclude));
@@ -196,7 +172,7 @@ void MSAMPFP16WeightsPass::runOnOperation() {
 
   // The dequantized weights are read at the top of the body, in param order,
   // right after the constant `one`.
-  Value one = getOrCreateOne(func);
+  Value one = getOrCreateScalarOne(func);
   OpBuilder prologue(func.getContext());
   prologue.setInsertionPointAfterValue(one);
   for (auto [index, update] : candidates)
@@ -290,7 +266,8 @@ void MSAMPFP16WeightsPass::convert(func::FuncOp func, unsigned index,
   }
   update->erase();
   ++numFP16Weights;
-  remark::passed(loc, remarkOpts("fp16-weight")) << remark::add(
-      "GEMM weight '{0}' stored as scaled f16 with scale argument '{0}.scale'",
-      name);
+  remark::passed(loc, remarkOptions("fp16-weights", "fp16-weight"))
+      << remark::add("GEMM weight '{0}' stored as scaled f16 with scale "
+                     "argument '{0}.scale'",
+                     name);
 }

@@ -261,9 +261,7 @@ void MSAMPFP8GemmsPass::keptInHighPrecision(Operation *op, StringRef why) {
   // An optimization remark (MLIR's remark engine), shown with
   // --remarks-filter=msamp: silent in a normal compile, explicit on demand.
   remark::missed(op->getLoc(),
-                 remark::RemarkOpts::name("GemmKeptInHighPrecision")
-                     .category("msamp")
-                     .subCategory("fp8-gemms"))
+                 remarkOptions("fp8-gemms", "GemmKeptInHighPrecision"))
       << ("GEMM kept in high precision: " + why).str();
 }
 
@@ -395,9 +393,7 @@ void MSAMPFP8GemmsPass::runOnOperation() {
     op->getResult(0).replaceAllUsesWith(gemm.getResult());
     op->erase();
     ++numFP8Gemms;
-    remark::passed(loc, remark::RemarkOpts::name("GemmInFP8")
-                            .category("msamp")
-                            .subCategory("fp8-gemms"))
+    remark::passed(loc, remarkOptions("fp8-gemms", "GemmInFP8"))
         << (gemmKind + " GEMM of " + layer +
             " in FP8: " + (lhsFormat == e5m2 ? "f8E5M2" : "f8E4M3FN") + " x " +
             (rhsFormat == e5m2 ? "f8E5M2" : "f8E4M3FN"))

@@ -37,39 +37,6 @@ namespace mlir::msamp {
 using namespace mlir;
 using namespace mlir::msamp;
 
-/// Remarks of this pass: MLIR 22 optimization remarks in category "msamp",
-/// silent unless asked for (--remarks-filter=msamp). Pass statistics would
-/// not do: they are no-ops in Debian's NDEBUG build of LLVM.
-static remark::RemarkOpts remarkOpts(StringRef name) {
-  return remark::RemarkOpts::name(name).category("msamp").subCategory(
-      "fp8-weight-gradients");
-}
-
-/// The `dense<1.0> : tensor<f32>` constant at the top of the entry block (the
-/// previous scale of a just-in-time scale and the numerator of every inverse
-/// scale). An existing one is reused and moved to the top so that it
-/// dominates every use this pass creates.
-static Value getOrCreateOne(func::FuncOp func) {
-  Block &entry = func.getBody().front();
-  auto one = DenseElementsAttr::get(getScalarF32Type(func.getContext()), 1.0f);
-  for (auto constant : entry.getOps<arith::ConstantOp>()) {
-    if (constant.getValue() != one)
-      continue;
-    constant->moveBefore(&entry, entry.begin());
-    return constant;
-  }
-  OpBuilder b = OpBuilder::atBlockBegin(&entry);
-  return arith::ConstantOp::create(b, func.getLoc(), one);
-}
-
-/// "'fc1.weight'" for a param that is an argument of the train step.
-static std::string describeParam(func::FuncOp func, Value param) {
-  if (auto arg = dyn_cast<BlockArgument>(param))
-    if (arg.getOwner() == &func.getBody().front())
-      return ("'" + getArgName(func, arg.getArgNumber()) + "'").str();
-  return "param";
-}
-
 static Type typeOrNull(Value value) { return value ? value.getType() : Type(); }
 
 /// Rebuilds the optimizer op `op` with its `grad` operand group replaced by
@@ -164,7 +131,8 @@ void MSAMPFP8WeightGradientsPass::runOnOperation() {
         reduce.getScaleInv() ||
         !reduce.getInput().getType().getElementType().isF32()) {
       // Not the form synthesis emits; say why on request.
-      remark::missed(op->getLoc(), remarkOpts("fp8-weight-gradient-skipped"))
+      remark::missed(op->getLoc(), remarkOptions("fp8-weight-gradients",
+                                                 "fp8-weight-gradient-skipped"))
           << remark::add("gradient of scaled-FP16 {0} kept in high precision",
                          describeParam(func, param))
           << remark::reason("it is not an f32 msamp.all_reduce mean");
@@ -176,7 +144,7 @@ void MSAMPFP8WeightGradientsPass::runOnOperation() {
     return;
 
   // One FP8 collective per f32 one, even if several updates read it.
-  Value one = getOrCreateOne(func);
+  Value one = getOrCreateScalarOne(func);
   llvm::MapVector<Operation *, AllReduceOp> converted;
   for (auto [update, reduce] : work) {
     AllReduceOp &fp8Reduce = converted[reduce];
@@ -188,7 +156,8 @@ void MSAMPFP8WeightGradientsPass::runOnOperation() {
     rebuildWithGrad(b, update, fp8Reduce.getResult(),
                     fp8Reduce.getResultScaleInv());
     ++numFP8Grads;
-    remark::passed(fp8Reduce.getLoc(), remarkOpts("fp8-weight-gradient"))
+    remark::passed(fp8Reduce.getLoc(),
+                   remarkOptions("fp8-weight-gradients", "fp8-weight-gradient"))
         << remark::add(
                "gradient of {0} quantized to f8E4M3FN and all-reduced as FP8",
                param);

@@ -64,22 +64,6 @@ namespace mlir::msamp {
 using namespace mlir;
 using namespace mlir::msamp;
 
-/// Remarks of this pass (category msamp:grad-stats), silent unless asked for
-/// with --remarks-filter=msamp; pass statistics are no-ops in Debian's NDEBUG
-/// build of LLVM.
-static remark::RemarkOpts remarkOpts(StringRef name) {
-  return remark::RemarkOpts::name(name).category("msamp").subCategory(
-      "grad-stats");
-}
-
-/// "'fc1.weight'" for a param that is an argument of the train step.
-static std::string describeParam(func::FuncOp func, Value param) {
-  if (auto arg = dyn_cast<BlockArgument>(param))
-    if (arg.getOwner() == &func.getBody().front())
-      return ("'" + getArgName(func, arg.getArgNumber()) + "'").str();
-  return "param";
-}
-
 namespace {
 /// One optimizer update: the op and the gradient operand group it reads.
 struct Update {
@@ -396,7 +380,8 @@ void MSAMPGradStatsPass::runOnOperation() {
       amaxes.insert(amax);
       continue;
     }
-    remark::missed(u.op->getLoc(), remarkOpts("grad-overflow-undetected"))
+    remark::missed(u.op->getLoc(),
+                   remarkOptions("grad-stats", "grad-overflow-undetected"))
         << remark::add("no amax recorded before the cast of the {0} gradient "
                        "of {1}",
                        getElementTypeOrSelf(u.grad.getType()),
@@ -512,7 +497,7 @@ void MSAMPGradStatsPass::runOnOperation() {
 
   int64_t numLowPrecision =
       llvm::count_if(updates, [](const Update &u) { return u.gradScaleInv; });
-  remark::passed(loc, remarkOpts("grad-stats"))
+  remark::passed(loc, remarkOptions("grad-stats", "grad-stats"))
       << remark::add("global gradient norm and clipping over {0} gradients "
                      "({1} FP8/f16, dequantized), {2} recorded amaxes "
                      "checked for overflow",

@@ -31,30 +31,6 @@ namespace mlir::msamp {
 using namespace mlir;
 using namespace mlir::msamp;
 
-/// Remarks of this pass: MLIR 22 optimization remarks in category "msamp",
-/// silent unless asked for (--remarks-filter=msamp). Pass statistics would
-/// not do: they are no-ops in Debian's NDEBUG build of LLVM.
-static remark::RemarkOpts remarkOpts(StringRef name) {
-  return remark::RemarkOpts::name(name).category("msamp").subCategory(
-      "low-precision-optimizer");
-}
-
-/// The `dense<1.0> : tensor<f32>` constant at the top of the entry block (the
-/// numerator of every inverse scale). An existing one is reused and moved to
-/// the top so that it dominates every use this pass creates.
-static Value getOrCreateOne(func::FuncOp func) {
-  Block &entry = func.getBody().front();
-  auto one = DenseElementsAttr::get(getScalarF32Type(func.getContext()), 1.0f);
-  for (auto constant : entry.getOps<arith::ConstantOp>()) {
-    if (constant.getValue() != one)
-      continue;
-    constant->moveBefore(&entry, entry.begin());
-    return constant;
-  }
-  OpBuilder b = OpBuilder::atBlockBegin(&entry);
-  return arith::ConstantOp::create(b, func.getLoc(), one);
-}
-
 /// Replaces the uses of `oldValue` (f32) by `stored` (low precision, stored =
 /// real * scale): a func.return keeps the stored value (it is the new state);
 /// any other user (none in the synthesized form) reads it dequantized with
@@ -68,7 +44,7 @@ static void replaceWithStored(func::FuncOp func, Value oldValue, Value stored,
       continue;
     }
     if (!dequantized) {
-      Value one = getOrCreateOne(func);
+      Value one = getOrCreateScalarOne(func);
       OpBuilder b(func.getContext());
       b.setInsertionPointAfter(after);
       Value inv = arith::DivFOp::create(b, stored.getLoc(), one, scale);
@@ -153,7 +129,8 @@ void MSAMPLowPrecisionOptimizerPass::runOnOperation() {
       // no low-bit SGD. Said once, not per param.
       if (sgd.getMomentumBuffer() && !sgdMomentumSeen) {
         sgdMomentumSeen = true;
-        remark::missed(sgd.getLoc(), remarkOpts("sgd-momentum-f32"))
+        remark::missed(sgd.getLoc(), remarkOptions("low-precision-optimizer",
+                                                   "sgd-momentum-f32"))
             << remark::add("SGD momentum buffers stay f32")
             << remark::reason("low-precision optimizer state applies to "
                               "Adam/AdamW only");
@@ -214,7 +191,7 @@ void MSAMPLowPrecisionOptimizerPass::convert(func::FuncOp func, AdamUpdateOp op,
         others.push_back(&use);
     if (others.empty())
       continue;
-    Value one = getOrCreateOne(func);
+    Value one = getOrCreateScalarOne(func);
     OpBuilder b(ctx);
     b.setInsertionPointAfterValue(one);
     Value inv = arith::DivFOp::create(b, op.getLoc(), one, scale);
@@ -281,6 +258,7 @@ void MSAMPLowPrecisionOptimizerPass::convert(func::FuncOp func, AdamUpdateOp op,
     what += ", ";
   if (v)
     what += "'" + v->name.str() + "' stored as f16";
-  remark::passed(newOp.getLoc(), remarkOpts("low-precision-adam"))
+  remark::passed(newOp.getLoc(),
+                 remarkOptions("low-precision-optimizer", "low-precision-adam"))
       << remark::add("{0}, each with a per-tensor scale", what);
 }

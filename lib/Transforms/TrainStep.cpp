@@ -2,6 +2,7 @@
 
 #include "MSAMP/Transforms/TrainStep.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 
@@ -137,4 +138,28 @@ std::string mlir::msamp::layerNameOf(StringRef paramName) {
 
 RankedTensorType mlir::msamp::getScalarF32Type(MLIRContext *context) {
   return RankedTensorType::get({}, Float32Type::get(context));
+}
+
+Value mlir::msamp::getOrCreateScalarOne(func::FuncOp func) {
+  Block &entry = func.getBody().front();
+  auto one = DenseElementsAttr::get(getScalarF32Type(func.getContext()), 1.0f);
+  for (auto constant : entry.getOps<arith::ConstantOp>()) {
+    if (constant.getValue() != one)
+      continue;
+    constant->moveBefore(&entry, entry.begin());
+    return constant;
+  }
+  OpBuilder b = OpBuilder::atBlockBegin(&entry);
+  return arith::ConstantOp::create(b, func.getLoc(), one);
+}
+
+remark::RemarkOpts mlir::msamp::remarkOptions(StringRef pass, StringRef name) {
+  return remark::RemarkOpts::name(name).category("msamp").subCategory(pass);
+}
+
+std::string mlir::msamp::describeParam(func::FuncOp func, Value param) {
+  if (auto arg = dyn_cast<BlockArgument>(param))
+    if (arg.getOwner() == &func.getBody().front())
+      return ("'" + getArgName(func, arg.getArgNumber()) + "'").str();
+  return "param";
 }

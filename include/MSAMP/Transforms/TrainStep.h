@@ -11,6 +11,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Remarks.h"
 
 #include <optional>
 #include <string>
@@ -95,11 +96,27 @@ void setStateType(func::FuncOp func, unsigned argIndex, Type type);
 /// Re-derives the function type from the entry block and the return op.
 void updateFunctionType(func::FuncOp func);
 
+/// "'fc1.weight'" for a value that is an argument of `func`, else "param"
+/// (for diagnostics).
+std::string describeParam(func::FuncOp func, Value param);
+
 /// "fc1.weight" -> "fc1"; other names are returned unchanged.
 std::string layerNameOf(StringRef paramName);
 
 /// The 0-d f32 tensor type used for scales, amaxes and the learning rate.
 RankedTensorType getScalarF32Type(MLIRContext *context);
+
+/// The `dense<1.0> : tensor<f32>` constant at the top of `func`'s entry block
+/// (the numerator of every inverse scale, the previous scale of a
+/// just-in-time scale). An existing one is reused and moved to the top so
+/// that it dominates everything a pass inserts.
+Value getOrCreateScalarOne(func::FuncOp func);
+
+/// Options of an msamp remark: MLIR's remark engine, category "msamp",
+/// sub-category the pass (`fp8-gemms`, ...); silent unless asked for with
+/// --remarks-filter=msamp. (Pass statistics would not do: they are no-ops in
+/// Debian's NDEBUG build of LLVM.)
+remark::RemarkOpts remarkOptions(StringRef pass, StringRef name);
 
 } // namespace mlir::msamp
 
