@@ -33,7 +33,9 @@ or a directory written by msamp-compile.
                              last step of this run)
   --data FILE.safetensors    inputs and targets, each with a leading batch
                              dimension K; step s uses batch (s-1) mod K
-  --synthetic                seeded random inputs instead of --data
+                             (rank r of N: batch ((s-1)*N + r) mod K)
+  --synthetic                seeded random inputs instead of --data (drawn
+                             per seed, rank and step)
   --synthetic-classes C      integer inputs and targets are uniform in
                              [0, C) (default 2; an input's "num_classes" in
                              the manifest wins)
@@ -54,6 +56,8 @@ or a directory written by msamp-compile.
   --log-json FILE            one JSON object per step
   --log-every N              progress line every N steps (default 10)
   --quiet                    no progress lines or reports
+  --check-replicas           under mpirun: after the run, check that every
+                             rank's state is byte-identical (SHA-256)
   --version                  print the version and exit
 )";
 }
@@ -198,6 +202,7 @@ bool parseOptions(int argc, char **argv, Options &o, std::string &error) {
       {"log-json", true, pathFlag(o.logJson), "a file name"},
       {"log-every", true, intFlag(o.logEvery, 1), "a positive integer"},
       {"quiet", false, boolFlag(o.quiet), ""},
+      {"check-replicas", false, boolFlag(o.checkReplicas), ""},
       {"version", false, boolFlag(o.version), ""},
       {"help", false, boolFlag(o.help), ""},
   };

@@ -45,6 +45,7 @@ struct Options {
   std::optional<std::string> logJson;
   int64_t logEvery = 10;
   bool quiet = false;
+  bool checkReplicas = false; // compare the final state across ranks
   bool version = false;
   bool help = false;
 };

@@ -17,8 +17,21 @@
 // step (--msamp-grad-stats): msamp-run feeds the threshold as the step's
 // "max_grad_norm" input and reads its "grad_norm" and "nonfinite" metrics.
 //
+// Data parallelism (docs/RuntimeABI.md 12): under `mpirun -np N msamp-run
+// ...` every rank joins the group (msamp_rt_distributed_init), runs the same
+// replicated step on its own slice of the data and the step all-reduces the
+// gradients, so the replicas stay byte-identical. msamp-run adds what the
+// step cannot see: rank 0 compiles while the others wait, a start-up check
+// that every rank runs the same program, level, options and initial state,
+// the per-rank data slice, the loss averaged over ranks in the log,
+// checkpoints written by rank 0 only, and failures that stop every rank.
+// A failure every rank takes part in (a refused checkpoint, a mismatch) is
+// agreed on through an all-reduce and every rank exits with its code; any
+// other failure after joining calls msamp_rt_abort so no rank waits forever
+// in a collective (the runtime's watchdog covers ranks that die or hang).
+//
 // Not supported yet, each refused with a message that says why:
-// --opt-level O3 and multi-rank runs (need the distributed runtime),
+// --opt-level O3 (needs ZeRO-sharded state across ranks),
 // --backend cuda (the CUDA backend is not built for msamp-run's CPU steps).
 //
 //===----------------------------------------------------------------------===//
@@ -33,10 +46,13 @@
 
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -51,9 +67,154 @@ namespace {
 constexpr int kRunError = 1;
 constexpr int kUsageError = 2;
 
+/// This process's place in the data-parallel group (rank 0 of 1 until
+/// msamp_rt_distributed_init joined a launcher's group).
+struct Group {
+  int rank = 0;
+  int size = 1;
+  bool joined = false; // msamp_rt_distributed_init succeeded
+  bool agreed = false; // the failure being returned is every rank's
+  bool multi() const { return size > 1; }
+};
+Group group;
+
 int fail(int code, const std::string &message) {
-  std::fprintf(stderr, "msamp-run: error: %s\n", message.c_str());
+  if (group.multi())
+    std::fprintf(stderr, "msamp-run: error: rank %d: %s\n", group.rank,
+                 message.c_str());
+  else
+    std::fprintf(stderr, "msamp-run: error: %s\n", message.c_str());
   return code;
+}
+
+/// An all-reduce msamp-run itself needs; a failure here means the group is
+/// broken, so stop every rank.
+void hostAllReduce(float *values, int64_t n, int32_t op) {
+  if (msamp_rt_allreduce_f32(values, n, op) != MSAMP_RT_OK)
+    msamp_rt_abort((std::string("msamp-run: error: rank ") +
+                    std::to_string(group.rank) +
+                    ": all-reduce failed: " + msamp_rt_get_last_error_message())
+                       .c_str(),
+                   kRunError);
+}
+
+/// Turns this rank's outcome (0 or an exit code with its message) of an
+/// action every rank takes into one outcome for all: 0 when every rank
+/// succeeded, else the largest code, on every rank. Rank 0's message is
+/// printed once; when rank 0 succeeded, each failing rank prints its own.
+int agree(int code, const std::string &message) {
+  if (!group.multi())
+    return code ? fail(code, message) : 0;
+  float flags[3] = {code ? 1.0f : 0.0f, code && group.rank == 0 ? 1.0f : 0.0f,
+                    static_cast<float>(code)};
+  hostAllReduce(flags, 3, /*max=*/1);
+  if (flags[0] == 0.0f)
+    return 0;
+  if (code && (group.rank == 0 || flags[1] == 0.0f))
+    fail(code, message);
+  group.agreed = true;
+  return static_cast<int>(flags[2]);
+}
+
+/// One value every rank must agree on at start-up, with its spelling for
+/// the message.
+struct Setting {
+  std::string what; // "level", "--seed", ...
+  uint64_t value;
+  std::function<std::string(uint64_t)> spell;
+};
+
+uint64_t bitsOf(double v) {
+  uint64_t bits;
+  std::memcpy(&bits, &v, sizeof(bits));
+  return bits;
+}
+
+/// The first 64 bits of a hex digest ("sha256:" prefix allowed).
+uint64_t hashPrefix(const std::string &hex) {
+  size_t colon = hex.find(':');
+  std::string digits = hex.substr(colon == std::string::npos ? 0 : colon + 1);
+  return std::strtoull(digits.substr(0, 16).c_str(), nullptr, 16);
+}
+
+std::string spellHash(uint64_t v) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%016llx...",
+                static_cast<unsigned long long>(v));
+  return buffer;
+}
+
+std::string spellDouble(uint64_t bits) {
+  double v;
+  std::memcpy(&v, &bits, sizeof(v));
+  char buffer[40];
+  std::snprintf(buffer, sizeof(buffer), "%.9g", v);
+  return buffer;
+}
+
+std::string spellInt(uint64_t v) {
+  return std::to_string(static_cast<int64_t>(v));
+}
+
+/// Compares `settings` with rank 0's on every rank. Each 64-bit value
+/// travels as four 16-bit pieces, exact in f32; rank 0's pieces reach
+/// everyone through a sum all-reduce to which the others add zeros. A rank
+/// that differs names both values ("rank 0 runs level O1, rank 1 runs level
+/// O2"); then every rank stops with `code`.
+int checkSameOnAllRanks(const std::vector<Setting> &settings,
+                        const std::string &context) {
+  if (!group.multi())
+    return 0;
+  std::vector<float> pieces(settings.size() * 4, 0.0f);
+  if (group.rank == 0)
+    for (size_t i = 0; i < settings.size(); ++i)
+      for (int k = 0; k < 4; ++k)
+        pieces[i * 4 + k] =
+            static_cast<float>((settings[i].value >> (16 * k)) & 0xffff);
+  hostAllReduce(pieces.data(), static_cast<int64_t>(pieces.size()), 0);
+  std::string message;
+  for (size_t i = 0; i < settings.size(); ++i) {
+    uint64_t theirs = 0;
+    for (int k = 0; k < 4; ++k)
+      theirs |= static_cast<uint64_t>(pieces[i * 4 + k]) << (16 * k);
+    const Setting &s = settings[i];
+    if (theirs != s.value)
+      message += (message.empty() ? "" : "; ") + std::string("rank 0 has ") +
+                 s.what + " " + s.spell(theirs) + ", rank " +
+                 std::to_string(group.rank) + " has " + s.what + " " +
+                 s.spell(s.value);
+  }
+  return agree(message.empty() ? 0 : kRunError,
+               "the ranks disagree " + context + ": " + message);
+}
+
+/// Test hooks for the fault tests
+/// (test/Tools/msamp-run/DataParallel/faults.test): MSAMP_TEST_EXIT_AT_STEP=k
+/// makes rank $MSAMP_TEST_FAULT_RANK (default the last) die by SIGKILL when it
+/// starts step k, as a crashed node would; MSAMP_TEST_HANG_AT_STEP=k makes it
+/// stop responding instead, which only the collective watchdog can end.
+void testFaultHook(int64_t step) {
+  static const char *exitAt = std::getenv("MSAMP_TEST_EXIT_AT_STEP");
+  static const char *hangAt = std::getenv("MSAMP_TEST_HANG_AT_STEP");
+  if (!exitAt && !hangAt)
+    return;
+  const char *rankVar = std::getenv("MSAMP_TEST_FAULT_RANK");
+  int faultRank = rankVar ? std::atoi(rankVar) : group.size - 1;
+  if (group.rank != faultRank)
+    return;
+  if (exitAt && std::atoll(exitAt) == step) {
+    std::fprintf(stderr, "msamp-run: test hook: rank %d dies at step %lld\n",
+                 group.rank, static_cast<long long>(step));
+    std::fflush(stderr);
+    raise(SIGKILL);
+  }
+  if (hangAt && std::atoll(hangAt) == step) {
+    std::fprintf(stderr, "msamp-run: test hook: rank %d hangs at step %lld\n",
+                 group.rank, static_cast<long long>(step));
+    std::fflush(stderr);
+    for (;;)
+      pause();
+  }
 }
 
 /// Closes the session on every path out of main.
@@ -101,12 +262,13 @@ StepMetrics readMetrics(msamp_session *session) {
 }
 
 /// One line of --log-json: INTERFACES.md 5's keys, then "grad_norm" when the
-/// step reports it (null when not finite). "nonfinite" is true when the loss
+/// step reports it (null when not finite) and, with several ranks,
+/// "comm_bytes". "nonfinite" is true when the loss
 /// or the gradients were not finite (the update is not applied, or the run
 /// stops); only a non-finite loss is null. Numbers are printed with 9
 /// significant digits, enough to round-trip an f32 exactly.
 void writeLogLine(FILE *log, int64_t step, float loss, double lr, bool eval,
-                  const StepMetrics &metrics) {
+                  const StepMetrics &metrics, int64_t commBytes) {
   if (!log)
     return;
   const bool nonFinite = !std::isfinite(loss) || metrics.nonFiniteGrads;
@@ -124,6 +286,12 @@ void writeLogLine(FILE *log, int64_t step, float loss, double lr, bool eval,
     else
       std::fprintf(log, ", \"grad_norm\": null");
   }
+  // Payload bytes the step's gradient all-reduces handed to the group
+  // (identical on every rank; msamp_rt_collective_bytes). Only with more
+  // than one rank: alone, nothing goes on a wire.
+  if (group.multi())
+    std::fprintf(log, ", \"comm_bytes\": %lld",
+                 static_cast<long long>(commBytes));
   std::fprintf(log, eval ? ", \"eval\": true}\n" : "}\n");
   // A run that dies later keeps every line written so far.
   std::fflush(log);
@@ -227,6 +395,16 @@ std::vector<std::string> dataArguments(msamp_session *session) {
   return names;
 }
 
+/// The loss of this step averaged over the ranks (the sum of every rank's
+/// loss, combined in rank order, divided by N): what one rank with the
+/// union of the batches would report. Non-finite when any rank's is.
+float meanOverRanks(float loss) {
+  if (!group.multi())
+    return loss;
+  hostAllReduce(&loss, 1, /*sum=*/0);
+  return loss / static_cast<float>(group.size);
+}
+
 int run(const Options &o) {
   // ---- Refuse what this build cannot do, before any work. ----
   if (o.backend == "cuda")
@@ -255,23 +433,37 @@ int run(const Options &o) {
   if (o.saveEvery && !o.save)
     return fail(kUsageError, "--save-every needs --save FILE");
 
+  // ---- Join the launcher's group (rank 0 of 1 without one). ----
+  if (msamp_rt_distributed_init() != MSAMP_RT_OK)
+    return fail(kRunError,
+                std::string("cannot join the data-parallel group: ") +
+                    msamp_rt_get_last_error_message());
+  group.joined = true;
+  group.rank = msamp_rt_rank();
+  group.size = msamp_rt_world_size();
+  const bool lead = group.rank == 0; // prints, logs and writes checkpoints
+  const bool speak = lead && !o.quiet;
+
   // A checkpoint that cannot be written should fail the run before it
-  // trains, not after.
+  // trains, not after. Only rank 0 writes it.
   if (o.save) {
     size_t slash = o.save->find_last_of('/');
     std::string parent = slash == std::string::npos ? "."
                          : slash == 0               ? "/"
                                                     : o.save->substr(0, slash);
-    if (access(parent.c_str(), W_OK) != 0)
-      return fail(kRunError, "--save " + *o.save + ": cannot write to '" +
-                                 parent + "': " + std::strerror(errno));
+    int code = lead && access(parent.c_str(), W_OK) != 0 ? kRunError : 0;
+    std::string why = code ? std::strerror(errno) : "";
+    if (int rc = agree(code, "--save " + *o.save + ": cannot write to '" +
+                                 parent + "': " + why))
+      return rc;
   }
 
   // ---- The compiled step. ----
   struct stat st;
-  if (stat(o.model.c_str(), &st) != 0)
-    return fail(kRunError,
-                "cannot read model '" + o.model + "': " + std::strerror(errno));
+  if (int rc =
+          agree(stat(o.model.c_str(), &st) != 0 ? kRunError : 0,
+                "cannot read model '" + o.model + "': " + std::strerror(errno)))
+    return rc;
   std::string dir;
   if (S_ISDIR(st.st_mode)) {
     if (o.pipelineOptions)
@@ -280,14 +472,26 @@ int run(const Options &o) {
                       o.model + "' is already compiled");
     dir = o.model;
   } else {
+    // Rank 0 compiles into the shared cache while the others wait in the
+    // all-reduce of agree(); they then find the finished directory (the
+    // cache renames a complete temporary directory into place, so even
+    // ranks that compile something else concurrently never see half a
+    // compilation). N ranks on a few cores would otherwise compile N times.
     std::string level = o.optLevel.value_or("O2");
     CompileResult compiled;
     std::string error;
-    if (!compileModel(o.model, level, o.pipelineOptions.value_or(""), compiled,
-                      error))
-      return fail(kRunError, error);
+    for (int phase = 0; phase < (group.multi() ? 2 : 1); ++phase) {
+      const bool mine = (phase == 0) == lead;
+      int code =
+          mine && !compileModel(o.model, level, o.pipelineOptions.value_or(""),
+                                compiled, error)
+              ? kRunError
+              : 0;
+      if (int rc = agree(code, error))
+        return rc;
+    }
     dir = compiled.dir;
-    if (!o.quiet) {
+    if (speak) {
       if (compiled.cached)
         std::printf("msamp-run: using cached compilation (%s)\n", dir.c_str());
       else
@@ -309,9 +513,11 @@ int run(const Options &o) {
   }
 
   msamp_session *raw = nullptr;
-  if (msamp_session_open(dir.c_str(), &raw) != MSAMP_OK)
-    return fail(kRunError, msamp_last_error_message());
+  const bool opened = msamp_session_open(dir.c_str(), &raw) == MSAMP_OK;
   SessionPtr session(raw);
+  if (int rc = agree(opened ? 0 : kRunError,
+                     opened ? "" : msamp_last_error_message()))
+    return rc;
   const std::string level = msamp_session_level(session.get());
   if (S_ISDIR(st.st_mode) && o.optLevel && *o.optLevel != level)
     return fail(kUsageError, "'" + o.model + "' is compiled at level " + level +
@@ -324,17 +530,71 @@ int run(const Options &o) {
     return fail(kRunError,
                 "--clip-grad-norm: " + std::string(msamp_last_error_message()));
 
+  // ---- Every rank runs the same program the same way. ----
+  // mpirun's MPMD form (-np 1 A : -np 1 B), a stale cache or a typo in one
+  // rank's command line would otherwise train N different models whose
+  // gradients get averaged. Checked before any state is touched.
+  const double baseLR = o.lr.value_or(msamp_session_default_lr(session.get()));
+  if (group.multi()) {
+    auto spellLevel = [](uint64_t v) { return "O" + std::to_string(v); };
+    auto spellBool = [](uint64_t v) -> std::string { return v ? "on" : "off"; };
+    auto spellData = [](uint64_t v) -> std::string {
+      return v == 1 ? "--data" : v == 2 ? "--synthetic" : "no data";
+    };
+    std::vector<Setting> settings = {
+        {"graph", hashPrefix(msamp_session_graph_hash(session.get())),
+         spellHash},
+        {"level", static_cast<uint64_t>(level.size() == 2 ? level[1] - '0' : 9),
+         spellLevel},
+        {"world size",
+         static_cast<uint64_t>(msamp_session_world_size(session.get())),
+         spellInt},
+        {"--steps", static_cast<uint64_t>(o.steps.value_or(-1)),
+         [](uint64_t v) {
+           return static_cast<int64_t>(v) < 0 ? std::string("(default)")
+                                              : spellInt(v);
+         }},
+        {"--seed", o.seed, [](uint64_t v) { return std::to_string(v); }},
+        {"lr", bitsOf(baseLR), spellDouble},
+        {"--lr-schedule", o.lrSchedule == "cosine" ? 1u : 0u,
+         [](uint64_t v) -> std::string { return v ? "cosine" : "constant"; }},
+        {"--warmup", static_cast<uint64_t>(o.warmup), spellInt},
+        {"--schedule-steps",
+         static_cast<uint64_t>(o.scheduleSteps.value_or(-1)), spellInt},
+        {"--clip-grad-norm", bitsOf(o.clipGradNorm.value_or(0.0)), spellDouble},
+        {"--skip-nonfinite", o.skipNonFinite, spellBool},
+        {"--eval", o.eval, spellBool},
+        {"data source",
+         o.data        ? 1u
+         : o.synthetic ? 2u
+                       : 0u,
+         spellData},
+        {"--synthetic-classes", static_cast<uint64_t>(o.syntheticClasses),
+         spellInt},
+        {"--resume", o.resume ? 1u : 0u, spellBool},
+    };
+    if (int rc = checkSameOnAllRanks(settings, "at start-up"))
+      return rc;
+  }
+
   // ---- State: checkpoint, or initialization. ----
+  // Every rank loads the same checkpoint or draws the same init (seeded by
+  // tensor name, not by rank); the checksum check below proves it.
   if (o.resume) {
-    if (msamp_session_load(session.get(), o.resume->c_str()) != MSAMP_OK)
-      return fail(kRunError, msamp_last_error_message());
+    const bool ok =
+        msamp_session_load(session.get(), o.resume->c_str()) == MSAMP_OK;
+    if (int rc =
+            agree(ok ? 0 : kRunError, ok ? "" : msamp_last_error_message()))
+      return rc;
   } else {
     int64_t fromFile = 0;
-    if (msamp_session_init(session.get(), o.seed,
-                           o.init ? o.init->c_str() : nullptr,
-                           &fromFile) != MSAMP_OK)
-      return fail(kRunError, msamp_last_error_message());
-    if (o.init && !o.quiet) {
+    const bool ok = msamp_session_init(session.get(), o.seed,
+                                       o.init ? o.init->c_str() : nullptr,
+                                       &fromFile) == MSAMP_OK;
+    if (int rc =
+            agree(ok ? 0 : kRunError, ok ? "" : msamp_last_error_message()))
+      return rc;
+    if (o.init && speak) {
       int64_t params = 0;
       for (int64_t i = 0, n = msamp_session_num_state(session.get()); i < n;
            ++i) {
@@ -353,10 +613,12 @@ int run(const Options &o) {
   int64_t numBatches = 0;
   if (o.data) {
     int64_t ignored = 0;
-    if (msamp_session_open_data(session.get(), o.data->c_str(), &numBatches,
-                                &ignored) != MSAMP_OK)
-      return fail(kRunError, msamp_last_error_message());
-    if (ignored && !o.quiet)
+    const bool ok = msamp_session_open_data(session.get(), o.data->c_str(),
+                                            &numBatches, &ignored) == MSAMP_OK;
+    if (int rc =
+            agree(ok ? 0 : kRunError, ok ? "" : msamp_last_error_message()))
+      return rc;
+    if (ignored && speak)
       std::fprintf(stderr,
                    "msamp-run: note: %lld tensor(s) in %s name no input of "
                    "the model and are ignored\n",
@@ -370,8 +632,24 @@ int run(const Options &o) {
                                  "--synthetic");
   }
 
+  // Identical replicas to start from, and the same data to slice.
+  if (group.multi()) {
+    char checksum[65];
+    msamp_session_state_checksum(session.get(), /*replicated_only=*/0,
+                                 checksum);
+    std::vector<Setting> settings = {
+        {"start step",
+         static_cast<uint64_t>(msamp_session_get_step(session.get())),
+         spellInt},
+        {"initial state sha256", hashPrefix(checksum), spellHash},
+        {"data batches K", static_cast<uint64_t>(numBatches), spellInt},
+    };
+    if (int rc = checkSameOnAllRanks(settings, "after initialization"))
+      return rc;
+  }
+
   FILE *log = nullptr;
-  if (o.logJson) {
+  if (o.logJson && lead) {
     log = std::fopen(o.logJson->c_str(), "w");
     if (!log)
       return fail(kRunError,
@@ -389,54 +667,69 @@ int run(const Options &o) {
   const int64_t steps =
       o.steps.value_or(o.eval ? (o.data ? numBatches : 1) : 10);
   const int64_t last = start + steps;
-  const double baseLR = o.lr.value_or(msamp_session_default_lr(session.get()));
   const msamp_lr_schedule schedule =
       o.lrSchedule == "cosine" ? MSAMP_LR_COSINE : MSAMP_LR_CONSTANT;
   const int64_t horizon = o.scheduleSteps.value_or(last);
 
+  // Rank r of N at global step s takes sample slot (s-1)*N + r: slice
+  // ((s-1)*N + r) mod K of --data, so N ranks with batch B see what one
+  // rank with batch N*B sees when slices (s-1)*N .. (s-1)*N+N-1 form its
+  // slice s-1; --synthetic draws with (seed, slot + 1), which for one rank
+  // is the step number as before.
   auto bindBatch = [&](int64_t step) -> bool {
+    const int64_t slot = (step - 1) * group.size + group.rank;
     if (o.data && numBatches > 0)
-      return msamp_session_select_batch(session.get(),
-                                        (step - 1) % numBatches) == MSAMP_OK;
+      return msamp_session_select_batch(session.get(), slot % numBatches) ==
+             MSAMP_OK;
     if (o.synthetic)
-      return msamp_session_synthetic_batch(session.get(), o.seed, step,
+      return msamp_session_synthetic_batch(session.get(), o.seed, slot + 1,
                                            o.syntheticClasses) == MSAMP_OK;
     return true;
   };
 
-  if (!o.quiet)
+  if (speak) {
     std::printf("msamp-run: level %s, %s steps %lld..%lld, lr %.2e (%s%s)\n",
                 level.c_str(), o.eval ? "evaluating" : "training",
                 static_cast<long long>(start + 1), static_cast<long long>(last),
                 baseLR, o.lrSchedule.c_str(),
                 o.warmup ? (", warm-up " + std::to_string(o.warmup)).c_str()
                          : "");
+    if (group.multi())
+      std::printf("msamp-run: data parallel on %d ranks (rank r at step s "
+                  "uses batch ((s-1)*%d + r) mod K; losses are the mean over "
+                  "ranks)\n",
+                  group.size, group.size);
+  }
 
   // ---- Evaluation: the step without keeping its update. ----
   if (o.eval) {
     double sum = 0;
     int64_t finite = 0;
     for (int64_t s = start + 1; s <= last; ++s) {
+      testFaultHook(s);
       const double lr = msamp_lr_at(schedule, baseLR, o.warmup, horizon, s);
       float loss = 0;
+      const int64_t bytesBefore = msamp_rt_collective_bytes();
       if (!bindBatch(s) ||
           msamp_session_step(session.get(), static_cast<float>(lr),
                              MSAMP_STEP_EVAL, &loss) != MSAMP_OK)
         return fail(kRunError, msamp_last_error_message());
+      const int64_t commBytes = msamp_rt_collective_bytes() - bytesBefore;
+      loss = meanOverRanks(loss);
       // Nothing is updated in an evaluation: only its loss can be
       // non-finite; the gradient norm is still reported.
       StepMetrics metrics = readMetrics(session.get());
       metrics.nonFiniteGrads = false;
-      writeLogLine(log, s, loss, lr, /*eval=*/true, metrics);
+      writeLogLine(log, s, loss, lr, /*eval=*/true, metrics, commBytes);
       if (std::isfinite(loss)) {
         sum += loss;
         ++finite;
       }
-      if (!o.quiet && ((s - start) % o.logEvery == 0 || s == last))
+      if (speak && ((s - start) % o.logEvery == 0 || s == last))
         std::printf("eval %lld/%lld  loss %s\n", static_cast<long long>(s),
                     static_cast<long long>(last), formatLoss(loss).c_str());
     }
-    if (steps > 0) {
+    if (steps > 0 && lead) {
       if (finite == steps)
         std::printf("eval loss %.6f (mean of %lld batch%s)\n",
                     sum / static_cast<double>(steps),
@@ -449,33 +742,57 @@ int run(const Options &o) {
     return 0;
   }
 
+  // Rank 0 writes every checkpoint (the replicas are identical); the others
+  // learn whether it worked, so a failed save stops every rank alike.
+  // Debugging aid: MSAMP_RUN_SAVE_EVERY_RANK=1 makes rank r > 0 also write
+  // FILE.rank<r> (next to FILE), to diff replicas tensor by tensor.
+  const char *everyRank = std::getenv("MSAMP_RUN_SAVE_EVERY_RANK");
+  const bool writer = lead || (everyRank && std::string(everyRank) == "1");
+  auto save = [&]() -> int {
+    std::string path = *o.save;
+    if (!lead)
+      path += ".rank" + std::to_string(group.rank);
+    const bool ok =
+        !writer || msamp_session_save(session.get(), path.c_str()) == MSAMP_OK;
+    return agree(ok ? 0 : kRunError, ok ? "" : msamp_last_error_message());
+  };
+
   // ---- Training. ----
   const uint32_t flags = o.skipNonFinite ? MSAMP_STEP_SKIP_NONFINITE : 0;
   const double runStart = now();
   double intervalStart = runStart;
   int64_t intervalSteps = 0;
+  int64_t totalCommBytes = 0;
   float lastLoss = NAN;
   for (int64_t s = start + 1; s <= last; ++s) {
+    testFaultHook(s);
     const double lr = msamp_lr_at(schedule, baseLR, o.warmup, horizon, s);
     float loss = 0;
     if (!bindBatch(s))
       return fail(kRunError, msamp_last_error_message());
+    const int64_t bytesBefore = msamp_rt_collective_bytes();
     msamp_status status =
         msamp_session_step(session.get(), static_cast<float>(lr), flags, &loss);
+    const int64_t commBytes = msamp_rt_collective_bytes() - bytesBefore;
+    totalCommBytes += commBytes;
+    // The session made every rank agree on a non-finite step (it stops or
+    // skips everywhere), so every rank takes this path together.
     if (status == MSAMP_ERROR_NONFINITE) {
       std::string message = msamp_last_error_message();
-      writeLogLine(log, s, loss, lr, false, readMetrics(session.get()));
-      return fail(kRunError, message +
-                                 "; stopping without saving (--skip-nonfinite "
-                                 "skips such steps)");
+      loss = meanOverRanks(loss);
+      writeLogLine(log, s, loss, lr, false, readMetrics(session.get()),
+                   commBytes);
+      return agree(kRunError, message + "; stopping without saving "
+                                        "(--skip-nonfinite skips such steps)");
     }
     if (status != MSAMP_OK)
       return fail(kRunError, msamp_last_error_message());
+    loss = meanOverRanks(loss);
     const StepMetrics metrics = readMetrics(session.get());
-    writeLogLine(log, s, loss, lr, false, metrics);
+    writeLogLine(log, s, loss, lr, false, metrics, commBytes);
     lastLoss = loss;
     ++intervalSteps;
-    if (!o.quiet && ((s - start) % o.logEvery == 0 || s == last)) {
+    if (speak && ((s - start) % o.logEvery == 0 || s == last)) {
       double t = now();
       double rate = t > intervalStart ? intervalSteps / (t - intervalStart) : 0;
       // A skipped step (--skip-nonfinite) says why.
@@ -491,22 +808,46 @@ int run(const Options &o) {
       intervalSteps = 0;
     }
     if (o.saveEvery && s % o.saveEvery == 0 && s != last)
-      if (msamp_session_save(session.get(), o.save->c_str()) != MSAMP_OK)
-        return fail(kRunError, msamp_last_error_message());
+      if (int rc = save())
+        return rc;
   }
   const double elapsed = now() - runStart;
 
-  if (o.save) {
-    if (msamp_session_save(session.get(), o.save->c_str()) != MSAMP_OK)
-      return fail(kRunError, msamp_last_error_message());
+  if (o.save)
+    if (int rc = save())
+      return rc;
+
+  // --check-replicas: the data-parallel invariant, byte for byte.
+  if (o.checkReplicas) {
+    char checksum[65];
+    // The replicated state: params, master copies, optimizer moments, the
+    // step and the params' scales. Activation and output-gradient scaling
+    // state records each rank's own amaxes and differs by design.
+    msamp_session_state_checksum(session.get(), /*replicated_only=*/1,
+                                 checksum);
+    if (int rc = checkSameOnAllRanks(
+            {{"final state sha256", hashPrefix(checksum), spellHash}},
+            "after training (replicas are not byte-identical)"))
+      return rc;
+    if (lead)
+      std::printf(
+          "msamp-run: replicas identical on %d rank%s (replicated state "
+          "sha256 "
+          "%.16s...)\n",
+          group.size, group.size == 1 ? "" : "s", checksum);
   }
-  if (!o.quiet) {
+
+  if (speak) {
     std::printf("msamp-run: %lld steps in %.3f s (%.1f steps/s)",
                 static_cast<long long>(steps), elapsed,
                 elapsed > 0 ? static_cast<double>(steps) / elapsed : 0.0);
     if (steps > 0)
       std::printf(", final loss %s", formatLoss(lastLoss).c_str());
     std::printf("\n");
+    if (group.multi() && steps > 0)
+      std::printf("msamp-run: gradient all-reduce payload %lld bytes/step "
+                  "per rank\n",
+                  static_cast<long long>(totalCommBytes / steps));
     if (int64_t skipped = msamp_session_num_skipped(session.get()))
       std::printf("msamp-run: skipped %lld step(s) with a non-finite loss "
                   "or non-finite gradients\n",
@@ -525,6 +866,7 @@ int run(const Options &o) {
 int main(int argc, char **argv) {
   Options options;
   std::string error;
+  int rc = 0;
   try {
     if (!parseOptions(argc, argv, options, error))
       return fail(kUsageError, error);
@@ -541,10 +883,22 @@ int main(int argc, char **argv) {
       return fail(kUsageError,
                   "no model given (usage: msamp-run MODEL [options]; see "
                   "--help)");
-    return run(options);
+    rc = run(options);
   } catch (const std::exception &e) {
-    return fail(kRunError, std::string("internal error: ") + e.what());
+    rc = fail(kRunError, std::string("internal error: ") + e.what());
   } catch (...) {
-    return fail(kRunError, "internal error");
+    rc = fail(kRunError, "internal error");
   }
+  // A failure only this rank saw would leave the others waiting in their
+  // next collective: stop the whole job now rather than at the watchdog's
+  // deadline.
+  if (rc != 0 && group.multi() && !group.agreed)
+    msamp_rt_abort(("msamp-run: rank " + std::to_string(group.rank) +
+                    " failed (see above); stopping all " +
+                    std::to_string(group.size) + " ranks")
+                       .c_str(),
+                   rc);
+  if (group.joined)
+    msamp_rt_distributed_finalize();
+  return rc;
 }

@@ -109,6 +109,12 @@ MSAMP_SESSION_EXPORT void msamp_session_close(msamp_session *session);
 /** "O0", "O1", "O2" or "O3" (the manifest's level). */
 MSAMP_SESSION_EXPORT const char *
 msamp_session_level(const msamp_session *session);
+/** Ranks of the run. A replicated step (O0-O2, manifest "world_size" 1)
+ *  runs on any number of data-parallel ranks: this is then the runtime
+ *  collective's size (msamp_rt_world_size(), 1 without a launcher). A step
+ *  compiled for a fixed group (O3) reports the manifest's, and opening it
+ *  under another group size fails. Checkpoints record this value and
+ *  msamp_session_load refuses one written with another. */
 MSAMP_SESSION_EXPORT int64_t
 msamp_session_world_size(const msamp_session *session);
 /** "sha256:<64 hex digits>" of train_step.mlir. */
@@ -197,6 +203,17 @@ MSAMP_SESSION_EXPORT msamp_status msamp_session_save(const msamp_session *s,
 MSAMP_SESSION_EXPORT msamp_status msamp_session_load(msamp_session *s,
                                                      const char *path);
 
+/** SHA-256 (64 hex digits plus NUL in `hex`) over every state tensor's name
+ *  (NUL-terminated) and bytes, in manifest order. With `replicated_only`
+ *  non-zero, only over the state data parallelism keeps byte-identical on
+ *  every rank: it leaves out buffers and the delayed-scaling state
+ *  (`.scale`, `.amax_history`) of activations and output gradients, which
+ *  record each rank's own amaxes (the scaling state of params is kept).
+ *  msamp-run compares the full checksum across ranks at start-up and the
+ *  replicated one with --check-replicas. */
+MSAMP_SESSION_EXPORT msamp_status msamp_session_state_checksum(
+    const msamp_session *s, int32_t replicated_only, char hex[65]);
+
 /*===----------------------------------------------------------------------===
  * Inputs
  *===----------------------------------------------------------------------===*/
@@ -250,7 +267,12 @@ MSAMP_SESSION_EXPORT msamp_status msamp_session_synthetic_batch(
  *  step ("non-finite loss (inf) at step 3", "non-finite gradients (detected
  *  from amax) at step 3 (grad norm inf)"); the state then holds the update
  *  of that step. A runtime error (MSAMP_ERROR_RUNTIME) leaves the state
- *  undefined unless a flag made a copy, which is then restored. */
+ *  undefined unless a flag made a copy, which is then restored.
+ *  With several data-parallel ranks (msamp_rt_world_size() > 1) every rank
+ *  decides on the non-finite flags of all ranks (one small all-reduce per
+ *  step): a rank whose own loss is finite still skips or fails the step
+ *  ("non-finite loss on another rank at step 3") when another's is not, so
+ *  replicas never diverge. `*loss` stays this rank's own loss. */
 MSAMP_SESSION_EXPORT msamp_status msamp_session_step(msamp_session *s, float lr,
                                                      uint32_t flags,
                                                      float *loss);

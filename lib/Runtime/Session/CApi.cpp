@@ -134,7 +134,18 @@ const char *msamp_session_level(const msamp_session *s) {
 }
 
 int64_t msamp_session_world_size(const msamp_session *s) {
-  return s ? s->impl->manifest().worldSize : 0;
+  return s ? s->impl->worldSize() : 0;
+}
+
+msamp_status msamp_session_state_checksum(const msamp_session *s,
+                                          int32_t replicated_only,
+                                          char hex[65]) {
+  if (!s || !hex)
+    return invalid("msamp_session_state_checksum: need a session and a "
+                   "65-byte buffer");
+  std::string digest = s->impl->stateChecksum(replicated_only != 0);
+  std::memcpy(hex, digest.c_str(), digest.size() + 1);
+  return MSAMP_OK;
 }
 
 const char *msamp_session_graph_hash(const msamp_session *s) {

@@ -48,7 +48,7 @@ Error Session::save(const std::string &path) const {
       {"abi_version", std::to_string(manifest_.abiVersion)},
       {"level", manifest_.level},
       {"graph_hash", graphHash_},
-      {"world_size", std::to_string(manifest_.worldSize)},
+      {"world_size", std::to_string(worldSize())},
       {"rank", std::to_string(msamp_rt_rank())},
       {"step", std::to_string(completedSteps())},
   };
@@ -79,8 +79,8 @@ Error Session::load(const std::string &path) {
                     ", this run is " + what + " " + ours + hint);
     return Error::success();
   };
-  if (Error e = check("world_size", std::to_string(manifest_.worldSize),
-                      "with world size"))
+  if (Error e =
+          check("world_size", std::to_string(worldSize()), "with world size"))
     return e;
   if (Error e = check("level", manifest_.level, "at level"))
     return e;

@@ -91,7 +91,11 @@ Error Session::open(const std::string &dir, std::unique_ptr<Session> &out) {
                                        std::to_string(msamp_rt_abi_version()) +
                                        ", this session was built for version " +
                                        std::to_string(MSAMP_RT_ABI_VERSION));
-  if (m.worldSize != msamp_rt_world_size())
+  // A replicated step (O0-O2: manifest world size 1) runs unchanged on any
+  // number of data-parallel ranks: its all-reduce means divide by the
+  // group's size at run time. Only a step compiled for a fixed group
+  // (O3's sharded state) must match the launcher.
+  if (m.worldSize > 1 && m.worldSize != msamp_rt_world_size())
     return Error(MSAMP_ERROR_LOAD,
                  dir + ": the step was compiled for world size " +
                      std::to_string(m.worldSize) +
@@ -429,15 +433,33 @@ Error Session::step(float lr, uint32_t flags, float &loss) {
   float nonFinite = 0.0f;
   if (nonFiniteMetric_)
     std::memcpy(&nonFinite, nonFiniteMetric_->data(), sizeof(nonFinite));
-  const bool lossBad = !std::isfinite(loss);
-  const bool gradsBad = nonFinite != 0.0f;
-  if (lossBad || gradsBad) {
-    if (skipNonFinite) {
-      restoreState();
-      setCompletedSteps(before + 1);
-      ++numSkipped_;
-      return Error::success();
+  bool lossBad = !std::isfinite(loss);
+  bool gradsBad = nonFinite != 0.0f;
+  // Each rank's loss is over its own batch, so one rank may see a
+  // non-finite loss the others do not. Skipping (restoring the state) or
+  // stopping on some ranks only would let the replicas diverge: every rank
+  // decides on the flags of all ranks. The gradients are all-reduced inside
+  // the step, so their flag already agrees; it rides along for free.
+  if (msamp_rt_world_size() > 1) {
+    float flags[2] = {lossBad ? 1.0f : 0.0f, gradsBad ? 1.0f : 0.0f};
+    if (msamp_rt_allreduce_f32(flags, 2, /*max=*/1) != MSAMP_RT_OK) {
+      std::string message = msamp_rt_get_last_error_message();
+      msamp_rt_clear_error();
+      return Error(MSAMP_ERROR_RUNTIME,
+                   "step " + std::to_string(number) +
+                       ": agreeing on the non-finite check across ranks "
+                       "failed: " +
+                       message);
     }
+    if (flags[0] != 0.0f && !lossBad)
+      return finishNonFinite(skipNonFinite, before,
+                             "non-finite loss on another rank at step " +
+                                 std::to_string(number));
+    gradsBad = gradsBad || flags[1] != 0.0f;
+  }
+  if (lossBad || gradsBad) {
+    if (skipNonFinite)
+      return finishNonFinite(true, before, "");
     auto spell = [](float v) -> std::string {
       return std::isnan(v) ? "nan" : v > 0 ? "inf" : "-inf";
     };
@@ -456,6 +478,57 @@ Error Session::step(float lr, uint32_t flags, float &loss) {
                      (norm.empty() ? "" : " (grad norm " + norm + ")"));
   }
   return Error::success();
+}
+
+Error Session::finishNonFinite(bool skip, int64_t before,
+                               const std::string &message) {
+  if (!skip)
+    return Error(MSAMP_ERROR_NONFINITE, message);
+  restoreState();
+  setCompletedSteps(before + 1);
+  ++numSkipped_;
+  return Error::success();
+}
+
+int64_t Session::worldSize() const {
+  return manifest_.worldSize > 1 ? manifest_.worldSize
+                                 : static_cast<int64_t>(msamp_rt_world_size());
+}
+
+bool Session::isRankLocal(const TensorSpec &spec) const {
+  // Buffers (running statistics) come from each rank's own batch. Scaling
+  // state belongs to the tensor it quantizes: a param's (`fc1.weight.scale`)
+  // follows the replicated param, an activation's or output gradient's
+  // (`fc1.fprop.input.amax_history`) records this rank's amaxes.
+  if (spec.role == "buffer")
+    return true;
+  if (spec.role != "scaling_state")
+    return false;
+  for (const char *suffix : {".scale", ".amax_history"}) {
+    const std::string tail = suffix;
+    if (spec.name.size() > tail.size() &&
+        spec.name.compare(spec.name.size() - tail.size(), tail.size(), tail) ==
+            0) {
+      const TensorBuffer *owner =
+          findState(spec.name.substr(0, spec.name.size() - tail.size()));
+      return !owner || owner->spec().role != "param";
+    }
+  }
+  return true;
+}
+
+std::string Session::stateChecksum(bool replicatedOnly) const {
+  // SHA-256 of the state's bytes, tensor by tensor in manifest order, each
+  // preceded by its name: equal checksums mean byte-identical replicas.
+  Sha256 hash;
+  for (const auto &buffer : state_) {
+    if (replicatedOnly && isRankLocal(buffer->spec()))
+      continue;
+    const std::string &name = buffer->spec().name;
+    hash.update(name.c_str(), name.size() + 1);
+    hash.update(buffer->data(), static_cast<size_t>(buffer->numBytes()));
+  }
+  return hash.hexDigest();
 }
 
 Error Session::setMaxGradNorm(double maxNorm) {

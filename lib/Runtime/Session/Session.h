@@ -55,6 +55,15 @@ public:
   Error syntheticBatch(uint64_t seed, int64_t step, int64_t numClasses);
 
   Error step(float lr, uint32_t flags, float &loss);
+  /// Ranks of the run: the manifest's for a step compiled for a fixed group
+  /// (O3), else the runtime collective's (a replicated step runs on any).
+  int64_t worldSize() const;
+  /// SHA-256 (hex) over every state tensor's name and bytes; with
+  /// `replicatedOnly`, over those that data parallelism keeps identical.
+  std::string stateChecksum(bool replicatedOnly) const;
+  /// State that differs between data-parallel ranks by design: buffers and
+  /// the delayed-scaling state of activations and output gradients.
+  bool isRankLocal(const TensorSpec &spec) const;
   int64_t completedSteps() const;
   int64_t numSkipped() const { return numSkipped_; }
 
@@ -74,6 +83,9 @@ private:
   Session() = default;
   void setCompletedSteps(int64_t steps);
   void snapshotState();
+  /// A non-finite step: skipped (state restored, counted) when `skip`,
+  /// else the MSAMP_ERROR_NONFINITE `message`.
+  Error finishNonFinite(bool skip, int64_t before, const std::string &message);
   void restoreState();
 
   std::string dir_;

@@ -1,0 +1,189 @@
+"""Data and checks for the data-parallel tests (test/Tools/msamp-run/
+DataParallel), with numpy and the reference `safetensors` package.
+
+  dp.py data GRAPH.mlir N STEPS OUT_N OUT_1 [--seed S] [--int-high H]
+      Random inputs/targets for the data arguments of GRAPH (per-rank batch
+      B, read from its signature): OUT_N holds K = N*STEPS slices of batch B
+      for N ranks; OUT_1 holds STEPS slices of batch N*B for one rank, slice
+      s-1 being slices (s-1)*N .. (s-1)*N+N-1 of OUT_N concatenated in rank
+      order (INTERFACES.md 5), so both runs see the same samples per step.
+  dp.py losses A.jsonl B.jsonl --rel R     every loss of A within R
+                                           (relative) of B's; prints the max
+  dp.py state A.safetensors B.safetensors --tol T
+      every param (f32 after its .scale) of A within T of B's, relative to
+      the tensor's max magnitude; prints the max
+      (--atol A: the absolute difference instead; --skip REGEX: leave out
+      the params whose name matches)
+  dp.py ratio O0.jsonl O1.jsonl --below X  comm_bytes per step of O1 over
+                                           O0's; prints it
+  dp.py timed LIMIT CMD...                 runs CMD, prints its output and
+      "exit status S after T s"; fails unless S != 0 and T < LIMIT (a fault
+      must end the job with an error, in bounded time)
+"""
+
+import json
+import re
+import sys
+
+import numpy as np
+from safetensors import safe_open
+from safetensors.numpy import save_file
+
+
+def fail(message):
+    print(f"dp.py: FAIL: {message}")
+    sys.exit(1)
+
+
+def option(args, name, default, cast=float):
+    if name in args:
+        i = args.index(name)
+        value = cast(args[i + 1])
+        del args[i:i + 2]
+        return value
+    return default
+
+
+ARG = re.compile(r'%\w+: tensor<([0-9x]+)x(\w+)> \{msamp\.role = "(input|target)", '
+                 r'msamp\.name = "([^"]+)"\}')
+
+
+def data(args):
+    seed = option(args, "--seed", 0, int)
+    high = option(args, "--int-high", 16, int)
+    graph, ranks, steps, out_n, out_1 = args
+    ranks, steps = int(ranks), int(steps)
+    rng = np.random.default_rng(seed)
+    per_rank, single = {}, {}
+    for dims, dtype, _, name in ARG.findall(open(graph).read()):
+        shape = [int(d) for d in dims.split("x")]
+        full = [ranks * steps] + shape
+        if dtype.startswith("f"):
+            value = rng.standard_normal(full).astype(np.float32)
+        else:
+            value = rng.integers(0, high, full).astype(
+                np.int64 if dtype == "i64" else np.int32)
+        per_rank[name] = value
+        # Slice s-1 of the 1-rank file: the N per-rank slices of step s,
+        # concatenated along the batch dimension in rank order.
+        single[name] = np.ascontiguousarray(value.reshape(
+            [steps, ranks * shape[0]] + shape[1:]))
+    if not per_rank:
+        fail(f"no input/target arguments found in {graph}")
+    save_file(per_rank, out_n)
+    save_file(single, out_1)
+
+
+def read_log(path):
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def losses(args):
+    rel = option(args, "--rel", 1e-5)
+    a, b = read_log(args[0]), read_log(args[1])
+    if len(a) != len(b):
+        fail(f"{len(a)} steps logged vs {len(b)}")
+    worst = 0.0
+    for x, y in zip(a, b):
+        if x["loss"] is None or y["loss"] is None:
+            fail(f"step {x['step']}: non-finite loss")
+        err = abs(x["loss"] - y["loss"]) / max(abs(y["loss"]), 1e-30)
+        worst = max(worst, err)
+        if err > rel:
+            fail(f"step {x['step']}: loss {x['loss']} vs {y['loss']} "
+                 f"(relative {err:.3g} > {rel})")
+    print(f"losses ok: {len(a)} steps, max relative difference {worst:.3g} "
+          f"(tolerance {rel})")
+
+
+def read_params(path):
+    with safe_open(path, "np") as f:
+        keys = set(f.keys())
+        out = {}
+        for name in keys:
+            if name.endswith((".scale", ".amax_history", ".exp_avg",
+                              ".exp_avg_sq", ".momentum_buffer", ".master")):
+                continue
+            if "." + name.split(".")[-1] in (".step",) or name == "step":
+                continue
+            value = f.get_tensor(name)
+            if value.dtype.kind not in "f" and str(value.dtype) not in (
+                    "float8_e4m3fn", "float8_e5m2"):
+                continue
+            value = value.astype(np.float64)
+            if name + ".scale" in keys:
+                value = value / float(f.get_tensor(name + ".scale"))
+            out[name] = value
+        return out
+
+
+def state(args):
+    tol = option(args, "--tol", 1e-5)
+    atol = option(args, "--atol", None)
+    skip = option(args, "--skip", None, str)
+    a, b = read_params(args[0]), read_params(args[1])
+    if skip:
+        a = {k: v for k, v in a.items() if not re.search(skip, k)}
+        b = {k: v for k, v in b.items() if not re.search(skip, k)}
+    if set(a) != set(b):
+        fail(f"different tensors: {sorted(set(a) ^ set(b))}")
+    worst, where = 0.0, ""
+    for name in sorted(a):
+        scale = 1.0 if atol is not None else max(np.max(np.abs(b[name])), 1e-30)
+        err = float(np.max(np.abs(a[name] - b[name]))) / scale
+        if err > worst:
+            worst, where = err, name
+    kind = "absolute" if atol is not None else "relative"
+    tol = atol if atol is not None else tol
+    if worst > tol:
+        fail(f"{where}: max {kind} difference {worst:.3g} > {tol}")
+    print(f"state ok: {len(a)} tensors, max {kind} difference {worst:.3g} "
+          f"({where or '-'}; tolerance {tol})")
+
+
+def ratio(args):
+    below = option(args, "--below", 0.5)
+    o0, o1 = read_log(args[0]), read_log(args[1])
+    b0 = {e["comm_bytes"] for e in o0}
+    b1 = {e["comm_bytes"] for e in o1}
+    if len(b0) != 1 or len(b1) != 1:
+        fail(f"comm_bytes varies between steps: {sorted(b0)} / {sorted(b1)}")
+    b0, b1 = b0.pop(), b1.pop()
+    r = b1 / b0
+    print(f"comm_bytes per step: O0 {b0}, O1 {b1}, ratio {r:.4f}")
+    if not r < below:
+        fail(f"ratio {r:.4f} is not below {below}")
+
+
+def timed(args):
+    import subprocess
+    import time
+    limit, cmd = float(args[0]), args[1:]
+    start = time.monotonic()
+    try:
+        out = subprocess.run(cmd, stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, text=True,
+                             timeout=limit + 30)
+        status, text = out.returncode, out.stdout
+    except subprocess.TimeoutExpired as e:
+        status, text = "timeout", (e.stdout or b"").decode(errors="replace")
+    elapsed = time.monotonic() - start
+    print(text)
+    print(f"exit status {status} after {elapsed:.1f} s")
+    if status == 0 or status == "timeout" or elapsed >= limit:
+        fail(f"expected a non-zero exit within {limit} s")
+
+
+try:
+    import ml_dtypes
+
+    np.float8_e4m3fn = ml_dtypes.float8_e4m3fn
+    np.float8_e5m2 = ml_dtypes.float8_e5m2
+except ImportError:
+    pass
+
+if __name__ == "__main__":
+    cmd, rest = sys.argv[1], sys.argv[2:]
+    {"data": data, "losses": losses, "state": state, "ratio": ratio,
+     "timed": timed}[cmd](rest)
