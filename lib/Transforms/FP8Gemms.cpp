@@ -215,6 +215,11 @@ Quantized MSAMPFP8GemmsPass::quantizeDelayed(OpBuilder &b, Location loc,
   ++numDelayed;
 
   Value amax = AmaxOp::create(b, loc, x);
+  // Delayed scaling state is persistent: reducing the amax over the
+  // data-parallel group keeps it identical on every rank (TE's reduce_amax),
+  // so replicas and checkpoints agree byte for byte.
+  if (reduceAmax)
+    amax = AllReduceOp::create(b, loc, ReduceKind::Max, amax).getResult();
   Value history = UpdateAmaxHistoryOp::create(b, loc, historyArg, amax);
   Value used = scaleArg;
   Value t;
@@ -415,6 +420,8 @@ void MSAMPFP8GemmsPass::runOnOperation() {
       attrBuilder.getNamedAttr("interval",
                                attrBuilder.getI64IntegerAttr(interval)),
       attrBuilder.getNamedAttr("warmup", attrBuilder.getBoolAttr(warmup)),
+      attrBuilder.getNamedAttr("reduce_amax",
+                               attrBuilder.getBoolAttr(reduceAmax)),
       attrBuilder.getNamedAttr("fp8_attention",
                                attrBuilder.getBoolAttr(fp8Attention))};
   step->setAttr(kRecipeAttr, attrBuilder.getDictionaryAttr(recipe));

@@ -44,6 +44,10 @@ struct MSAMPPipelineOptions : PassPipelineOptions<MSAMPPipelineOptions> {
                       llvm::cl::desc("just-in-time scales while the amax "
                                      "history fills"),
                       llvm::cl::init(true)};
+  Option<bool> reduceAmax{*this, "reduce-amax",
+                          llvm::cl::desc("MAX-reduce delayed-scaled amaxes "
+                                         "over the data-parallel group"),
+                          llvm::cl::init(true)};
   Option<bool> fp8Attention{*this, "fp8-attention",
                             llvm::cl::desc("activation x activation GEMMs "
                                            "in FP8"),
@@ -103,6 +107,7 @@ void buildPipeline(OpPassManager &pm, const MSAMPPipelineOptions &opts,
     gemms.margin = opts.margin;
     gemms.interval = opts.interval;
     gemms.warmup = opts.warmup;
+    gemms.reduceAmax = opts.reduceAmax;
     gemms.fp8Attention = opts.fp8Attention;
     gemms.fpropHp = opts.fpropHp;
     gemms.dgradHp = opts.dgradHp;

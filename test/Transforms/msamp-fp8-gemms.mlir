@@ -3,7 +3,7 @@
 // RUN: msamp-opt %S/Inputs/mlp.mlir --msamp-classify-gemms --msamp-synthesize-train-step --msamp-fp8-gemms="fp8-format=e4m3 scaling=current scale-kind=exact" --cse | FileCheck %s --check-prefix=CURRENT
 // RUN: msamp-opt %S/Inputs/mlp.mlir --msamp-classify-gemms --msamp-synthesize-train-step --msamp-fp8-gemms="wgrad-hp=true exclude=^fc1\." --cse --remarks-filter=msamp 2>&1 | FileCheck %s --check-prefix=PARTIAL
 // RUN: msamp-opt %S/Inputs/mlp.mlir --msamp-classify-gemms --msamp-synthesize-train-step --msamp-fp8-gemms="wgrad-hp=true" -o /dev/null 2>&1 | count 0
-// RUN: msamp-opt %S/Inputs/mlp.mlir --msamp-classify-gemms --msamp-synthesize-train-step --msamp-fp8-gemms="amax-history-len=4 warmup=false interval=2 amax-compute-algo=most_recent margin=1" --cse | FileCheck %s --check-prefix=TE
+// RUN: msamp-opt %S/Inputs/mlp.mlir --msamp-classify-gemms --msamp-synthesize-train-step --msamp-fp8-gemms="amax-history-len=4 warmup=false interval=2 amax-compute-algo=most_recent margin=1 reduce-amax=false" --cse | FileCheck %s --check-prefix=TE
 
 // Delayed-scaling state is appended to the signature: a scale (init ones) and
 // a 16-entry amax history (init zeros) per activation / output gradient.
@@ -20,7 +20,7 @@
 // The new state comes back, marked with the argument it updates.
 // CHECK-SAME: tensor<f32> {msamp.name = "fc1.fprop.input.scale", msamp.role = "scaling_state", msamp.updates = 16 : i64}
 // CHECK-SAME: tensor<16xf32> {msamp.name = "fc1.fprop.input.amax_history", msamp.role = "scaling_state", msamp.updates = 17 : i64}
-// CHECK-SAME: msamp.recipe = {amax_compute_algo = "max", amax_history_len = 16 : i64, fp8_attention = false, fp8_format = "hybrid", interval = 1 : i64, margin = 0 : i64, scale_kind = "pow2", scaling = "delayed", warmup = true}
+// CHECK-SAME: msamp.recipe = {amax_compute_algo = "max", amax_history_len = 16 : i64, fp8_attention = false, fp8_format = "hybrid", interval = 1 : i64, margin = 0 : i64, reduce_amax = true, scale_kind = "pow2", scaling = "delayed", warmup = true}
 //
 // Weights are quantized just in time (no state): amax -> 1-entry history ->
 // scale for E4M3.
@@ -31,8 +31,11 @@
 //
 // The input x: delayed scaling with MS-AMP's warm-up (just-in-time while
 // step <= 16), then the scale for the next step from the whole window.
+// The amax is MAX-reduced over the data-parallel group (reduce-amax=true), so
+// every rank keeps the same scaling state.
 // CHECK: %[[XA:.+]] = msamp.amax %[[X]]
-// CHECK: %[[XH1:.+]] = msamp.update_amax_history %[[XH]], %[[XA]] : tensor<16xf32>
+// CHECK: %[[XR:.+]] = msamp.all_reduce max %[[XA]] : tensor<f32>
+// CHECK: %[[XH1:.+]] = msamp.update_amax_history %[[XH]], %[[XR]] : tensor<16xf32>
 // CHECK: %[[T:.+]] = arith.addi %[[STEP]], %{{.+}} : tensor<i64>
 // CHECK: %[[JIT:.+]] = msamp.compute_scale pow2 most_recent %[[XH1]], %[[XS]] for f8E4M3FN
 // CHECK: %[[WARM:.+]] = arith.cmpi sle, %[[T]], %{{.+}} : tensor<i64>
@@ -76,7 +79,9 @@
 // TE-LABEL: func.func @train_step(
 // TE-SAME: tensor<4xf32> {msamp.init = "zeros", msamp.name = "fc1.fprop.input.amax_history"
 // TE-NOT: arith.cmpi sle
-// TE: %[[H:.+]] = msamp.update_amax_history
+// reduce-amax=false: the local amax goes straight into the history.
+// TE: %[[A:.+]] = msamp.amax %{{.+}} : tensor<4x3xf32>
+// TE-NEXT: %[[H:.+]] = msamp.update_amax_history %{{.+}}, %[[A]]
 // TE: msamp.quantize %{{.+}}, %[[S:[^ ]+]] : tensor<4x3xf32>
 // TE: %[[N:.+]] = msamp.compute_scale pow2 most_recent %[[H]], %[[S]] for f8E4M3FN margin 1 : tensor<4xf32>
 // TE: %[[REM:.+]] = arith.remsi

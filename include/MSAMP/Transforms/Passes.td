@@ -125,6 +125,10 @@ def MSAMPFP8Gemms : Pass<"msamp-fp8-gemms", "::mlir::ModuleOp"> {
            "Recompute delayed scales every N steps">,
     Option<"warmup", "warmup", "bool", "true",
            "Just-in-time scales while the amax history fills (MS-AMP)">,
+    Option<"reduceAmax", "reduce-amax", "bool", "true",
+           "MAX-reduce delayed-scaled amaxes over the data-parallel group "
+           "(Transformer Engine's reduce_amax): every rank keeps the same "
+           "scaling state">,
     Option<"fp8Attention", "fp8-attention", "bool", "false",
            "Also run activation x activation GEMMs in FP8">,
     Option<"fpropHp", "fprop-hp", "bool", "false",
