@@ -1,4 +1,5 @@
-//===- Distributed.cpp - the public data-parallel API --------------*- C++ -*-===//
+//===- Distributed.cpp - the public data-parallel API --------------*- C++
+//-*-===//
 //
 // msamp_rt_distributed_init / _finalize / _abort, the host-side all-reduce
 // the session uses (loss averaging, consistency checks across ranks) and the
@@ -58,8 +59,8 @@ MSAMP_RT_EXPORT void msamp_rt_abort(const char *message, int32_t code) {
   std::exit(code);
 }
 
-MSAMP_RT_EXPORT msamp_rt_status msamp_rt_allreduce_f32(float *values,
-                                                      int64_t n, int32_t op) {
+MSAMP_RT_EXPORT msamp_rt_status msamp_rt_allreduce_f32(float *values, int64_t n,
+                                                       int32_t op) {
   if (!values || n < 0 || (op != 0 && op != 1))
     return recordError(MSAMP_RT_ERROR_INVALID_ARGUMENT,
                        "msamp_rt_allreduce_f32: need values, n >= 0 and op "

@@ -553,7 +553,8 @@ _mlir_ciface_msamp_rt_all_reduce(UMR *in, UMR *scale_inv, UMR *out,
   Backend *backend = backendFor(fn);
   if (!backend)
     return;
-  // Payload bytes handed to the data-parallel group (msamp_rt_collective_bytes).
+  // Payload bytes handed to the data-parallel group
+  // (msamp_rt_collective_bytes).
   countCollectiveBytes(p.numel * dtypeSize(dtype));
   finish(fn, backend, backend->allReduce(p, currentCollective()));
 }

@@ -1,4 +1,5 @@
-//===- MpiCollective.cpp - data-parallel collectives over MPI -----*- C++ -*-===//
+//===- MpiCollective.cpp - data-parallel collectives over MPI -----*- C++
+//-*-===//
 //
 // The CPU backend's multi-process collective (Open MPI from Debian). Every
 // reduction gathers the contributions on rank 0, combines them there in rank
@@ -111,8 +112,8 @@ public:
     return reduce(in, out, n, 1, "all-reduce fp8",
                   [&](const std::vector<const uint8_t *> &parts, int64_t count,
                       uint8_t *dst) {
-                    reduceFP8InRankOrder(parts.data(), size_, count, format,
-                                         op, dst);
+                    reduceFP8InRankOrder(parts.data(), size_, count, format, op,
+                                         dst);
                   });
   }
 
@@ -130,8 +131,8 @@ private:
       if (rank_ == 0)
         gathered.resize(static_cast<size_t>(bytes) * size_);
       if (MPI_Gather(src + begin * elemSize, bytes, MPI_BYTE,
-                     rank_ == 0 ? gathered.data() : nullptr, bytes, MPI_BYTE,
-                     0, MPI_COMM_WORLD) != MPI_SUCCESS)
+                     rank_ == 0 ? gathered.data() : nullptr, bytes, MPI_BYTE, 0,
+                     MPI_COMM_WORLD) != MPI_SUCCESS)
         return fail(what, "MPI_Gather");
       if (rank_ == 0) {
         std::vector<const uint8_t *> parts(size_);

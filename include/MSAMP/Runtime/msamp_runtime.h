@@ -194,8 +194,8 @@ MSAMP_RT_EXPORT void msamp_rt_distributed_finalize(void);
 MSAMP_RT_EXPORT void msamp_rt_abort(const char *message, int32_t code);
 /** In-place all-reduce of n f32 host values across the group: op 0 sum,
  *  1 max, combined in rank order (identical on every rank). */
-MSAMP_RT_EXPORT msamp_rt_status msamp_rt_allreduce_f32(float *values,
-                                                      int64_t n, int32_t op);
+MSAMP_RT_EXPORT msamp_rt_status msamp_rt_allreduce_f32(float *values, int64_t n,
+                                                       int32_t op);
 /** Payload bytes this process handed to the group's all-reduces since the
  *  last reset (the sum over calls of elements x element size; a ring
  *  all-reduce moves about 2 (N-1)/N times that over the wire). */

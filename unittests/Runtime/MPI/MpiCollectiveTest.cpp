@@ -1,4 +1,5 @@
-//===- MpiCollectiveTest.cpp - collectives under mpirun -np N ------*- C++ -*-===//
+//===- MpiCollectiveTest.cpp - collectives under mpirun -np N ------*- C++
+//-*-===//
 //
 // Run by ctest under `mpirun -np 2` and `-np 4`. Every check goes through the
 // ABI compiled code uses (_mlir_ciface_msamp_rt_all_reduce) on the group that
@@ -56,8 +57,7 @@ bool identicalAcrossRanks(const std::vector<uint8_t> &bytes) {
 void allReduce(msamp_rt_unranked_memref *in, msamp_rt_unranked_memref *sinv,
                msamp_rt_unranked_memref *out, msamp_rt_unranked_memref *osinv,
                int32_t dtype, int32_t kind, int32_t hasScale) {
-  _mlir_ciface_msamp_rt_all_reduce(in, sinv, out, osinv, dtype, kind,
-                                   hasScale);
+  _mlir_ciface_msamp_rt_all_reduce(in, sinv, out, osinv, dtype, kind, hasScale);
 }
 
 } // namespace

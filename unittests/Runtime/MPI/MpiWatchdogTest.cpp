@@ -1,4 +1,5 @@
-//===- MpiWatchdogTest.cpp - a hung rank stops the job -------------*- C++ -*-===//
+//===- MpiWatchdogTest.cpp - a hung rank stops the job -------------*- C++
+//-*-===//
 //
 // Rank 1 never joins the collective (it sleeps); rank 0's watchdog must stop
 // the job with a message naming the collective instead of hanging. ctest
