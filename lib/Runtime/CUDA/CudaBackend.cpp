@@ -502,6 +502,32 @@ msamp_rt_status CudaBackend::allReduce(const AllReduceParams &p,
 // Optimizers
 //===----------------------------------------------------------------------===//
 
+/// Reads the step counter and learning rate an optimizer update folds into its
+/// launch constants, rejecting a step before the first (steps count from 1,
+/// as on the CPU backend).
+msamp_rt_status readStepAndLr(const DeviceContext &ctx, const char *entry,
+                              const int64_t *stepPtr, const float *lrPtr,
+                              int64_t *step, float *lr) {
+  MSAMP_RT_RETURN_IF_ERROR(readToHost(ctx, stepPtr, step, sizeof(*step)));
+  MSAMP_RT_RETURN_IF_ERROR(readToHost(ctx, lrPtr, lr, sizeof(*lr)));
+  if (*step < 1)
+    return recordError(MSAMP_RT_ERROR_INVALID_ARGUMENT,
+                       "%s: step is %lld; the first update is step 1", entry,
+                       static_cast<long long>(*step));
+  return MSAMP_RT_OK;
+}
+
+/// Stages an optimizer's gradient and, for a scaled (non-f32) one, the
+/// inverse of its scale.
+msamp_rt_status stageGradient(Staging &st, const TensorRef &grad,
+                              const float *gradScaleInv, const void **devGrad,
+                              const float **devGradScaleInv) {
+  MSAMP_RT_RETURN_IF_ERROR(st.input(grad.data, bytesOf(grad), devGrad));
+  if (grad.dtype == MSAMP_RT_F32)
+    return MSAMP_RT_OK;
+  return st.input(gradScaleInv, sizeof(float), devGradScaleInv);
+}
+
 /// Stages one optimizer state tensor and, if scaled, its scales.
 msamp_rt_status stageState(Staging &st, const TensorRef &in,
                            const TensorRef &out, const float *scale,
@@ -520,23 +546,16 @@ msamp_rt_status CudaBackend::adamUpdate(const AdamParams &p) {
   MSAMP_RT_RETURN_IF_ERROR(call.status);
   int64_t step = 0;
   float lr = 0.0f;
-  MSAMP_RT_RETURN_IF_ERROR(readToHost(ctx, p.step, &step, sizeof(step)));
-  MSAMP_RT_RETURN_IF_ERROR(readToHost(ctx, p.lr, &lr, sizeof(lr)));
-  if (step < 1)
-    return recordError(MSAMP_RT_ERROR_INVALID_ARGUMENT,
-                       "msamp_rt_adam_update: step is %lld; the first update "
-                       "is step 1",
-                       static_cast<long long>(step));
+  MSAMP_RT_RETURN_IF_ERROR(
+      readStepAndLr(ctx, "msamp_rt_adam_update", p.step, p.lr, &step, &lr));
   AdamLaunchArgs args;
   args.n = p.numel;
   args.constants = makeAdamConstants(lr, step, p.beta1, p.beta2, p.eps,
                                      p.weightDecay, p.decoupled);
   Staging st(ctx);
   args.gradType = p.grad.dtype;
-  MSAMP_RT_RETURN_IF_ERROR(st.input(p.grad.data, bytesOf(p.grad), &args.grad));
-  if (p.grad.dtype != MSAMP_RT_F32)
-    MSAMP_RT_RETURN_IF_ERROR(
-        st.input(p.gradScaleInv, sizeof(float), &args.gradScaleInv));
+  MSAMP_RT_RETURN_IF_ERROR(stageGradient(st, p.grad, p.gradScaleInv, &args.grad,
+                                         &args.gradScaleInv));
   MSAMP_RT_RETURN_IF_ERROR(stageState(st, p.param, p.outParam, p.paramScale,
                                       p.outParamScale, args.param));
   MSAMP_RT_RETURN_IF_ERROR(
@@ -559,23 +578,16 @@ msamp_rt_status CudaBackend::sgdUpdate(const SgdParams &p) {
   MSAMP_RT_RETURN_IF_ERROR(call.status);
   int64_t step = 0;
   float lr = 0.0f;
-  MSAMP_RT_RETURN_IF_ERROR(readToHost(ctx, p.step, &step, sizeof(step)));
-  MSAMP_RT_RETURN_IF_ERROR(readToHost(ctx, p.lr, &lr, sizeof(lr)));
-  if (step < 1)
-    return recordError(MSAMP_RT_ERROR_INVALID_ARGUMENT,
-                       "msamp_rt_sgd_update: step is %lld; the first update "
-                       "is step 1",
-                       static_cast<long long>(step));
+  MSAMP_RT_RETURN_IF_ERROR(
+      readStepAndLr(ctx, "msamp_rt_sgd_update", p.step, p.lr, &step, &lr));
   SgdLaunchArgs args;
   args.n = p.numel;
   args.constants = makeSgdConstants(lr, step, p.momentum, p.weightDecay,
                                     p.hasMomentumBuffer, p.nesterov);
   Staging st(ctx);
   args.gradType = p.grad.dtype;
-  MSAMP_RT_RETURN_IF_ERROR(st.input(p.grad.data, bytesOf(p.grad), &args.grad));
-  if (p.grad.dtype != MSAMP_RT_F32)
-    MSAMP_RT_RETURN_IF_ERROR(
-        st.input(p.gradScaleInv, sizeof(float), &args.gradScaleInv));
+  MSAMP_RT_RETURN_IF_ERROR(stageGradient(st, p.grad, p.gradScaleInv, &args.grad,
+                                         &args.gradScaleInv));
   MSAMP_RT_RETURN_IF_ERROR(stageState(st, p.param, p.outParam, p.paramScale,
                                       p.outParamScale, args.param));
   if (p.hasMomentumBuffer) {
