@@ -32,8 +32,6 @@ namespace mlir::msamp {
 using namespace mlir;
 using namespace mlir::msamp;
 
-static Type typeOrNull(Value value) { return value ? value.getType() : Type(); }
-
 /// Rebuilds the optimizer op `op` (adam_update or sgd_update) with its
 /// `param` operand group replaced by `param scale scale`. Result types follow
 /// the operands (a scaled param returns its new scale), as the op requires.

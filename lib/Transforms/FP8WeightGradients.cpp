@@ -37,8 +37,6 @@ namespace mlir::msamp {
 using namespace mlir;
 using namespace mlir::msamp;
 
-static Type typeOrNull(Value value) { return value ? value.getType() : Type(); }
-
 /// Rebuilds the optimizer op `op` with its `grad` operand group replaced by
 /// `grad scale_inv scaleInv`. Nothing else changes, so the results keep their
 /// types and replace the old ones one for one.

@@ -103,6 +103,10 @@ std::string describeParam(func::FuncOp func, Value param);
 /// "fc1.weight" -> "fc1"; other names are returned unchanged.
 std::string layerNameOf(StringRef paramName);
 
+/// The type of an optional operand or result, null when it is absent (the
+/// shape the builders of ops with optional scales take).
+inline Type typeOrNull(Value value) { return value ? value.getType() : Type(); }
+
 /// The 0-d f32 tensor type used for scales, amaxes and the learning rate.
 RankedTensorType getScalarF32Type(MLIRContext *context);
 
