@@ -249,6 +249,27 @@ unpackState(const char *fn, const char *name, const char *scaleName,
   return unpackF32Scalar(fn, outScaleName, outScale, operand.scaleOut);
 }
 
+/// Unpacks the scalars both optimizers take beside their tensors: the inverse
+/// scale of a scaled (non-f32) gradient, the learning rate and the step.
+msamp_rt_status unpackOptimizerScalars(const char *fn, int32_t gradDType,
+                                       msamp_rt_unranked_memref *gradScaleInv,
+                                       msamp_rt_unranked_memref *lr,
+                                       msamp_rt_unranked_memref *step,
+                                       const float *&gradScaleInvData,
+                                       const float *&lrData,
+                                       const int64_t *&stepData) {
+  if (gradDType != MSAMP_RT_F32)
+    if (msamp_rt_status s = unpackF32Scalar(fn, "grad_scale_inv", gradScaleInv,
+                                            gradScaleInvData))
+      return s;
+  if (msamp_rt_status s = unpackF32Scalar(fn, "lr", lr, lrData))
+    return s;
+  void *rawStep = nullptr;
+  msamp_rt_status s = unpackScalar(fn, "step", step, MSAMP_RT_I64, rawStep);
+  stepData = static_cast<const int64_t *>(rawStep);
+  return s;
+}
+
 /// Optimizer hyperparameters must be finite (a NaN would silently poison
 /// every weight).
 msamp_rt_status checkFinite(const char *fn, const char *what, double value) {
@@ -596,13 +617,8 @@ MSAMP_RT_EXPORT void _mlir_ciface_msamp_rt_adam_update(
   MSAMP_RT_TRY(sameShape(fn, "param", wOp.in, "v", vOp.in));
 
   AdamParams p;
-  if (grad_dtype != MSAMP_RT_F32)
-    MSAMP_RT_TRY(
-        unpackF32Scalar(fn, "grad_scale_inv", grad_scale_inv, p.gradScaleInv));
-  float *lrData = nullptr;
-  void *stepData = nullptr;
-  MSAMP_RT_TRY(unpackF32Scalar(fn, "lr", lr, lrData));
-  MSAMP_RT_TRY(unpackScalar(fn, "step", step, MSAMP_RT_I64, stepData));
+  MSAMP_RT_TRY(unpackOptimizerScalars(fn, grad_dtype, grad_scale_inv, lr, step,
+                                      p.gradScaleInv, p.lr, p.step));
 
   p.numel = wOp.in.numel;
   p.param = tensor(wOp.in, param_dtype);
@@ -618,8 +634,6 @@ MSAMP_RT_EXPORT void _mlir_ciface_msamp_rt_adam_update(
   p.outMScale = mOp.scaleOut;
   p.vScale = vOp.scaleIn;
   p.outVScale = vOp.scaleOut;
-  p.lr = lrData;
-  p.step = static_cast<const int64_t *>(stepData);
   p.beta1 = beta1;
   p.beta2 = beta2;
   p.eps = eps;
@@ -677,13 +691,8 @@ MSAMP_RT_EXPORT void _mlir_ciface_msamp_rt_sgd_update(
     p.buf = tensor(vbuf, MSAMP_RT_F32);
     p.outBuf = tensor(voutBuf, MSAMP_RT_F32);
   }
-  if (grad_dtype != MSAMP_RT_F32)
-    MSAMP_RT_TRY(
-        unpackF32Scalar(fn, "grad_scale_inv", grad_scale_inv, p.gradScaleInv));
-  float *lrData = nullptr;
-  void *stepData = nullptr;
-  MSAMP_RT_TRY(unpackF32Scalar(fn, "lr", lr, lrData));
-  MSAMP_RT_TRY(unpackScalar(fn, "step", step, MSAMP_RT_I64, stepData));
+  MSAMP_RT_TRY(unpackOptimizerScalars(fn, grad_dtype, grad_scale_inv, lr, step,
+                                      p.gradScaleInv, p.lr, p.step));
 
   p.numel = wOp.in.numel;
   p.param = tensor(wOp.in, param_dtype);
@@ -691,8 +700,6 @@ MSAMP_RT_EXPORT void _mlir_ciface_msamp_rt_sgd_update(
   p.grad = tensor(vgrad, grad_dtype);
   p.paramScale = wOp.scaleIn;
   p.outParamScale = wOp.scaleOut;
-  p.lr = lrData;
-  p.step = static_cast<const int64_t *>(stepData);
   p.momentum = momentum;
   p.weightDecay = weight_decay;
   p.hasMomentumBuffer = hasBuffer;
