@@ -310,6 +310,23 @@ def shape_arith():
                   inits)
 
 
+def unary_math():
+    """One node of each float-only unary op: Sqrt Log Tanh Erf Exp Reciprocal."""
+    chain = ["Sqrt", "Log", "Tanh", "Erf", "Exp", "Reciprocal"]
+    names = ["x"] + [op.lower() for op in chain]
+    nodes = [helper.make_node(op, [names[i]], [names[i + 1]], name=names[i + 1])
+             for i, op in enumerate(chain)]
+    return _model(nodes, "unary_math", [_vi("x", [2, 3])],
+                  [_vi(names[-1], [2, 3])])
+
+
+def bad_unary_int():
+    """Sqrt of an int64 tensor: the float-only unary ops reject it."""
+    nodes = [helper.make_node("Sqrt", ["x"], ["y"], name="sqrt_int")]
+    return _model(nodes, "bad_unary_int", [_vi("x", [2], TensorProto.INT64)],
+                  [_vi("y", [2], TensorProto.INT64)])
+
+
 MODELS = {
     "mlp_forward": mlp_forward,
     "mlp_train_ort": mlp_train_ort,
@@ -325,6 +342,8 @@ MODELS = {
     "bad_opset": bad_opset,
     "bad_concat_rank0": bad_concat_rank0,
     "shape_arith": shape_arith,
+    "unary_math": unary_math,
+    "bad_unary_int": bad_unary_int,
 }
 
 
