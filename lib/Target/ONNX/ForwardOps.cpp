@@ -91,6 +91,14 @@ Error unaryFloat(NodeContext &ctx,
   return Error::success();
 }
 
+/// A float-only unary node that is one math-dialect op per element.
+template <typename MathOp>
+Error unaryMath(NodeContext &ctx) {
+  return unaryFloat(ctx, [](OpBuilder &b, Location l, Value x) -> Value {
+    return MathOp::create(b, l, x);
+  });
+}
+
 /// Variadic elementwise op folded left to right (Max, Min, Sum, Mean).
 Error variadic(
     NodeContext &ctx,
@@ -1246,31 +1254,11 @@ void mlir::msamp::onnx::registerForwardOps(llvm::StringMap<LowerFn> &t) {
   t["Equal"] = [](NodeContext &c) { return binary(c, cmpEq, true); };
   t["Less"] = [](NodeContext &c) { return binary(c, cmpLt, true); };
   t["Greater"] = [](NodeContext &c) { return binary(c, cmpGt, true); };
-  t["Sqrt"] = [](NodeContext &c) {
-    return unaryFloat(c, [](OpBuilder &b, Location l, Value x) -> Value {
-      return math::SqrtOp::create(b, l, x);
-    });
-  };
-  t["Exp"] = [](NodeContext &c) {
-    return unaryFloat(c, [](OpBuilder &b, Location l, Value x) -> Value {
-      return math::ExpOp::create(b, l, x);
-    });
-  };
-  t["Log"] = [](NodeContext &c) {
-    return unaryFloat(c, [](OpBuilder &b, Location l, Value x) -> Value {
-      return math::LogOp::create(b, l, x);
-    });
-  };
-  t["Tanh"] = [](NodeContext &c) {
-    return unaryFloat(c, [](OpBuilder &b, Location l, Value x) -> Value {
-      return math::TanhOp::create(b, l, x);
-    });
-  };
-  t["Erf"] = [](NodeContext &c) {
-    return unaryFloat(c, [](OpBuilder &b, Location l, Value x) -> Value {
-      return math::ErfOp::create(b, l, x);
-    });
-  };
+  t["Sqrt"] = unaryMath<math::SqrtOp>;
+  t["Exp"] = unaryMath<math::ExpOp>;
+  t["Log"] = unaryMath<math::LogOp>;
+  t["Tanh"] = unaryMath<math::TanhOp>;
+  t["Erf"] = unaryMath<math::ErfOp>;
   t["Reciprocal"] = [](NodeContext &c) {
     return unaryFloat(c, [](OpBuilder &b, Location l, Value x) -> Value {
       return arith::DivFOp::create(
