@@ -111,6 +111,31 @@ void describe(const LtMatrix &m, char *buf, size_t size) {
                 static_cast<long long>(m.ld), m.transposed ? "^T" : "");
 }
 
+/// Runs one operand's PackStep into staging scratch and points `data` at the
+/// packed copy (a fresh device allocation: 256-byte aligned).
+msamp_rt_status packOperand(const char *name, const PackStep &step,
+                            int32_t dtype, int64_t batch, Staging &staging,
+                            cudaStream_t stream, const void *&data,
+                            uint64_t &alignment) {
+  const int64_t size = gemmDTypeSize(dtype);
+  void *packed = nullptr;
+  MSAMP_RT_RETURN_IF_ERROR(
+      staging.scratch(batch * step.dstRows * step.dstCols * size, &packed));
+  MSAMP_CUDA_TRY_CTX(launchPackMatrix(data, static_cast<int>(size), batch,
+                                      step.srcRows, step.srcCols,
+                                      step.transpose, packed, step.dstRows,
+                                      step.dstCols, stream),
+                     "%s [%lld x %lld] -> [%lld x %lld]%s", name,
+                     static_cast<long long>(step.srcRows),
+                     static_cast<long long>(step.srcCols),
+                     static_cast<long long>(step.dstRows),
+                     static_cast<long long>(step.dstCols),
+                     step.transpose ? " transposed" : "");
+  data = packed;
+  alignment = 256;
+  return MSAMP_RT_OK;
+}
+
 } // namespace
 
 struct CublasLtGemm::Plan {
@@ -343,38 +368,12 @@ msamp_rt_status CublasLtGemm::run(const GemmParams &p, Staging &staging) {
     aType = bType = MSAMP_RT_F32;
     alignA = alignB = 256;
   }
-  if (plan.packA.needed) {
-    const PackStep &s = plan.packA;
-    const int64_t size = gemmDTypeSize(aType);
-    void *packed = nullptr;
-    MSAMP_RT_RETURN_IF_ERROR(
-        staging.scratch(batch * s.dstRows * s.dstCols * size, &packed));
-    MSAMP_CUDA_TRY_CTX(
-        launchPackMatrix(aData, static_cast<int>(size), batch, s.srcRows,
-                         s.srcCols, s.transpose, packed, s.dstRows, s.dstCols,
-                         stream),
-        "a [%lld x %lld] -> [%lld x %lld]%s", static_cast<long long>(s.srcRows),
-        static_cast<long long>(s.srcCols), static_cast<long long>(s.dstRows),
-        static_cast<long long>(s.dstCols), s.transpose ? " transposed" : "");
-    aData = packed;
-    alignA = 256;
-  }
-  if (plan.packB.needed) {
-    const PackStep &s = plan.packB;
-    const int64_t size = gemmDTypeSize(bType);
-    void *packed = nullptr;
-    MSAMP_RT_RETURN_IF_ERROR(
-        staging.scratch(batch * s.dstRows * s.dstCols * size, &packed));
-    MSAMP_CUDA_TRY_CTX(
-        launchPackMatrix(bData, static_cast<int>(size), batch, s.srcRows,
-                         s.srcCols, s.transpose, packed, s.dstRows, s.dstCols,
-                         stream),
-        "b [%lld x %lld] -> [%lld x %lld]%s", static_cast<long long>(s.srcRows),
-        static_cast<long long>(s.srcCols), static_cast<long long>(s.dstRows),
-        static_cast<long long>(s.dstCols), s.transpose ? " transposed" : "");
-    bData = packed;
-    alignB = 256;
-  }
+  if (plan.packA.needed)
+    MSAMP_RT_RETURN_IF_ERROR(packOperand("a", plan.packA, aType, batch, staging,
+                                         stream, aData, alignA));
+  if (plan.packB.needed)
+    MSAMP_RT_RETURN_IF_ERROR(packOperand("b", plan.packB, bType, batch, staging,
+                                         stream, bData, alignB));
 
   void *dData = p.out;
   uint64_t alignD = problem.alignOut;
