@@ -172,5 +172,75 @@ LogicalResult AllReduceOp::verify() {
   return success();
 }
 
+//===----------------------------------------------------------------------===//
+// ReduceOp
+//===----------------------------------------------------------------------===//
+
+ParseResult ReduceOp::parse(OpAsmParser &parser, OperationState &result) {
+  // msamp.reduce <kind> %x [scale_inv %s] root <N> attr-dict : type
+  StringRef kindStr;
+  OpAsmParser::UnresolvedOperand input, scaleInv;
+  bool hasScale = false;
+  int64_t root = 0;
+  Type type;
+  SMLoc kindLoc = parser.getCurrentLocation();
+  if (parser.parseKeyword(&kindStr))
+    return failure();
+  std::optional<ReduceKind> kind = symbolizeReduceKind(kindStr);
+  if (!kind)
+    return parser.emitError(kindLoc, "expected reduction sum, max or mean, "
+                                     "got '")
+           << kindStr << "'";
+  if (parser.parseOperand(input))
+    return failure();
+  if (succeeded(parser.parseOptionalKeyword("scale_inv"))) {
+    hasScale = true;
+    if (parser.parseOperand(scaleInv))
+      return failure();
+  }
+  if (parser.parseKeyword("root") || parser.parseInteger(root) ||
+      parser.parseOptionalAttrDict(result.attributes) ||
+      parser.parseColonType(type))
+    return failure();
+  Builder &b = parser.getBuilder();
+  auto scalar = RankedTensorType::get({}, b.getF32Type());
+  Properties &props = result.getOrAddProperties<Properties>();
+  props.kind = ReduceKindAttr::get(b.getContext(), *kind);
+  props.root = b.getI64IntegerAttr(root);
+  if (parser.resolveOperand(input, type, result.operands))
+    return failure();
+  if (hasScale && parser.resolveOperand(scaleInv, scalar, result.operands))
+    return failure();
+  result.addTypes(type);
+  if (hasScale)
+    result.addTypes(scalar);
+  return success();
+}
+
+void ReduceOp::print(OpAsmPrinter &p) {
+  p << " " << stringifyReduceKind(getKind()) << " " << getInput();
+  if (getScaleInv())
+    p << " scale_inv " << getScaleInv();
+  p << " root " << getRoot();
+  p.printOptionalAttrDict((*this)->getAttrs(), {"kind", "root"});
+  p << " : " << getInput().getType();
+}
+
+LogicalResult ReduceOp::verify() {
+  Type elt = getInput().getType().getElementType();
+  bool isFP8 = isa<Float8E4M3FNType, Float8E5M2Type>(elt);
+  if (isFP8 && !getScaleInv())
+    return emitOpError("an FP8 payload needs its inverse scale (scale_inv)");
+  if (!isFP8 && getScaleInv())
+    return emitOpError("scale_inv is only allowed with an FP8 payload, got "
+                       "element type ")
+           << elt;
+  if (static_cast<bool>(getScaleInv()) !=
+      static_cast<bool>(getResultScaleInv()))
+    return emitOpError("the FP8 form returns the reduced payload's inverse "
+                       "scale, and only the FP8 form does");
+  return success();
+}
+
 #define GET_OP_CLASSES
 #include "MSAMP/Dialect/MSAMPOps.cpp.inc"

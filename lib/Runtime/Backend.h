@@ -77,6 +77,10 @@ struct AllReduceParams {
   ReduceKind kind = ReduceKind::Sum;
   const float *scaleInv = nullptr; ///< FP8 payloads only
   float *outScaleInv = nullptr;    ///< FP8 payloads only
+  /// msamp_rt_reduce: the owner rank that receives the result (ZeRO); -1
+  /// for an all-reduce. Other ranks' `out` and `outScaleInv` are then
+  /// unspecified.
+  int32_t root = -1;
 };
 
 /// msamp_rt_adam_update. Every tensor has `numel` elements. The scale
@@ -136,6 +140,10 @@ public:
   /// Reduces through `collective` (the current one, Collective.h).
   virtual msamp_rt_status allReduce(const AllReduceParams &p,
                                     Collective &collective) = 0;
+  /// msamp_rt_broadcast: `out` (`bytes` bytes) becomes rank `root`'s `in`
+  /// on every rank; `in` may equal `out`.
+  virtual msamp_rt_status broadcast(const void *in, void *out, int64_t bytes,
+                                    int32_t root, Collective &collective) = 0;
   virtual msamp_rt_status adamUpdate(const AdamParams &p) = 0;
   virtual msamp_rt_status sgdUpdate(const SgdParams &p) = 0;
 };

@@ -57,6 +57,25 @@ public:
   virtual msamp_rt_status allReduceFP8(const uint8_t *in, uint8_t *out,
                                        int64_t n, numerics::Format format,
                                        CollectiveOp op) = 0;
+
+  /// ZeRO's reduce-to-owner: like allReduceF32 (same rank-order combine, so
+  /// `root` gets the bytes an all-reduce would give it), but only rank
+  /// `root`'s `out` is defined afterwards. The default all-reduces, which
+  /// is correct and moves more bytes; MPI gathers to `root` only.
+  virtual msamp_rt_status reduceF32(const float *in, float *out, int64_t n,
+                                    CollectiveOp op, int root) {
+    (void)root;
+    return allReduceF32(in, out, n, op);
+  }
+  virtual msamp_rt_status reduceFP8(const uint8_t *in, uint8_t *out, int64_t n,
+                                    numerics::Format format, CollectiveOp op,
+                                    int root) {
+    (void)root;
+    return allReduceFP8(in, out, n, format, op);
+  }
+
+  /// Every rank's `data` (`bytes` bytes) becomes rank `root`'s.
+  virtual msamp_rt_status broadcast(void *data, int64_t bytes, int root) = 0;
 };
 
 /// One hop of an FP8 reduction. Sum: fp8(half(a) + half(b)), saturating

@@ -42,6 +42,11 @@ public:
     reduceFP8InRankOrder(contrib, 1, n, format, op, out);
     return MSAMP_RT_OK;
   }
+
+  /// A group of one already holds the root's bytes.
+  msamp_rt_status broadcast(void *, int64_t, int) override {
+    return MSAMP_RT_OK;
+  }
 };
 
 struct CollectiveSlot {

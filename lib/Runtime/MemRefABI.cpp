@@ -533,11 +533,12 @@ _mlir_ciface_msamp_rt_gemm(UMR *a, UMR *a_scale_inv, UMR *b, UMR *b_scale_inv,
 // Collectives
 //===----------------------------------------------------------------------===//
 
-MSAMP_RT_EXPORT void
-_mlir_ciface_msamp_rt_all_reduce(UMR *in, UMR *scale_inv, UMR *out,
-                                 UMR *out_scale_inv, int32_t dtype,
-                                 int32_t kind, int32_t has_scale) {
-  static const char *const fn = "msamp_rt_all_reduce";
+/// msamp_rt_all_reduce (root -1) and msamp_rt_reduce (root >= 0): one
+/// unpacking and validation for both.
+static void reduceThroughCollective(const char *fn, UMR *in, UMR *scale_inv,
+                                    UMR *out, UMR *out_scale_inv, int32_t dtype,
+                                    int32_t kind, int32_t has_scale,
+                                    int32_t root) {
   if (kind < 0 || kind > 2)
     return (void)recordError(MSAMP_RT_ERROR_INVALID_ARGUMENT,
                              "%s: kind %d is not 0 (sum), 1 (max) or 2 (mean)",
@@ -571,6 +572,7 @@ _mlir_ciface_msamp_rt_all_reduce(UMR *in, UMR *scale_inv, UMR *out,
   p.numel = vin.numel;
   p.dtype = dtype;
   p.kind = static_cast<ReduceKind>(kind);
+  p.root = root;
   Backend *backend = backendFor(fn);
   if (!backend)
     return;
@@ -578,6 +580,57 @@ _mlir_ciface_msamp_rt_all_reduce(UMR *in, UMR *scale_inv, UMR *out,
   // (msamp_rt_collective_bytes).
   countCollectiveBytes(p.numel * dtypeSize(dtype));
   finish(fn, backend, backend->allReduce(p, currentCollective()));
+}
+
+MSAMP_RT_EXPORT void
+_mlir_ciface_msamp_rt_all_reduce(UMR *in, UMR *scale_inv, UMR *out,
+                                 UMR *out_scale_inv, int32_t dtype,
+                                 int32_t kind, int32_t has_scale) {
+  reduceThroughCollective("msamp_rt_all_reduce", in, scale_inv, out,
+                          out_scale_inv, dtype, kind, has_scale, /*root=*/-1);
+}
+
+MSAMP_RT_EXPORT void _mlir_ciface_msamp_rt_reduce(UMR *in, UMR *scale_inv,
+                                                  UMR *out, UMR *out_scale_inv,
+                                                  int32_t dtype, int32_t kind,
+                                                  int32_t has_scale,
+                                                  int32_t root) {
+  static const char *const fn = "msamp_rt_reduce";
+  const int32_t world = currentCollective().worldSize();
+  if (root < 0 || root >= world)
+    return (void)recordError(MSAMP_RT_ERROR_INVALID_ARGUMENT,
+                             "%s: root %d is not a rank of this group of %d "
+                             "(the step was compiled for another world size)",
+                             fn, root, world);
+  reduceThroughCollective(fn, in, scale_inv, out, out_scale_inv, dtype, kind,
+                          has_scale, root);
+}
+
+MSAMP_RT_EXPORT void _mlir_ciface_msamp_rt_broadcast(UMR *in, UMR *out,
+                                                     int32_t dtype,
+                                                     int32_t root) {
+  static const char *const fn = "msamp_rt_broadcast";
+  const int32_t world = currentCollective().worldSize();
+  if (root < 0 || root >= world)
+    return (void)recordError(MSAMP_RT_ERROR_INVALID_ARGUMENT,
+                             "%s: root %d is not a rank of this group of %d "
+                             "(the step was compiled for another world size)",
+                             fn, root, world);
+  if (!isFP8(dtype) && !isHighPrecision(dtype) && dtype != MSAMP_RT_I64)
+    return (void)unsupportedDType(fn, "payload", dtype,
+                                  "f32, bf16, f16, f8E4M3FN, f8E5M2 or i64");
+  View vin, vout;
+  MSAMP_RT_TRY(unpack(fn, "input", in, dtype, vin));
+  MSAMP_RT_TRY(unpack(fn, "output", out, dtype, vout));
+  MSAMP_RT_TRY(sameShape(fn, "input", vin, "output", vout));
+  Backend *backend = backendFor(fn);
+  if (!backend)
+    return;
+  const int64_t bytes = vin.numel * dtypeSize(dtype);
+  countCollectiveBytes(bytes);
+  finish(fn, backend,
+         backend->broadcast(vin.data, vout.data, bytes, root,
+                            currentCollective()));
 }
 
 //===----------------------------------------------------------------------===//

@@ -117,10 +117,60 @@ public:
                   });
   }
 
+  msamp_rt_status reduceF32(const float *in, float *out, int64_t n,
+                            CollectiveOp op, int root) override {
+    return reduce(
+        in, out, n, sizeof(float), "reduce f32",
+        [&](const std::vector<const uint8_t *> &parts, int64_t count,
+            uint8_t *dst) {
+          std::vector<const float *> f(parts.size());
+          for (size_t r = 0; r < parts.size(); ++r)
+            f[r] = reinterpret_cast<const float *>(parts[r]);
+          reduceF32InRankOrder(f.data(), size_, count, op,
+                               reinterpret_cast<float *>(dst));
+        },
+        root);
+  }
+
+  msamp_rt_status reduceFP8(const uint8_t *in, uint8_t *out, int64_t n,
+                            numerics::Format format, CollectiveOp op,
+                            int root) override {
+    return reduce(
+        in, out, n, 1, "reduce fp8",
+        [&](const std::vector<const uint8_t *> &parts, int64_t count,
+            uint8_t *dst) {
+          reduceFP8InRankOrder(parts.data(), size_, count, format, op, dst);
+        },
+        root);
+  }
+
+  msamp_rt_status broadcast(void *data, int64_t bytes, int root) override {
+    if (root < 0 || root >= size_)
+      return recordError(MSAMP_RT_ERROR_INVALID_ARGUMENT,
+                         "broadcast: root %d is not a rank of %d", root, size_);
+    Deadline deadline("broadcast");
+    uint8_t *p = static_cast<uint8_t *>(data);
+    for (int64_t begin = 0; begin < bytes; begin += kChunk) {
+      int count = static_cast<int>(std::min(kChunk, bytes - begin));
+      if (MPI_Bcast(p + begin, count, MPI_BYTE, root, MPI_COMM_WORLD) !=
+          MPI_SUCCESS)
+        return fail("broadcast", "MPI_Bcast");
+    }
+    return MSAMP_RT_OK;
+  }
+
 private:
+  /// Gathers every rank's contribution at `root` (rank 0 for an
+  /// all-reduce), combines them there in rank order, and, for an all-reduce
+  /// (`only` < 0), broadcasts the result; with `only` = r the result stays
+  /// on rank r (ZeRO's reduce-to-owner).
   template <typename Combine>
   msamp_rt_status reduce(const void *in, void *out, int64_t n, int elemSize,
-                         const char *what, Combine combine) {
+                         const char *what, Combine combine, int only = -1) {
+    if (only >= size_)
+      return recordError(MSAMP_RT_ERROR_INVALID_ARGUMENT,
+                         "%s: root %d is not a rank of %d", what, only, size_);
+    const int root = only < 0 ? 0 : only;
     Deadline deadline(what);
     const uint8_t *src = static_cast<const uint8_t *>(in);
     uint8_t *dst = static_cast<uint8_t *>(out);
@@ -128,20 +178,20 @@ private:
       int64_t count = std::min(kChunk, n - begin);
       int bytes = static_cast<int>(count * elemSize);
       // `in` may equal `out`: gather first, then overwrite.
-      if (rank_ == 0)
+      if (rank_ == root)
         gathered.resize(static_cast<size_t>(bytes) * size_);
       if (MPI_Gather(src + begin * elemSize, bytes, MPI_BYTE,
-                     rank_ == 0 ? gathered.data() : nullptr, bytes, MPI_BYTE, 0,
+                     rank_ == root ? gathered.data() : nullptr, bytes, MPI_BYTE, root,
                      MPI_COMM_WORLD) != MPI_SUCCESS)
         return fail(what, "MPI_Gather");
-      if (rank_ == 0) {
+      if (rank_ == root) {
         std::vector<const uint8_t *> parts(size_);
         for (int r = 0; r < size_; ++r)
           parts[r] = gathered.data() + static_cast<size_t>(r) * bytes;
         combine(parts, count, dst + begin * elemSize);
       }
-      if (MPI_Bcast(dst + begin * elemSize, bytes, MPI_BYTE, 0,
-                    MPI_COMM_WORLD) != MPI_SUCCESS)
+      if (only < 0 && MPI_Bcast(dst + begin * elemSize, bytes, MPI_BYTE, 0,
+                                MPI_COMM_WORLD) != MPI_SUCCESS)
         return fail(what, "MPI_Bcast");
     }
     return MSAMP_RT_OK;

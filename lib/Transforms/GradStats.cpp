@@ -109,6 +109,8 @@ static Value findRecordedAmax(Value grad) {
   Value payload = grad;
   if (auto reduce = payload.getDefiningOp<AllReduceOp>())
     payload = reduce.getInput();
+  else if (auto toOwner = payload.getDefiningOp<ReduceOp>())
+    payload = toOwner.getInput();
   auto quantize = payload.getDefiningOp<QuantizeOp>();
   if (!quantize)
     return nullptr;
@@ -410,6 +412,16 @@ void MSAMPGradStatsPass::runOnOperation() {
   }
   for (Value amax : amaxes)
     noteDefinition(amax);
+  // O3 (msamp.zero): each rank holds the updates of the params it owns, so
+  // `last` above differs between ranks, but the all-reduce of the partial
+  // sums below must be issued at the same point of the collective sequence
+  // on every rank: after the last gradient collective, which is the same
+  // op on every rank.
+  const bool sharded = func->hasAttr(kZeroAttr);
+  if (sharded)
+    for (Operation &op : entry)
+      if (isa<ReduceOp, AllReduceOp>(op))
+        noteDefinition(op.getResult(0));
   SmallVector<Operation *> toMove;
   for (const Update &u : updates) {
     if (!last || !u.op->isBeforeInBlock(last))
@@ -460,6 +472,16 @@ void MSAMPGradStatsPass::runOnOperation() {
   }
   for (Value amax : amaxes)
     acc = stats.foldAmax(amax, acc);
+  if (sharded) {
+    // The owners' partial sums, summed over the group (in f32: the
+    // collectives carry no f64; a sum above 3.4e38, a norm above 1.8e19,
+    // then reads as non-finite).
+    auto f32 = RankedTensorType::get({}, b.getF32Type());
+    Value partial = arith::TruncFOp::create(b, loc, f32, acc);
+    Value total =
+        AllReduceOp::create(b, loc, ReduceKind::Sum, partial).getResult();
+    acc = arith::ExtFOp::create(b, loc, acc.getType(), total);
+  }
   auto [norm, coef, nonfinite] = stats.finish(acc, maxGradNorm);
 
   // Clip: one scaled tensor (or inverse scale) per distinct gradient value,

@@ -25,6 +25,9 @@
 // buffers (dequantized copies for the norm) are temporaries like activations.
 // The parameter count is the number of elements of the `param`
 // arguments; every bytes_per_param is a category's bytes divided by it.
+// At O3 (msamp.zero) the figures are the rank's own: replicated FP8 weights,
+// the masters and optimizer states it owns, and every gradient (each rank
+// computes all of them; weight_grads counts the msamp.reduce payloads).
 //
 //===----------------------------------------------------------------------===//
 
@@ -95,6 +98,8 @@ struct Usage {
 
 struct Report {
   std::string level;
+  int64_t worldSize = 0; // O3 only: the figures are this rank's
+  int64_t rank = 0;
   int64_t params = 0;
   Usage usage[NumCategories];
 
@@ -201,10 +206,23 @@ static FailureOr<Report> computeReport(func::FuncOp func) {
   }
 
   // Gradients are not arguments: the optimizer ops show how many there are
-  // and what they are stored in.
+  // and what they are stored in. At O3 a rank updates only the params it
+  // owns but computes every gradient: each one's reduce-to-owner payload.
+  const bool sharded = func->hasAttr(kZeroAttr);
+  if (auto zero = func->getAttrOfType<DictionaryAttr>(kZeroAttr)) {
+    if (auto n = zero.getAs<IntegerAttr>("world_size"))
+      report.worldSize = n.getInt();
+    if (auto r = zero.getAs<IntegerAttr>("rank"))
+      report.rank = r.getInt();
+  }
   WalkResult walk = func.walk([&](Operation *op) -> WalkResult {
     Value grad;
-    if (auto adam = dyn_cast<AdamUpdateOp>(op))
+    if (sharded) {
+      if (auto reduce = dyn_cast<ReduceOp>(op))
+        grad = reduce.getInput();
+      else
+        return WalkResult::advance();
+    } else if (auto adam = dyn_cast<AdamUpdateOp>(op))
       grad = adam.getGrad();
     else if (auto sgd = dyn_cast<SGDUpdateOp>(op))
       grad = sgd.getGrad();
@@ -243,6 +261,10 @@ static void printJSON(const Report &report, llvm::raw_ostream &os) {
   json.object([&] {
     json.attribute("level", report.level);
     json.attribute("params", report.params);
+    if (report.worldSize) {
+      json.attribute("world_size", report.worldSize);
+      json.attribute("rank", report.rank);
+    }
     json.attributeBegin("bytes_per_param");
     writeNumber(json, report.perParam(report.totalBytes()));
     json.attributeEnd();
@@ -269,7 +291,10 @@ static void printJSON(const Report &report, llvm::raw_ostream &os) {
 
 static void printTable(const Report &report, llvm::raw_ostream &os) {
   os << "msamp memory report: @" << kTrainStepName << ", level " << report.level
-     << ", " << report.params << " params\n";
+     << ", " << report.params << " params";
+  if (report.worldSize)
+    os << ", rank " << report.rank << " of " << report.worldSize;
+  os << "\n";
   const char *row = "{0,-16}{1,-10}{2,12}{3,14}\n";
   os << llvm::formatv(row, "category", "dtype", "bytes", "bytes/param");
   for (unsigned c = 0; c < NumCategories; ++c) {

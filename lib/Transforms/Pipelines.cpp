@@ -75,13 +75,22 @@ struct MSAMPPipelineOptions : PassPipelineOptions<MSAMPPipelineOptions> {
   Option<double> weightDecay{*this, "weight-decay",
                              llvm::cl::desc("override the weight decay"),
                              llvm::cl::init(-1.0)};
+  // O3 only: the group and the rank this program is specialized for.
+  Option<int64_t> worldSize{*this, "world-size",
+                            llvm::cl::desc("O3: ranks of the data-parallel "
+                                           "group"),
+                            llvm::cl::init(1)};
+  Option<int64_t> rank{*this, "rank",
+                       llvm::cl::desc("O3: the rank this program is "
+                                      "compiled for"),
+                       llvm::cl::init(0)};
 };
 
-enum class Level { O0, O1, O2 };
+enum class Level { O0, O1, O2, O3 };
 
 void buildPipeline(OpPassManager &pm, const MSAMPPipelineOptions &opts,
                    Level level) {
-  static const char *names[] = {"O0", "O1", "O2"};
+  static const char *names[] = {"O0", "O1", "O2", "O3"};
   pm.addPass(createMSAMPVerifyContract());
   pm.addPass(createInlinerPass());
   pm.addPass(createMSAMPClassifyGemms());
@@ -119,8 +128,14 @@ void buildPipeline(OpPassManager &pm, const MSAMPPipelineOptions &opts,
     grads.scaleKind = opts.scaleKind;
     pm.addPass(createMSAMPFP8WeightGradients(grads));
   }
-  if (level == Level::O2)
+  if (level == Level::O2 || level == Level::O3)
     pm.addPass(createMSAMPLowPrecisionOptimizer());
+  if (level == Level::O3) {
+    MSAMPZeROShardOptions zero;
+    zero.worldSize = opts.worldSize;
+    zero.rank = opts.rank;
+    pm.addPass(createMSAMPZeROShard(zero));
+  }
   // After every pass that changes how gradients are stored: the norm and
   // the overflow check read the gradients exactly as the updates do.
   pm.addPass(createMSAMPGradStats());
@@ -149,6 +164,14 @@ void mlir::msamp::registerMSAMPPipelines() {
       "msamp-o2", "MS-AMP O2: O1 plus FP8 first and FP16 second Adam moments",
       [](OpPassManager &pm, const MSAMPPipelineOptions &opts) {
         buildPipeline(pm, opts, Level::O2);
+      });
+  PassPipelineRegistration<MSAMPPipelineOptions>(
+      "msamp-o3",
+      "MS-AMP O3: O2 plus FP8 weights and ZeRO-sharded FP16 master weights "
+      "and optimizer states; one program per rank "
+      "(world-size=N rank=R)",
+      [](OpPassManager &pm, const MSAMPPipelineOptions &opts) {
+        buildPipeline(pm, opts, Level::O3);
       });
   // --msamp-emit-manifest=FILE: the value is a file name, not an option list.
   registerPassPipeline(

@@ -325,7 +325,7 @@ LogicalResult MSAMPVerifyTrainStepPass::verifyBody(func::FuncOp func) {
         for (Value result : op->getResults())
           if (isF16(result.getType()))
             scaled.insert(result);
-      } else if (isa<AllReduceOp>(op)) {
+      } else if (isa<AllReduceOp, ReduceOp, BroadcastOp>(op)) {
         propagate(op);
       }
       return WalkResult::advance();

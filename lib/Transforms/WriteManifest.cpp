@@ -144,6 +144,9 @@ static LogicalResult writeArgument(llvm::json::OStream &json, func::FuncOp func,
   if (state)
     if (std::optional<unsigned> updater = findUpdatingResult(func, i))
       json.attribute("updated_by", static_cast<int64_t>(*updater));
+  // O3: state only this rank holds (its shard of the checkpoint).
+  if (state && func.getArgAttr(i, kShardedAttr))
+    json.attribute("sharded", true);
   return result;
 }
 
@@ -206,7 +209,18 @@ static LogicalResult buildManifest(func::FuncOp func, llvm::raw_ostream &os) {
   doc.object([&] {
     doc.attribute("abi_version", kABIVersion);
     doc.attribute("level", level.getValue());
-    doc.attribute("world_size", static_cast<int64_t>(1));
+    // O3 programs are specialized for one rank of a fixed group; every
+    // other level runs on any number of ranks (1 here).
+    int64_t worldSize = 1, rank = 0;
+    if (auto zero = func->getAttrOfType<DictionaryAttr>(kZeroAttr)) {
+      if (auto n = zero.getAs<IntegerAttr>("world_size"))
+        worldSize = n.getInt();
+      if (auto r = zero.getAs<IntegerAttr>("rank"))
+        rank = r.getInt();
+    }
+    doc.attribute("world_size", worldSize);
+    if (func->hasAttr(kZeroAttr))
+      doc.attribute("rank", rank);
     doc.attributeArray("state", [&] {
       for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
         if (isStateRole(getArgRole(func, i)))

@@ -1,7 +1,7 @@
 //===- msamp-compile.cpp - ahead-of-time compiler for train steps -*- C++
 //-*-===//
 //
-//   msamp-compile MODEL.mlir [--opt-level O0|O1|O2] [--pipeline-options "..."]
+//   msamp-compile MODEL.mlir [--opt-level O0|O1|O2|O3] [--pipeline-options "..."]
 //                 -o OUTDIR
 //
 // Writes OUTDIR/train_step.mlir (the compiled step on tensors, for humans and
@@ -52,7 +52,8 @@ static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.mlir>"),
 static cl::opt<std::string> outputDir("o", cl::desc("output directory"),
                                       cl::value_desc("dir"), cl::Required);
 static cl::opt<std::string>
-    optLevel("opt-level", cl::desc("O0 (f32), O1 or O2"), cl::init("O2"));
+    optLevel("opt-level", cl::desc("O0 (f32), O1, O2 or O3 (one rank's program: "
+                               "--pipeline-options \"world-size=N rank=R\")"), cl::init("O2"));
 static cl::opt<std::string>
     pipelineOptions("pipeline-options",
                     cl::desc("options of the --msamp-oN pipeline, e.g. "
@@ -103,10 +104,10 @@ int main(int argc, char **argv) {
   llvm::InitLLVM y(argc, argv);
   cl::ParseCommandLineOptions(
       argc, argv, "msamp ahead-of-time compiler for training steps\n");
-  if (optLevel != "O0" && optLevel != "O1" && optLevel != "O2")
-    return fail("--opt-level must be O0, O1 or O2 (O3 needs the distributed "
-                "runtime), got '" +
-                optLevel + "'");
+  if (optLevel != "O0" && optLevel != "O1" && optLevel != "O2" &&
+      optLevel != "O3")
+    return fail("--opt-level must be O0, O1, O2 or O3, got '" + optLevel +
+                "'");
 
   DialectRegistry registry;
   msamp::registerAllMSAMPDialects(registry);

@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 //
-//   msamp-run MODEL [--opt-level O0|O1|O2] [--steps N] [--data F | --synthetic]
+//   msamp-run MODEL [--opt-level O0|O1|O2|O3] [--steps N] [--data F | --synthetic]
 //             [--init F] [--save F] [--resume F] [--log-json F] ...
 //
 // The user-facing runner of INTERFACES.md 5. MODEL is compiled by
@@ -30,8 +30,11 @@
 // other failure after joining calls msamp_rt_abort so no rank waits forever
 // in a collective (the runtime's watchdog covers ranks that die or hang).
 //
-// Not supported yet, each refused with a message that says why:
-// --opt-level O3 (needs ZeRO-sharded state across ranks),
+// --opt-level O3: every rank compiles its own program (world size and rank
+// are compile-time options, lib/Transforms/ZeROShard.cpp), writes its own
+// checkpoint shard, and rank 0 also prints every rank's memory total.
+//
+// Not supported yet, refused with a message that says why:
 // --backend cuda (the CUDA backend is not built for msamp-run's CPU steps).
 //
 //===----------------------------------------------------------------------===//
@@ -343,6 +346,34 @@ bool compilerGradBytes(const std::string &dir, std::string &dtype,
   }
 }
 
+/// Where `key=` starts in a pipeline option list ("a=1 key=2"), or npos.
+size_t findPipelineOption(const std::string &options, const std::string &key) {
+  const std::string needle = key + "=";
+  for (size_t at = options.find(needle); at != std::string::npos;
+       at = options.find(needle, at + 1))
+    if (at == 0 || options[at - 1] == ' ' || options[at - 1] == '{')
+      return at;
+  return std::string::npos;
+}
+
+/// The total of printMemoryReport's table, in bytes per param.
+double memoryBytesPerParam(msamp_session *session, const std::string &dir) {
+  msamp_memory_category categories[MSAMP_MEMORY_NUM_CATEGORIES];
+  int64_t params = 0;
+  if (msamp_session_memory_report(session, categories, &params) != MSAMP_OK ||
+      params <= 0)
+    return 0;
+  std::string gradDtype;
+  int64_t gradBytes = 0;
+  const bool haveGrads = compilerGradBytes(dir, gradDtype, gradBytes);
+  int64_t total = 0;
+  for (const msamp_memory_category &c : categories)
+    total += std::string(c.name) == "weight_grads"
+                 ? (haveGrads ? gradBytes : 0)
+                 : c.bytes;
+  return static_cast<double>(total) / static_cast<double>(params);
+}
+
 void printMemoryReport(msamp_session *session, const std::string &dir) {
   msamp_memory_category categories[MSAMP_MEMORY_NUM_CATEGORIES];
   int64_t params = 0;
@@ -415,15 +446,16 @@ int run(const Options &o) {
   if (o.backend != "cpu")
     return fail(kUsageError,
                 "unknown backend '" + o.backend + "' (expected cpu or cuda)");
-  if (o.optLevel && *o.optLevel == "O3")
-    return fail(kUsageError,
-                "--opt-level O3 needs the distributed runtime (ZeRO-sharded "
-                "state across ranks), which msamp-run does not support yet; "
-                "use O0, O1 or O2");
   if (o.optLevel && *o.optLevel != "O0" && *o.optLevel != "O1" &&
-      *o.optLevel != "O2")
+      *o.optLevel != "O2" && *o.optLevel != "O3")
+    return fail(kUsageError, "--opt-level must be O0, O1, O2 or O3, got '" +
+                                 *o.optLevel + "'");
+  const bool zero = o.optLevel && *o.optLevel == "O3";
+  if (zero && o.pipelineOptions &&
+      findPipelineOption(*o.pipelineOptions, "rank") != std::string::npos)
     return fail(kUsageError,
-                "--opt-level must be O0, O1 or O2, got '" + *o.optLevel + "'");
+                "--pipeline-options: msamp-run sets the O3 rank itself (each "
+                "rank compiles its own program); remove 'rank='");
   if (o.data && o.synthetic)
     return fail(kUsageError, "--data and --synthetic exclude each other");
   if (o.init && o.resume)
@@ -478,13 +510,29 @@ int run(const Options &o) {
     // ranks that compile something else concurrently never see half a
     // compilation). N ranks on a few cores would otherwise compile N times.
     std::string level = o.optLevel.value_or("O2");
+    std::string options = o.pipelineOptions.value_or("");
+    if (zero) {
+      // O3: one program per rank (lib/Transforms/ZeROShard.cpp), each in
+      // the cache under its own options.
+      const std::string world = "world-size=" + std::to_string(group.size);
+      size_t at = findPipelineOption(options, "world-size");
+      if (at != std::string::npos &&
+          options.compare(at, world.size(), world) != 0)
+        return fail(kUsageError,
+                    "--pipeline-options asks for " +
+                        options.substr(at, options.find(' ', at) - at) +
+                        ", but the launcher started " +
+                        std::to_string(group.size) + " rank(s)");
+      if (at == std::string::npos)
+        options += (options.empty() ? "" : " ") + world;
+      options += " rank=" + std::to_string(group.rank);
+    }
     CompileResult compiled;
     std::string error;
     for (int phase = 0; phase < (group.multi() ? 2 : 1); ++phase) {
       const bool mine = (phase == 0) == lead;
       int code =
-          mine && !compileModel(o.model, level, o.pipelineOptions.value_or(""),
-                                compiled, error)
+          mine && !compileModel(o.model, level, options, compiled, error)
               ? kRunError
               : 0;
       if (int rc = agree(code, error))
@@ -541,9 +589,15 @@ int run(const Options &o) {
     auto spellData = [](uint64_t v) -> std::string {
       return v == 1 ? "--data" : v == 2 ? "--synthetic" : "no data";
     };
+    // An O3 program differs per rank: compare the model it came from.
+    std::string graph = msamp_session_graph_hash(session.get());
+    if (msamp_session_world_size(session.get()) > 1 && !S_ISDIR(st.st_mode)) {
+      char modelHash[65];
+      if (msamp_sha256_file(o.model.c_str(), modelHash) == MSAMP_OK)
+        graph = modelHash;
+    }
     std::vector<Setting> settings = {
-        {"graph", hashPrefix(msamp_session_graph_hash(session.get())),
-         spellHash},
+        {"graph", hashPrefix(graph.c_str()), spellHash},
         {"level", static_cast<uint64_t>(level.size() == 2 ? level[1] - '0' : 9),
          spellLevel},
         {"world size",
@@ -635,8 +689,11 @@ int run(const Options &o) {
   // Identical replicas to start from, and the same data to slice.
   if (group.multi()) {
     char checksum[65];
-    msamp_session_state_checksum(session.get(), /*replicated_only=*/0,
-                                 checksum);
+    // At O3 each rank holds other shards: compare what all of them hold.
+    msamp_session_state_checksum(
+        session.get(),
+        /*replicated_only=*/msamp_session_world_size(session.get()) > 1,
+        checksum);
     std::vector<Setting> settings = {
         {"start step",
          static_cast<uint64_t>(msamp_session_get_step(session.get())),
@@ -746,11 +803,14 @@ int run(const Options &o) {
   // learn whether it worked, so a failed save stops every rank alike.
   // Debugging aid: MSAMP_RUN_SAVE_EVERY_RANK=1 makes rank r > 0 also write
   // FILE.rank<r> (next to FILE), to diff replicas tensor by tensor.
+  // At O3 every rank writes its shard (the session names the files).
+  const bool sharded = msamp_session_world_size(session.get()) > 1;
   const char *everyRank = std::getenv("MSAMP_RUN_SAVE_EVERY_RANK");
-  const bool writer = lead || (everyRank && std::string(everyRank) == "1");
+  const bool writer =
+      lead || sharded || (everyRank && std::string(everyRank) == "1");
   auto save = [&]() -> int {
     std::string path = *o.save;
-    if (!lead)
+    if (!lead && !sharded)
       path += ".rank" + std::to_string(group.rank);
     const bool ok =
         !writer || msamp_session_save(session.get(), path.c_str()) == MSAMP_OK;
@@ -837,6 +897,17 @@ int run(const Options &o) {
           group.size, group.size == 1 ? "" : "s", checksum);
   }
 
+  // O3: each rank's own state; rank 0 prints its table and every rank's
+  // total (one collective every rank takes part in).
+  std::vector<float> rankTotals;
+  if (sharded) {
+    rankTotals.assign(static_cast<size_t>(group.size), 0.0f);
+    rankTotals[static_cast<size_t>(group.rank)] =
+        static_cast<float>(memoryBytesPerParam(session.get(), dir));
+    msamp_rt_allreduce_f32(rankTotals.data(),
+                           static_cast<int64_t>(rankTotals.size()), 0);
+  }
+
   if (speak) {
     std::printf("msamp-run: %lld steps in %.3f s (%.1f steps/s)",
                 static_cast<long long>(steps), elapsed,
@@ -857,6 +928,12 @@ int run(const Options &o) {
           "msamp-run: saved %s (step %lld)\n", o.save->c_str(),
           static_cast<long long>(msamp_session_get_step(session.get())));
     printMemoryReport(session.get(), dir);
+    if (sharded) {
+      std::printf("memory: total bytes/param per rank (O3, sharded state):");
+      for (size_t r = 0; r < rankTotals.size(); ++r)
+        std::printf(" rank %zu %.4f", r, static_cast<double>(rankTotals[r]));
+      std::printf("\n");
+    }
   }
   return 0;
 }

@@ -27,6 +27,8 @@ enum class RuntimeFn {
   UpdateAmaxHistory,
   Gemm,
   AllReduce,
+  Reduce,
+  Broadcast,
   AdamUpdate,
   SGDUpdate,
 };

@@ -258,6 +258,52 @@ def MSAMP_AllReduceOp : MSAMP_Op<"all_reduce", [
   ];
 }
 
+def MSAMP_ReduceOp : MSAMP_Op<"reduce", [
+    AllTypesMatch<["input", "result"]>]> {
+  let summary = "reduce over the data-parallel group to one owner rank";
+  let description = [{
+    ZeRO's gradient reduction (NUMERICS.md 6.1): like `msamp.all_reduce`
+    (same kinds, same FP8 payload form with a shared inverse scale, same
+    rank-order combination, so the owner's bytes equal what an all-reduce
+    would give it), but only rank `root` is guaranteed to receive the
+    reduced value. On every other rank the results are unspecified and
+    must not be read; those ranks still issue the op, in the same program
+    order, since every rank takes part in every collective.
+
+    ```mlir
+    %g = msamp.reduce mean %grad root 1 : tensor<64xf32>
+    %q, %qs = msamp.reduce mean %gq scale_inv %gs root 0 : tensor<64x32xf8E4M3FN>
+    ```
+  }];
+  let arguments = (ins MSAMP_ReduceKindAttr:$kind,
+                       RankedTensorOf<[F32, BF16, F16, F8E4M3FN, F8E5M2]>:$input,
+                       Optional<MSAMP_ScalarF32>:$scale_inv,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$root);
+  let results = (outs RankedTensorOf<[F32, BF16, F16, F8E4M3FN, F8E5M2]>:$result,
+                      Optional<MSAMP_ScalarF32>:$result_scale_inv);
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+}
+
+def MSAMP_BroadcastOp : MSAMP_Op<"broadcast", [
+    AllTypesMatch<["input", "result"]>]> {
+  let summary = "broadcast from one owner rank to the data-parallel group";
+  let description = [{
+    ZeRO's weight gather (NUMERICS.md 6.1 steps 5 and 6): every rank returns
+    rank `root`'s `input`, byte for byte. The inputs of the other ranks are
+    only placeholders of the right type (their current copy). Used for the
+    new FP8 weights, their scales, and the f32 params an owner updated.
+
+    ```mlir
+    %w = msamp.broadcast %new_w root 1 : tensor<64x32xf8E4M3FN>
+    ```
+  }];
+  let arguments = (ins RankedTensorOf<[F32, BF16, F16, F8E4M3FN, F8E5M2, I64]>:$input,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$root);
+  let results = (outs RankedTensorOf<[F32, BF16, F16, F8E4M3FN, F8E5M2, I64]>:$result);
+  let assemblyFormat = "$input `root` $root attr-dict `:` type($input)";
+}
+
 //===----------------------------------------------------------------------===//
 // Optimizers
 //===----------------------------------------------------------------------===//

@@ -316,6 +316,23 @@ MSAMP_RT_EXPORT void _mlir_ciface_msamp_rt_all_reduce(
     msamp_rt_unranked_memref *out, msamp_rt_unranked_memref *out_scale_inv,
     int32_t dtype, int32_t kind, int32_t has_scale);
 
+/** ZeRO's reduce-to-owner (msamp.reduce): msamp_rt_all_reduce's arguments
+ *  and arithmetic (the same rank-order combination, so the owner receives
+ *  the bytes an all-reduce would give it), plus `root`, the rank that
+ *  receives `out` and `out_scale_inv`; on the other ranks they are
+ *  unspecified. A root outside the group is an error (the step was compiled
+ *  for another world size). */
+MSAMP_RT_EXPORT void _mlir_ciface_msamp_rt_reduce(
+    msamp_rt_unranked_memref *in, msamp_rt_unranked_memref *scale_inv,
+    msamp_rt_unranked_memref *out, msamp_rt_unranked_memref *out_scale_inv,
+    int32_t dtype, int32_t kind, int32_t has_scale, int32_t root);
+
+/** msamp.broadcast: `out` becomes rank `root`'s `in` on every rank, byte for
+ *  byte (f32, bf16, f16, FP8 or i64 payloads; `in` may equal `out`). */
+MSAMP_RT_EXPORT void _mlir_ciface_msamp_rt_broadcast(
+    msamp_rt_unranked_memref *in, msamp_rt_unranked_memref *out, int32_t dtype,
+    int32_t root);
+
 /** Flags of msamp_rt_adam_update. */
 #define MSAMP_RT_ADAM_DECOUPLED 0x1 /**< AdamW; otherwise L2 (Adam). */
 

@@ -182,6 +182,34 @@ def MSAMPLowPrecisionOptimizer
   let dependentDialects = ["::mlir::msamp::MSAMPDialect"];
 }
 
+def MSAMPZeROShard : Pass<"msamp-zero-shard", "::mlir::ModuleOp"> {
+  let summary = "O3: FP8 weights, ZeRO-sharded FP16 masters and optimizer "
+                "states (one rank's specialization)";
+  let description = [{
+    Turns an O2 train step into rank `rank`'s step of an O3 group of
+    `world-size` ranks (NUMERICS.md 6.1, FP8-LM Alg. 1). Whole params are
+    assigned to ranks greedily by size (sorted by (-numel, index mod N),
+    each to the first rank with the fewest elements so far). On every rank:
+    GEMM weights are stored E4M3 + scale (replicated) and read directly by
+    the FP8 GEMMs; each gradient's all-reduce becomes a `msamp.reduce` to
+    its owner. On the owner only: the FP16 master `<P>.master` with its
+    scale and the O2 optimizer states (marked `msamp.sharded`), the update,
+    and the just-in-time E4M3 cast of the new master. At the end of the
+    step every param (FP8 bytes and scale, or f32 values) is
+    `msamp.broadcast` from its owner, in param order on every rank.
+    The step gets `msamp.zero = {world_size = N, rank = r}` and level O3.
+  }];
+  let options = [
+    Option<"worldSize", "world-size", "int64_t", "1",
+           "ranks of the data-parallel group">,
+    Option<"rank", "rank", "int64_t", "0",
+           "the rank this program is specialized for">
+  ];
+  let dependentDialects = ["::mlir::msamp::MSAMPDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def MSAMPGradStats : Pass<"msamp-grad-stats", "::mlir::ModuleOp"> {
   let summary = "global gradient norm, norm clipping and non-finite gradients";
   let description = [{

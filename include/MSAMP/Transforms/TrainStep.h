@@ -29,6 +29,10 @@ constexpr llvm::StringLiteral kOptimizerAttr = "msamp.optimizer";
 constexpr llvm::StringLiteral kRecipeAttr = "msamp.recipe";
 constexpr llvm::StringLiteral kGemmAttr = "msamp.gemm";
 constexpr llvm::StringLiteral kGemmWeightAttr = "msamp.gemm_weight";
+/// O3: `{world_size = N, rank = r}` on @train_step (lib/Transforms/ZeROShard).
+constexpr llvm::StringLiteral kZeroAttr = "msamp.zero";
+/// O3: unit attribute on the state arguments only this rank holds.
+constexpr llvm::StringLiteral kShardedAttr = "msamp.sharded";
 
 // Function kinds.
 constexpr llvm::StringLiteral kForwardBackward = "forward_backward";

@@ -274,6 +274,24 @@ void ConvertMSAMPToRuntimePass::runOnOperation() {
                result, resultScale, rt.i32(b, loc, dtype(r.getInput())),
                rt.i32(b, loc, static_cast<int64_t>(r.getKind())),
                rt.i32(b, loc, r.getScaleInv() ? 1 : 0)});
+    } else if (auto r = dyn_cast<ReduceOp>(op)) {
+      Value result = out(r.getResult().getType());
+      Value resultScale = r.getResultScaleInv()
+                              ? out(r.getResultScaleInv().getType())
+                              : rt.dummy(b, loc);
+      rt.call(b, loc, RuntimeFn::Reduce,
+              {rt.input(b, loc, r.getInput()), optional(r.getScaleInv()),
+               result, resultScale, rt.i32(b, loc, dtype(r.getInput())),
+               rt.i32(b, loc, static_cast<int64_t>(r.getKind())),
+               rt.i32(b, loc, r.getScaleInv() ? 1 : 0),
+               rt.i32(b, loc, static_cast<int64_t>(r.getRoot()))});
+    } else if (auto bc = dyn_cast<BroadcastOp>(op)) {
+      // A rank that does not own the tensor receives into its state.
+      Value result = stateOut(bc.getInput(), bc.getResult());
+      rt.call(b, loc, RuntimeFn::Broadcast,
+              {rt.input(b, loc, bc.getInput()), result,
+               rt.i32(b, loc, dtype(bc.getInput())),
+               rt.i32(b, loc, static_cast<int64_t>(bc.getRoot()))});
     } else if (auto u = dyn_cast<AdamUpdateOp>(op)) {
       SmallVector<Value> args = {
           rt.input(b, loc, u.getParam()),    optional(u.getParamScale()),

@@ -19,6 +19,8 @@ static const RuntimeSymbol kSymbols[] = {
     {RuntimeFn::UpdateAmaxHistory, "msamp_rt_update_amax_history", "mmm"},
     {RuntimeFn::Gemm, "msamp_rt_gemm", "mmmmmmiiii"},
     {RuntimeFn::AllReduce, "msamp_rt_all_reduce", "mmmmiii"},
+    {RuntimeFn::Reduce, "msamp_rt_reduce", "mmmmiiii"},
+    {RuntimeFn::Broadcast, "msamp_rt_broadcast", "mmii"},
     {RuntimeFn::AdamUpdate, "msamp_rt_adam_update",
      "mmmmmmmmmmmmmmmmiiiiddddi"},
     {RuntimeFn::SGDUpdate, "msamp_rt_sgd_update", "mmmmmmmmmmiiddi"},

@@ -18,6 +18,7 @@
 #include "CpuConvert.h"
 #include "CpuKernels.h"
 
+#include <cstring>
 #include <memory>
 #include <new>
 
@@ -43,9 +44,13 @@ msamp_rt_status allReduce(const AllReduceParams &p, Collective &collective) {
   if (isFP8(p.dtype)) {
     // Read before the collective: out_scale_inv may alias scale_inv.
     const float scaleInv = *p.scaleInv;
-    if (msamp_rt_status s = collective.allReduceFP8(
-            static_cast<const uint8_t *>(p.in), static_cast<uint8_t *>(p.out),
-            p.numel, toFormat(p.dtype), op))
+    const auto *in = static_cast<const uint8_t *>(p.in);
+    auto *out = static_cast<uint8_t *>(p.out);
+    if (msamp_rt_status s =
+            p.root < 0 ? collective.allReduceFP8(in, out, p.numel,
+                                                 toFormat(p.dtype), op)
+                       : collective.reduceFP8(in, out, p.numel,
+                                              toFormat(p.dtype), op, p.root))
       return recordError(s, "msamp_rt_all_reduce: collective '%s' failed",
                          collective.name());
     // MS-AMP divides the inverse scale, never the FP8 values.
@@ -57,8 +62,10 @@ msamp_rt_status allReduce(const AllReduceParams &p, Collective &collective) {
 
   if (p.dtype == MSAMP_RT_F32) {
     float *out = static_cast<float *>(p.out);
-    if (msamp_rt_status s = collective.allReduceF32(
-            static_cast<const float *>(p.in), out, p.numel, op))
+    const auto *in = static_cast<const float *>(p.in);
+    if (msamp_rt_status s =
+            p.root < 0 ? collective.allReduceF32(in, out, p.numel, op)
+                       : collective.reduceF32(in, out, p.numel, op, p.root))
       return recordError(s, "msamp_rt_all_reduce: collective '%s' failed",
                          collective.name());
     if (mean)
@@ -75,7 +82,10 @@ msamp_rt_status allReduce(const AllReduceParams &p, Collective &collective) {
                        static_cast<long long>(p.numel));
   loadF32(p.in, p.dtype, 0, p.numel, 1.0f, wide.get());
   if (msamp_rt_status s =
-          collective.allReduceF32(wide.get(), wide.get(), p.numel, op))
+          p.root < 0
+              ? collective.allReduceF32(wide.get(), wide.get(), p.numel, op)
+              : collective.reduceF32(wide.get(), wide.get(), p.numel, op,
+                                     p.root))
     return recordError(s, "msamp_rt_all_reduce: collective '%s' failed",
                        collective.name());
   if (mean)
@@ -107,6 +117,16 @@ public:
     return cpu::updateAmaxHistory(history, length, amax, out);
   }
   msamp_rt_status gemm(const GemmParams &p) override { return cpu::gemm(p); }
+  msamp_rt_status broadcast(const void *in, void *out, int64_t bytes,
+                            int32_t root, Collective &collective) override {
+    if (in != out && bytes > 0)
+      std::memcpy(out, in, static_cast<size_t>(bytes));
+    if (msamp_rt_status s = collective.broadcast(out, bytes, root))
+      return recordError(s, "msamp_rt_broadcast: collective '%s' failed",
+                         collective.name());
+    return MSAMP_RT_OK;
+  }
+
   msamp_rt_status allReduce(const AllReduceParams &p,
                             Collective &collective) override {
     return cpu::allReduce(p, collective);

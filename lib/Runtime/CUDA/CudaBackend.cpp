@@ -91,6 +91,8 @@ public:
   msamp_rt_status gemm(const GemmParams &p) override;
   msamp_rt_status allReduce(const AllReduceParams &p,
                             Collective &collective) override;
+  msamp_rt_status broadcast(const void *in, void *out, int64_t bytes,
+                            int32_t root, Collective &collective) override;
   msamp_rt_status adamUpdate(const AdamParams &p) override;
   msamp_rt_status sgdUpdate(const SgdParams &p) override;
 
@@ -423,6 +425,33 @@ msamp_rt_status CudaBackend::reduceFP8(Collective &collective,
   return viaHost(ctx, in, out, n, [&](uint8_t *host) {
     return collective.allReduceFP8(host, host, n, format, op);
   });
+}
+
+msamp_rt_status CudaBackend::broadcast(const void *in, void *out,
+                                       int64_t bytes, int32_t root,
+                                       Collective &collective) {
+  Call call(*this, "msamp_rt_broadcast");
+  MSAMP_RT_RETURN_IF_ERROR(call.status);
+  if (bytes <= 0)
+    return MSAMP_RT_OK;
+  Staging st(ctx);
+  const void *dIn = nullptr;
+  void *dOut = nullptr;
+  MSAMP_RT_RETURN_IF_ERROR(st.input(in, static_cast<size_t>(bytes), &dIn));
+  MSAMP_RT_RETURN_IF_ERROR(st.output(out, static_cast<size_t>(bytes), &dOut));
+  if (dIn != dOut)
+    MSAMP_CUDA_TRY(cudaMemcpyAsync(dOut, dIn, static_cast<size_t>(bytes),
+                                   cudaMemcpyDeviceToDevice, ctx.stream));
+  auto *data = static_cast<uint8_t *>(dOut);
+  if (isDeviceCollective(collective)) {
+    MSAMP_RT_RETURN_IF_ERROR(collective.broadcast(data, bytes, root));
+  } else if (collective.worldSize() > 1) {
+    MSAMP_RT_RETURN_IF_ERROR(
+        viaHost(ctx, data, data, bytes, [&](uint8_t *host) {
+          return collective.broadcast(host, bytes, root);
+        }));
+  }
+  return st.finish();
 }
 
 msamp_rt_status CudaBackend::allReduce(const AllReduceParams &p,

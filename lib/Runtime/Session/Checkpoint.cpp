@@ -18,6 +18,12 @@
 //   step           completed steps (also the "step" tensor when the graph
 //                  has one; the only record of it when it does not)
 //
+// At O3 (manifest "rank") the state is split: every rank writes the state
+// only it holds ("sharded" in the manifest: FP16 masters, optimizer
+// moments, their scales) to FILE with ".rank<r>" before the extension, and
+// rank 0 writes the state every rank holds (FP8 weights, scales, step) to
+// FILE, identified by a hash of its layout instead of rank 0's program.
+//
 // Everything the next step reads is in the file, so a run resumed from it is
 // bit-identical to one that never stopped. Loading refuses another world
 // size, level or graph before touching any buffer, naming both values.
@@ -27,6 +33,7 @@
 #include "Session.h"
 
 #include "MSAMP/Runtime/msamp_runtime.h"
+#include "Sha256.h"
 
 #include <cstring>
 
@@ -36,13 +43,31 @@
 
 namespace msamp::session {
 
-Error Session::save(const std::string &path) const {
-  std::vector<TensorToWrite> tensors;
+std::string shardPath(const std::string &path, int64_t rank) {
+  const size_t slash = path.find_last_of('/');
+  const size_t dot = path.find_last_of('.');
+  const std::string tag = ".rank" + std::to_string(rank);
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash))
+    return path + tag;
+  return path.substr(0, dot) + tag + path.substr(dot);
+}
+
+std::string Session::replicatedLayoutHash() const {
+  // Names, dtypes and shapes of the state every rank of an O3 group holds:
+  // equal on every rank of one group, whatever it owns.
+  Sha256 hash;
   for (const auto &buffer : state_) {
     const TensorSpec &spec = buffer->spec();
-    tensors.push_back({spec.name, spec.dtype, spec.shape, buffer->data(),
-                       buffer->numBytes()});
+    if (spec.sharded)
+      continue;
+    std::string line = spec.name + ":" + safetensorsName(spec.dtype) + ":" +
+                       shapeToString(spec.shape) + ";";
+    hash.update(line.data(), line.size());
   }
+  return "sha256:" + hash.hexDigest();
+}
+
+Error Session::save(const std::string &path) const {
   std::map<std::string, std::string> metadata = {
       {"msamp_version", MSAMP_VERSION_STRING},
       {"abi_version", std::to_string(manifest_.abiVersion)},
@@ -52,79 +77,143 @@ Error Session::save(const std::string &path) const {
       {"rank", std::to_string(msamp_rt_rank())},
       {"step", std::to_string(completedSteps())},
   };
-  return writeSafeTensors(path, tensors, metadata);
+  auto part = [&](bool sharded) {
+    std::vector<TensorToWrite> tensors;
+    for (const auto &buffer : state_) {
+      const TensorSpec &spec = buffer->spec();
+      if (spec.sharded == sharded)
+        tensors.push_back({spec.name, spec.dtype, spec.shape, buffer->data(),
+                           buffer->numBytes()});
+    }
+    return tensors;
+  };
+  if (manifest_.rank < 0)
+    return writeSafeTensors(path, part(false), metadata);
+
+  // O3: this rank's shard, and (rank 0) the state every rank holds.
+  metadata["part"] = "shard";
+  if (Error e = writeSafeTensors(shardPath(path, manifest_.rank), part(true),
+                                 metadata))
+    return e;
+  if (manifest_.rank != 0)
+    return Error::success();
+  metadata["part"] = "replicated";
+  metadata["layout_hash"] = replicatedLayoutHash();
+  metadata.erase("graph_hash"); // rank 0's program; the others differ
+  return writeSafeTensors(path, part(false), metadata);
 }
 
 Error Session::load(const std::string &path) {
-  std::unique_ptr<SafeTensorsReader> reader;
-  if (Error e = SafeTensorsReader::open(path, reader))
-    return e;
-  const auto &meta = reader->metadata();
-  auto refuse = [&](const std::string &what) {
-    return Error(MSAMP_ERROR_INCOMPATIBLE_CHECKPOINT,
-                 "cannot resume from '" + path + "': " + what);
+  // One file (O0-O2), or at O3 the replicated part at `path` and this
+  // rank's shard next to it; every check passes before a buffer changes.
+  const bool sharded = manifest_.rank >= 0;
+  struct Part {
+    std::string path;
+    std::unique_ptr<SafeTensorsReader> reader;
   };
-  for (const char *key : {"graph_hash", "level", "world_size"})
-    if (!meta.count(key))
-      return refuse(std::string("its __metadata__ has no \"") + key +
-                    "\"; it is not a checkpoint written by msamp");
-  // Each refusal names both values: "written at level O1, this run is at
-  // level O2".
-  auto check = [&](const char *key, const std::string &ours,
-                   const std::string &what,
-                   const std::string &hint = "") -> Error {
-    const std::string &theirs = meta.at(key);
-    if (theirs != ours)
-      return refuse("the checkpoint was written " + what + " " + theirs +
-                    ", this run is " + what + " " + ours + hint);
-    return Error::success();
-  };
-  if (Error e =
-          check("world_size", std::to_string(worldSize()), "with world size"))
-    return e;
-  if (Error e = check("level", manifest_.level, "at level"))
-    return e;
-  if (Error e = check("graph_hash", graphHash_, "for graph",
-                      " (a different model or different compile options)"))
-    return e;
-  if (meta.count("abi_version"))
-    if (Error e = check("abi_version", std::to_string(manifest_.abiVersion),
-                        "with manifest ABI version"))
-      return e;
+  std::vector<Part> parts;
+  parts.push_back({path, nullptr});
+  if (sharded)
+    parts.push_back({shardPath(path, manifest_.rank), nullptr});
 
-  // Check every tensor before changing any buffer.
-  auto fail = [&](const std::string &what) {
-    return Error(MSAMP_ERROR_MISMATCH,
-                 "cannot resume from '" + path + "': " + what);
-  };
-  std::vector<const SafeTensor *> sources;
-  for (const auto &buffer : state_) {
-    const TensorSpec &spec = buffer->spec();
-    const SafeTensor *t = reader->find(spec.name);
-    if (!t)
-      return fail("no tensor '" + spec.name + "'");
-    if (t->dtype != spec.dtype)
-      return fail("tensor '" + spec.name + "' has dtype " +
-                  safetensorsName(t->dtype) + ", expected " +
-                  safetensorsName(spec.dtype));
-    if (t->shape != spec.shape)
-      return fail("tensor '" + spec.name + "' has shape " +
-                  shapeToString(t->shape) + ", expected " +
-                  shapeToString(spec.shape));
-    sources.push_back(t);
+  std::vector<const SafeTensor *> sources(state_.size(), nullptr);
+  std::string firstStep;
+  for (Part &part : parts) {
+    const bool isShard = &part != &parts.front();
+    if (Error e = SafeTensorsReader::open(part.path, part.reader))
+      return e;
+    const auto &meta = part.reader->metadata();
+    auto refuse = [&](const std::string &what) {
+      return Error(MSAMP_ERROR_INCOMPATIBLE_CHECKPOINT,
+                   "cannot resume from '" + part.path + "': " + what);
+    };
+    const char *identity =
+        sharded && !isShard ? "layout_hash" : "graph_hash";
+    for (const char *key : {identity, "level", "world_size"})
+      if (!meta.count(key))
+        return refuse(std::string("its __metadata__ has no \"") + key +
+                      "\"; it is not a" +
+                      (sharded ? std::string("n O3 ") : std::string(" ")) +
+                      "checkpoint written by msamp");
+    // Each refusal names both values: "written at level O1, this run is at
+    // level O2".
+    auto check = [&](const char *key, const std::string &ours,
+                     const std::string &what,
+                     const std::string &hint = "") -> Error {
+      const std::string &theirs = meta.at(key);
+      if (theirs != ours)
+        return refuse("the checkpoint was written " + what + " " + theirs +
+                      ", this run is " + what + " " + ours + hint);
+      return Error::success();
+    };
+    if (Error e = check("world_size", std::to_string(worldSize()),
+                        "with world size"))
+      return e;
+    if (Error e = check("level", manifest_.level, "at level"))
+      return e;
+    if (Error e = check(identity,
+                        isShard || !sharded ? graphHash_
+                                            : replicatedLayoutHash(),
+                        "for graph",
+                        " (a different model or different compile options)"))
+      return e;
+    if (meta.count("abi_version"))
+      if (Error e = check("abi_version", std::to_string(manifest_.abiVersion),
+                          "with manifest ABI version"))
+        return e;
+    // The parts of one O3 checkpoint come from one step (each is renamed
+    // into place on its own; a crash between two renames mixes steps).
+    auto step = meta.find("step");
+    std::string thisStep = step == meta.end() ? "" : step->second;
+    if (isShard && thisStep != firstStep)
+      return refuse("it holds step " + thisStep + ", but '" + path +
+                    "' holds step " + firstStep +
+                    " (the parts of a checkpoint must come from one save)");
+    if (!isShard)
+      firstStep = thisStep;
+
+    // Check every tensor of this part before changing any buffer.
+    auto fail = [&](const std::string &what) {
+      return Error(MSAMP_ERROR_MISMATCH,
+                   "cannot resume from '" + part.path + "': " + what);
+    };
+    size_t expected = 0;
+    for (size_t i = 0; i < state_.size(); ++i) {
+      const TensorSpec &spec = state_[i]->spec();
+      if (sharded && spec.sharded != isShard)
+        continue;
+      ++expected;
+      const SafeTensor *t = part.reader->find(spec.name);
+      if (!t)
+        return fail("no tensor '" + spec.name + "'");
+      if (t->dtype != spec.dtype)
+        return fail("tensor '" + spec.name + "' has dtype " +
+                    safetensorsName(t->dtype) + ", expected " +
+                    safetensorsName(spec.dtype));
+      if (t->shape != spec.shape)
+        return fail("tensor '" + spec.name + "' has shape " +
+                    shapeToString(t->shape) + ", expected " +
+                    shapeToString(spec.shape));
+      sources[i] = t;
+    }
+    if (part.reader->tensors().size() != expected)
+      for (const SafeTensor &t : part.reader->tensors()) {
+        const TensorBuffer *b = findState(t.name);
+        if (!b || (sharded && b->spec().sharded != isShard))
+          return fail("tensor '" + t.name + "' is not " +
+                      (isShard ? "this rank's shard" : "state") +
+                      " of this model");
+      }
   }
-  if (reader->tensors().size() != state_.size())
-    for (const SafeTensor &t : reader->tensors())
-      if (!findState(t.name))
-        return fail("tensor '" + t.name + "' is not state of this model");
   int64_t steps = 0;
   if (!stepState_) {
-    auto it = meta.find("step");
     char *end = nullptr;
-    if (it != meta.end())
-      steps = std::strtoll(it->second.c_str(), &end, 10);
-    if (it == meta.end() || end == it->second.c_str() || *end || steps < 0)
-      return refuse("its __metadata__ has no valid \"step\"");
+    if (!firstStep.empty())
+      steps = std::strtoll(firstStep.c_str(), &end, 10);
+    if (firstStep.empty() || *end || steps < 0)
+      return Error(MSAMP_ERROR_INCOMPATIBLE_CHECKPOINT,
+                   "cannot resume from '" + path +
+                       "': its __metadata__ has no valid \"step\"");
   }
 
   for (size_t i = 0; i < state_.size(); ++i)

@@ -136,6 +136,13 @@ Error parseEntry(const json &entry, const std::string &where, bool isState,
     spec.init = *parsed;
   }
 
+  auto sharded = entry.find("sharded");
+  if (sharded != entry.end()) {
+    if (!isState || !sharded->is_boolean())
+      return failAt("\"sharded\" must be a boolean of a state entry");
+    spec.sharded = sharded->get<bool>();
+  }
+
   auto classes = entry.find("num_classes");
   if (classes != entry.end()) {
     if (!classes->is_number_unsigned() || classes->get<uint64_t>() == 0)
@@ -290,6 +297,13 @@ Error parseManifest(const std::string &text, const std::string &source,
         worldSize->get<uint64_t>() > (1u << 20))
       return fail("\"world_size\" must be a positive integer");
     m.worldSize = worldSize->get<int64_t>();
+  }
+  auto rank = doc.find("rank");
+  if (rank != doc.end()) {
+    if (!rank->is_number_unsigned() ||
+        rank->get<uint64_t>() >= static_cast<uint64_t>(m.worldSize))
+      return fail("\"rank\" must be an integer in [0, world_size)");
+    m.rank = rank->get<int64_t>();
   }
 
   std::set<std::string> names;

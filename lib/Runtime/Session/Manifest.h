@@ -53,12 +53,17 @@ struct TensorSpec {
   /// Optional "num_classes" of an integer target: the range [0, C) of
   /// synthetic targets. 0 when absent.
   int64_t numClasses = 0;
+  /// O3: state only this rank holds ("sharded": true), saved in its shard
+  /// of a checkpoint.
+  bool sharded = false;
 };
 
 struct Manifest {
   int64_t abiVersion = 0;
   std::string level;
   int64_t worldSize = 1;
+  /// O3: the rank the step was compiled for; -1 for a replicated step.
+  int64_t rank = -1;
   std::vector<TensorSpec> state;  // manifest order (argument order)
   std::vector<TensorSpec> inputs; // manifest order
   /// The "metric" entries of "outputs" (--msamp-grad-stats: grad_norm,

@@ -101,6 +101,12 @@ Error Session::open(const std::string &dir, std::unique_ptr<Session> &out) {
                      std::to_string(m.worldSize) +
                      ", but the runtime's collective has " +
                      std::to_string(msamp_rt_world_size()) + " rank(s)");
+  if (m.rank >= 0 && m.rank != msamp_rt_rank())
+    return Error(MSAMP_ERROR_LOAD,
+                 dir + ": the step was compiled for rank " +
+                     std::to_string(m.rank) + " (O3 compiles one program per "
+                     "rank), but this process is rank " +
+                     std::to_string(msamp_rt_rank()));
 
   // The graph hash identifies the compiled step in checkpoints.
   const std::string mlirPath = joinPath(dir, "train_step.mlir");
@@ -500,7 +506,7 @@ bool Session::isRankLocal(const TensorSpec &spec) const {
   // state belongs to the tensor it quantizes: a param's (`fc1.weight.scale`)
   // follows the replicated param, an activation's or output gradient's
   // (`fc1.fprop.input.amax_history`) records this rank's amaxes.
-  if (spec.role == "buffer")
+  if (spec.role == "buffer" || spec.sharded)
     return true;
   if (spec.role != "scaling_state")
     return false;

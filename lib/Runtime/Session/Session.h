@@ -26,6 +26,10 @@
 
 namespace msamp::session {
 
+/// FILE.ext -> FILE.rank<r>.ext: rank r's shard of an O3 checkpoint
+/// (INTERFACES.md 5).
+std::string shardPath(const std::string &path, int64_t rank);
+
 class Session {
 public:
   static Error open(const std::string &dir, std::unique_ptr<Session> &out);
@@ -45,6 +49,8 @@ public:
 
   Error initialize(uint64_t seed, const std::string *initFile,
                    int64_t *numFromFile);
+  /// Writes the checkpoint; at O3 this rank's shard (shardPath) and, on
+  /// rank 0, the replicated state at `path`.
   Error save(const std::string &path) const;
   Error load(const std::string &path);
 
@@ -64,6 +70,8 @@ public:
   /// State that differs between data-parallel ranks by design: buffers and
   /// the delayed-scaling state of activations and output gradients.
   bool isRankLocal(const TensorSpec &spec) const;
+  /// O3: hash of the names, dtypes and shapes of the non-sharded state.
+  std::string replicatedLayoutHash() const;
   int64_t completedSteps() const;
   int64_t numSkipped() const { return numSkipped_; }
 

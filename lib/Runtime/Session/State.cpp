@@ -288,6 +288,27 @@ Error initializeState(const std::vector<TensorBuffer *> &state, uint64_t seed,
     values[spec.name] = values[param];
   }
 
+  // 3b. A param stored in FP8 (O3's GEMM weights) starts as the E4M3 cast
+  //     of its FP16 master value, as MS-AMP's FP8 ZeRO casts its FP16
+  //     weights (NUMERICS.md 6.1): the f32 value rounded through scaled f16
+  //     first. Every rank computes it, owner or not, from the same values.
+  for (TensorBuffer *buffer : state) {
+    const TensorSpec &spec = buffer->spec();
+    if (spec.role != "param" || (spec.dtype != ElementType::F8E4M3FN &&
+                                 spec.dtype != ElementType::F8E5M2))
+      continue;
+    std::vector<float> &v = values[spec.name];
+    const float f16Max = numerics::maxFinite(numerics::Format::F16);
+    const float s16 = numerics::computeScalePow2(
+        numerics::amax(v.data(), static_cast<long long>(v.size())), 1.0f,
+        f16Max, 0);
+    for (float &x : v)
+      x = numerics::dequantize(numerics::Format::F16,
+                               numerics::quantize(numerics::Format::F16, x,
+                                                  s16),
+                               1.0f / s16);
+  }
+
   // 4. Scales "from_param": MS-AMP's power-of-two scale that maps the
   //    tensor's amax onto the largest finite value of its storage format
   //    (ScalingTensor casts weights this way when it creates them).

@@ -256,6 +256,30 @@ msamp_rt_status NcclCollective::allReduceF32(const float *in, float *out,
   return staging.finish();
 }
 
+msamp_rt_status NcclCollective::broadcast(void *data, int64_t bytes,
+                                          int root) {
+  if (bytes <= 0)
+    return MSAMP_RT_OK;
+  if (root < 0 || root >= ranks)
+    return recordError(MSAMP_RT_ERROR_INVALID_ARGUMENT,
+                       "%s (cuda): broadcast root %d is not a rank of %d",
+                       currentOp(), root, ranks);
+  MSAMP_RT_RETURN_IF_ERROR(ctx.makeCurrent());
+  Staging staging(ctx);
+  const void *dIn = nullptr;
+  void *dOut = nullptr;
+  MSAMP_RT_RETURN_IF_ERROR(
+      staging.input(data, static_cast<size_t>(bytes), &dIn));
+  MSAMP_RT_RETURN_IF_ERROR(
+      staging.output(data, static_cast<size_t>(bytes), &dOut));
+  MSAMP_NCCL_TRY_CTX(comm,
+                     ncclBroadcast(dIn, dOut, static_cast<size_t>(bytes),
+                                   ncclUint8, root, comm, ctx.stream),
+                     "%lld bytes from rank %d, rank %d of %d",
+                     static_cast<long long>(bytes), root, rankIndex, ranks);
+  return staging.finish();
+}
+
 msamp_rt_status NcclCollective::allReduceFP8(const uint8_t *in, uint8_t *out,
                                              int64_t n, numerics::Format format,
                                              CollectiveOp op) {

@@ -58,6 +58,8 @@ public:
   msamp_rt_status allReduceFP8(const uint8_t *in, uint8_t *out, int64_t n,
                                numerics::Format format,
                                CollectiveOp op) override;
+  /// ncclBroadcast of raw bytes (no reduction: any architecture).
+  msamp_rt_status broadcast(void *data, int64_t bytes, int root) override;
 
   const NcclGroupCaps &caps() const { return groupCaps; }
 
