@@ -181,8 +181,8 @@ private:
       if (rank_ == root)
         gathered.resize(static_cast<size_t>(bytes) * size_);
       if (MPI_Gather(src + begin * elemSize, bytes, MPI_BYTE,
-                     rank_ == root ? gathered.data() : nullptr, bytes, MPI_BYTE, root,
-                     MPI_COMM_WORLD) != MPI_SUCCESS)
+                     rank_ == root ? gathered.data() : nullptr, bytes, MPI_BYTE,
+                     root, MPI_COMM_WORLD) != MPI_SUCCESS)
         return fail(what, "MPI_Gather");
       if (rank_ == root) {
         std::vector<const uint8_t *> parts(size_);

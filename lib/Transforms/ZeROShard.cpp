@@ -1,4 +1,5 @@
-//===- ZeROShard.cpp - O3: FP8 weights, sharded masters and states -*- C++ -*-===//
+//===- ZeROShard.cpp - O3: FP8 weights, sharded masters and states -*- C++
+//-*-===//
 //
 // MS-AMP's O3 (NUMERICS.md 6.1: DeepSpeed FP8 ZeRO 1/2, FP8-LM Alg. 1) as a
 // rewrite of an O2 train step into the step of one rank of an N-rank group.
@@ -64,8 +65,8 @@ using namespace mlir::msamp;
 namespace {
 /// One param of the O2 step and what the rewrite needs to know about it.
 struct ShardedParam {
-  unsigned arg;          // the param's argument
-  Operation *update;     // its adam_update / sgd_update
+  unsigned arg;           // the param's argument
+  Operation *update;      // its adam_update / sgd_update
   AllReduceOp gradReduce; // the all-reduce producing the update's gradient
   int64_t numel;
   int64_t owner = 0;
@@ -115,8 +116,8 @@ static void eraseUpdate(func::FuncOp func, Operation *op) {
   for (OpOperand &use : ret->getOpOperands()) {
     if (use.get().getDefiningOp() != op)
       continue;
-    auto updates = func.getResultAttrOfType<IntegerAttr>(
-        use.getOperandNumber(), kUpdatesAttr);
+    auto updates = func.getResultAttrOfType<IntegerAttr>(use.getOperandNumber(),
+                                                         kUpdatesAttr);
     assert(updates && "an update result that is not a state result");
     use.set(func.getArgument(updates.getInt()));
   }
@@ -125,8 +126,7 @@ static void eraseUpdate(func::FuncOp func, Operation *op) {
 
 /// Greedy whole-tensor partition (FP8-LM Alg. 1): sorted by (-numel,
 /// index mod N), each to the first rank holding the fewest elements.
-static void assignOwners(MutableArrayRef<ShardedParam> params,
-                         int64_t world) {
+static void assignOwners(MutableArrayRef<ShardedParam> params, int64_t world) {
   SmallVector<unsigned> order(params.size());
   std::iota(order.begin(), order.end(), 0u);
   std::stable_sort(order.begin(), order.end(), [&](unsigned a, unsigned b) {
@@ -149,15 +149,14 @@ static void retargetStateResult(func::FuncOp func, unsigned from, unsigned to) {
   assert(result && "argument has no updating result");
   Builder b(func.getContext());
   func.setResultAttr(*result, kUpdatesAttr, b.getI64IntegerAttr(to));
-  func.setResultAttr(*result, kRoleAttr,
-                     b.getStringAttr(getArgRole(func, to)));
-  func.setResultAttr(*result, kNameAttr,
-                     b.getStringAttr(getArgName(func, to)));
+  func.setResultAttr(*result, kRoleAttr, b.getStringAttr(getArgRole(func, to)));
+  func.setResultAttr(*result, kNameAttr, b.getStringAttr(getArgName(func, to)));
 }
 
 /// Removes arguments `args` (which must be unused) and the results that
 /// update them, renumbering every remaining msamp.updates.
-static void eraseStateArguments(func::FuncOp func, const llvm::BitVector &args) {
+static void eraseStateArguments(func::FuncOp func,
+                                const llvm::BitVector &args) {
   auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
   llvm::BitVector results(func.getNumResults());
   for (unsigned r = 0, e = func.getNumResults(); r < e; ++r)
@@ -207,8 +206,10 @@ static ComputeScaleOp findWeightCast(Value weight, QuantizeOp &cast) {
 void MSAMPZeROShardPass::runOnOperation() {
   ModuleOp module = getOperation();
   if (worldSize < 1 || rank < 0 || rank >= worldSize) {
-    module.emitError() << "--" << getArgument() << ": rank " << rank
-                       << " is not a rank of world-size " << worldSize;
+    module.emitError() << "--" << getArgument() << ": rank "
+                       << static_cast<int64_t>(rank)
+                       << " is not a rank of world-size "
+                       << static_cast<int64_t>(worldSize);
     return signalPassFailure();
   }
   func::FuncOp func = getTrainStepOrError(module, getArgument());
@@ -239,17 +240,16 @@ void MSAMPZeROShardPass::runOnOperation() {
     auto reduce = updateGrad(update).getDefiningOp<AllReduceOp>();
     if (!reduce || reduce.getKind() != ReduceKind::Mean) {
       update->emitError("--")
-          << getArgument() << ": the gradient of param '"
-          << getArgName(func, i)
+          << getArgument() << ": the gradient of param '" << getArgName(func, i)
           << "' is not a msamp.all_reduce mean; O3 reduces it to its owner";
       return signalPassFailure();
     }
     std::optional<unsigned> result = findUpdatingResult(func, i);
-    if (!result || entry.getTerminator()->getOperand(*result) !=
-                       update->getResult(0)) {
-      update->emitError("--") << getArgument() << ": the result updating '"
-                              << getArgName(func, i)
-                              << "' must be the new param of its update";
+    if (!result ||
+        entry.getTerminator()->getOperand(*result) != update->getResult(0)) {
+      update->emitError("--")
+          << getArgument() << ": the result updating '" << getArgName(func, i)
+          << "' must be the new param of its update";
       return signalPassFailure();
     }
     auto type = cast<RankedTensorType>(arg.getType());
@@ -299,9 +299,9 @@ void MSAMPZeROShardPass::runOnOperation() {
         fp16Weight ? findArgument(func, name + ".scale", kRoleScalingState)
                    : std::nullopt;
     if (fp16Weight && !scaleIdx) {
-      emitError(arg.getLoc()) << "--" << getArgument() << ": FP16 weight '"
-                              << name << "' has no scale argument '" << name
-                              << ".scale'";
+      emitError(arg.getLoc())
+          << "--" << getArgument() << ": FP16 weight '" << name
+          << "' has no scale argument '" << name << ".scale'";
       return signalPassFailure();
     }
 
@@ -333,7 +333,8 @@ void MSAMPZeROShardPass::runOnOperation() {
       if (!dequantize)
         continue;
       QuantizeOp cast;
-      while (ComputeScaleOp jit = findWeightCast(dequantize.getResult(), cast)) {
+      while (ComputeScaleOp jit =
+                 findWeightCast(dequantize.getResult(), cast)) {
         kind = jit.getKind();
         margin = jit.getMargin();
         cast.getResult().replaceAllUsesWith(arg);
@@ -353,12 +354,11 @@ void MSAMPZeROShardPass::runOnOperation() {
     }
 
     // 4. The owner's FP16 master with its scale takes the update.
-    BlockArgument master =
-        addStateArgument(func, type, kRoleMasterParam, name + ".master",
-                         kInitFromParam);
-    BlockArgument masterScale = addStateArgument(
-        func, getScalarF32Type(ctx), kRoleScalingState, name + ".master.scale",
-        kInitFromParam);
+    BlockArgument master = addStateArgument(func, type, kRoleMasterParam,
+                                            name + ".master", kInitFromParam);
+    BlockArgument masterScale =
+        addStateArgument(func, getScalarF32Type(ctx), kRoleScalingState,
+                         name + ".master.scale", kInitFromParam);
     func.setArgAttr(master.getArgNumber(), kShardedAttr, unit);
     func.setArgAttr(masterScale.getArgNumber(), kShardedAttr, unit);
     erase.resize(func.getNumArguments());
@@ -410,11 +410,11 @@ void MSAMPZeROShardPass::runOnOperation() {
   eraseStateArguments(func, erase);
 
   Builder attrs(ctx);
-  func->setAttr(kZeroAttr,
-                attrs.getDictionaryAttr(
-                    {attrs.getNamedAttr("world_size",
-                                        attrs.getI64IntegerAttr(worldSize)),
-                     attrs.getNamedAttr("rank", attrs.getI64IntegerAttr(rank))}));
+  func->setAttr(
+      kZeroAttr,
+      attrs.getDictionaryAttr(
+          {attrs.getNamedAttr("world_size", attrs.getI64IntegerAttr(worldSize)),
+           attrs.getNamedAttr("rank", attrs.getI64IntegerAttr(rank))}));
   func->setAttr(kLevelAttr, attrs.getStringAttr("O3"));
 
   int64_t ownedParams = 0, ownedElements = 0, total = 0;
@@ -430,6 +430,5 @@ void MSAMPZeROShardPass::runOnOperation() {
                      "elements): their FP16 masters and optimizer states",
                      static_cast<int64_t>(rank),
                      static_cast<int64_t>(worldSize), ownedParams,
-                     params.size(),
-                     ownedElements, total);
+                     params.size(), ownedElements, total);
 }

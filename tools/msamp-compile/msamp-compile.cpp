@@ -1,7 +1,8 @@
 //===- msamp-compile.cpp - ahead-of-time compiler for train steps -*- C++
 //-*-===//
 //
-//   msamp-compile MODEL.mlir [--opt-level O0|O1|O2|O3] [--pipeline-options "..."]
+//   msamp-compile MODEL.mlir [--opt-level O0|O1|O2|O3] [--pipeline-options
+//   "..."]
 //                 -o OUTDIR
 //
 // Writes OUTDIR/train_step.mlir (the compiled step on tensors, for humans and
@@ -52,8 +53,10 @@ static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.mlir>"),
 static cl::opt<std::string> outputDir("o", cl::desc("output directory"),
                                       cl::value_desc("dir"), cl::Required);
 static cl::opt<std::string>
-    optLevel("opt-level", cl::desc("O0 (f32), O1, O2 or O3 (one rank's program: "
-                               "--pipeline-options \"world-size=N rank=R\")"), cl::init("O2"));
+    optLevel("opt-level",
+             cl::desc("O0 (f32), O1, O2 or O3 (one rank's program: "
+                      "--pipeline-options \"world-size=N rank=R\")"),
+             cl::init("O2"));
 static cl::opt<std::string>
     pipelineOptions("pipeline-options",
                     cl::desc("options of the --msamp-oN pipeline, e.g. "
@@ -106,8 +109,7 @@ int main(int argc, char **argv) {
       argc, argv, "msamp ahead-of-time compiler for training steps\n");
   if (optLevel != "O0" && optLevel != "O1" && optLevel != "O2" &&
       optLevel != "O3")
-    return fail("--opt-level must be O0, O1, O2 or O3, got '" + optLevel +
-                "'");
+    return fail("--opt-level must be O0, O1, O2 or O3, got '" + optLevel + "'");
 
   DialectRegistry registry;
   msamp::registerAllMSAMPDialects(registry);

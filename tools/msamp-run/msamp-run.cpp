@@ -4,7 +4,8 @@
 //
 //===----------------------------------------------------------------------===//
 //
-//   msamp-run MODEL [--opt-level O0|O1|O2|O3] [--steps N] [--data F | --synthetic]
+//   msamp-run MODEL [--opt-level O0|O1|O2|O3] [--steps N] [--data F |
+//   --synthetic]
 //             [--init F] [--save F] [--resume F] [--log-json F] ...
 //
 // The user-facing runner of INTERFACES.md 5. MODEL is compiled by
@@ -368,9 +369,8 @@ double memoryBytesPerParam(msamp_session *session, const std::string &dir) {
   const bool haveGrads = compilerGradBytes(dir, gradDtype, gradBytes);
   int64_t total = 0;
   for (const msamp_memory_category &c : categories)
-    total += std::string(c.name) == "weight_grads"
-                 ? (haveGrads ? gradBytes : 0)
-                 : c.bytes;
+    total += std::string(c.name) == "weight_grads" ? (haveGrads ? gradBytes : 0)
+                                                   : c.bytes;
   return static_cast<double>(total) / static_cast<double>(params);
 }
 
@@ -531,10 +531,9 @@ int run(const Options &o) {
     std::string error;
     for (int phase = 0; phase < (group.multi() ? 2 : 1); ++phase) {
       const bool mine = (phase == 0) == lead;
-      int code =
-          mine && !compileModel(o.model, level, options, compiled, error)
-              ? kRunError
-              : 0;
+      int code = mine && !compileModel(o.model, level, options, compiled, error)
+                     ? kRunError
+                     : 0;
       if (int rc = agree(code, error))
         return rc;
     }
@@ -591,7 +590,7 @@ int run(const Options &o) {
     };
     // An O3 program differs per rank: compare the model it came from.
     std::string graph = msamp_session_graph_hash(session.get());
-    if (msamp_session_world_size(session.get()) > 1 && !S_ISDIR(st.st_mode)) {
+    if (level == "O3" && !S_ISDIR(st.st_mode)) {
       char modelHash[65];
       if (msamp_sha256_file(o.model.c_str(), modelHash) == MSAMP_OK)
         graph = modelHash;
@@ -690,10 +689,8 @@ int run(const Options &o) {
   if (group.multi()) {
     char checksum[65];
     // At O3 each rank holds other shards: compare what all of them hold.
-    msamp_session_state_checksum(
-        session.get(),
-        /*replicated_only=*/msamp_session_world_size(session.get()) > 1,
-        checksum);
+    msamp_session_state_checksum(session.get(),
+                                 /*replicated_only=*/level == "O3", checksum);
     std::vector<Setting> settings = {
         {"start step",
          static_cast<uint64_t>(msamp_session_get_step(session.get())),
@@ -804,7 +801,7 @@ int run(const Options &o) {
   // Debugging aid: MSAMP_RUN_SAVE_EVERY_RANK=1 makes rank r > 0 also write
   // FILE.rank<r> (next to FILE), to diff replicas tensor by tensor.
   // At O3 every rank writes its shard (the session names the files).
-  const bool sharded = msamp_session_world_size(session.get()) > 1;
+  const bool sharded = level == "O3";
   const char *everyRank = std::getenv("MSAMP_RUN_SAVE_EVERY_RANK");
   const bool writer =
       lead || sharded || (everyRank && std::string(everyRank) == "1");

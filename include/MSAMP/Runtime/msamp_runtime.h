@@ -329,9 +329,10 @@ MSAMP_RT_EXPORT void _mlir_ciface_msamp_rt_reduce(
 
 /** msamp.broadcast: `out` becomes rank `root`'s `in` on every rank, byte for
  *  byte (f32, bf16, f16, FP8 or i64 payloads; `in` may equal `out`). */
-MSAMP_RT_EXPORT void _mlir_ciface_msamp_rt_broadcast(
-    msamp_rt_unranked_memref *in, msamp_rt_unranked_memref *out, int32_t dtype,
-    int32_t root);
+MSAMP_RT_EXPORT void
+_mlir_ciface_msamp_rt_broadcast(msamp_rt_unranked_memref *in,
+                                msamp_rt_unranked_memref *out, int32_t dtype,
+                                int32_t root);
 
 /** Flags of msamp_rt_adam_update. */
 #define MSAMP_RT_ADAM_DECOUPLED 0x1 /**< AdamW; otherwise L2 (Adam). */

@@ -427,9 +427,8 @@ msamp_rt_status CudaBackend::reduceFP8(Collective &collective,
   });
 }
 
-msamp_rt_status CudaBackend::broadcast(const void *in, void *out,
-                                       int64_t bytes, int32_t root,
-                                       Collective &collective) {
+msamp_rt_status CudaBackend::broadcast(const void *in, void *out, int64_t bytes,
+                                       int32_t root, Collective &collective) {
   Call call(*this, "msamp_rt_broadcast");
   MSAMP_RT_RETURN_IF_ERROR(call.status);
   if (bytes <= 0)

@@ -127,8 +127,7 @@ Error Session::load(const std::string &path) {
       return Error(MSAMP_ERROR_INCOMPATIBLE_CHECKPOINT,
                    "cannot resume from '" + part.path + "': " + what);
     };
-    const char *identity =
-        sharded && !isShard ? "layout_hash" : "graph_hash";
+    const char *identity = sharded && !isShard ? "layout_hash" : "graph_hash";
     for (const char *key : {identity, "level", "world_size"})
       if (!meta.count(key))
         return refuse(std::string("its __metadata__ has no \"") + key +
@@ -146,16 +145,14 @@ Error Session::load(const std::string &path) {
                       ", this run is " + what + " " + ours + hint);
       return Error::success();
     };
-    if (Error e = check("world_size", std::to_string(worldSize()),
-                        "with world size"))
+    if (Error e =
+            check("world_size", std::to_string(worldSize()), "with world size"))
       return e;
     if (Error e = check("level", manifest_.level, "at level"))
       return e;
-    if (Error e = check(identity,
-                        isShard || !sharded ? graphHash_
-                                            : replicatedLayoutHash(),
-                        "for graph",
-                        " (a different model or different compile options)"))
+    if (Error e = check(
+            identity, isShard || !sharded ? graphHash_ : replicatedLayoutHash(),
+            "for graph", " (a different model or different compile options)"))
       return e;
     if (meta.count("abi_version"))
       if (Error e = check("abi_version", std::to_string(manifest_.abiVersion),

@@ -102,11 +102,11 @@ Error Session::open(const std::string &dir, std::unique_ptr<Session> &out) {
                      ", but the runtime's collective has " +
                      std::to_string(msamp_rt_world_size()) + " rank(s)");
   if (m.rank >= 0 && m.rank != msamp_rt_rank())
-    return Error(MSAMP_ERROR_LOAD,
-                 dir + ": the step was compiled for rank " +
-                     std::to_string(m.rank) + " (O3 compiles one program per "
-                     "rank), but this process is rank " +
-                     std::to_string(msamp_rt_rank()));
+    return Error(MSAMP_ERROR_LOAD, dir + ": the step was compiled for rank " +
+                                       std::to_string(m.rank) +
+                                       " (O3 compiles one program per "
+                                       "rank), but this process is rank " +
+                                       std::to_string(msamp_rt_rank()));
 
   // The graph hash identifies the compiled step in checkpoints.
   const std::string mlirPath = joinPath(dir, "train_step.mlir");

@@ -303,10 +303,9 @@ Error initializeState(const std::vector<TensorBuffer *> &state, uint64_t seed,
         numerics::amax(v.data(), static_cast<long long>(v.size())), 1.0f,
         f16Max, 0);
     for (float &x : v)
-      x = numerics::dequantize(numerics::Format::F16,
-                               numerics::quantize(numerics::Format::F16, x,
-                                                  s16),
-                               1.0f / s16);
+      x = numerics::dequantize(
+          numerics::Format::F16,
+          numerics::quantize(numerics::Format::F16, x, s16), 1.0f / s16);
   }
 
   // 4. Scales "from_param": MS-AMP's power-of-two scale that maps the

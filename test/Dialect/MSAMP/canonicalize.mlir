@@ -166,6 +166,19 @@ func.func @keep_all_reduce(%x: tensor<8xf32>) {
 
 // -----
 
+// So are an unused reduce-to-owner (the other ranks' side of it) and
+// broadcast.
+// CHECK-LABEL: func.func @keep_owner_collectives
+// CHECK: msamp.reduce mean
+// CHECK: msamp.broadcast
+func.func @keep_owner_collectives(%x: tensor<8xf32>) {
+  %r = msamp.reduce mean %x root 1 : tensor<8xf32>
+  %b = msamp.broadcast %x root 0 : tensor<8xf32>
+  return
+}
+
+// -----
+
 // Pure ops with unused results are erased.
 // CHECK-LABEL: func.func @erase_dead_amax
 // CHECK-NOT: msamp.amax

@@ -166,6 +166,46 @@ func.func @all_reduce_kind(%x: tensor<4xf32>) {
 
 // -----
 
+func.func @reduce_fp8_no_scale(%q: tensor<4xf8E4M3FN>) {
+  // expected-error @+1 {{an FP8 payload needs its inverse scale (scale_inv)}}
+  %r = msamp.reduce sum %q root 0 : tensor<4xf8E4M3FN>
+  return
+}
+
+// -----
+
+func.func @reduce_scale_f32(%x: tensor<4xf32>, %s: tensor<f32>) {
+  // expected-error @+1 {{scale_inv is only allowed with an FP8 payload, got element type 'f32'}}
+  %r:2 = msamp.reduce sum %x scale_inv %s root 0 : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_negative_root(%x: tensor<4xf32>) {
+  // expected-error @+1 {{attribute 'root' failed to satisfy constraint: 64-bit signless integer attribute whose value is non-negative}}
+  %r = msamp.reduce sum %x root -1 : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_no_root(%x: tensor<4xf32>) {
+  // expected-error @+1 {{expected 'root'}}
+  %r = msamp.reduce sum %x : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @broadcast_type_mismatch(%x: tensor<4xf32>) {
+  // expected-error @+1 {{all of {input, result} have same type}}
+  %r = "msamp.broadcast"(%x) <{root = 0 : i64}> : (tensor<4xf32>) -> tensor<4xf16>
+  return
+}
+
+// -----
+
 func.func @adam_f32_with_scale(%w: tensor<4xf32>, %s: tensor<f32>, %lr: tensor<f32>, %t: tensor<i64>) {
   // expected-error @+1 {{'param' is f32 and takes no scale}}
   %r:4 = msamp.adam_update param %w scale %s : tensor<4xf32>, grad %w : tensor<4xf32>,

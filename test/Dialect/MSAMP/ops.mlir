@@ -75,6 +75,21 @@ func.func @collectives(%g: tensor<64xf32>, %q: tensor<64x32xf8E4M3FN>, %s: tenso
   return %r1, %r2, %r3, %r3s, %m : tensor<64xf32>, tensor<64xf32>, tensor<64x32xf8E4M3FN>, tensor<f32>, tensor<f32>
 }
 
+// O3: reduce-to-owner and broadcast-from-owner (ZeRO).
+// CHECK-LABEL: func.func @owner_collectives
+func.func @owner_collectives(%g: tensor<64xf32>, %q: tensor<64x32xf8E4M3FN>, %s: tensor<f32>)
+    -> (tensor<64xf32>, tensor<64x32xf8E4M3FN>, tensor<f32>, tensor<64x32xf8E4M3FN>, tensor<f32>) {
+  // CHECK: msamp.reduce mean %{{.+}} root 1 : tensor<64xf32>
+  %r1 = msamp.reduce mean %g root 1 : tensor<64xf32>
+  // CHECK: %{{.+}}, %{{.+}} = msamp.reduce mean %{{.+}} scale_inv %{{.+}} root 0 : tensor<64x32xf8E4M3FN>
+  %r2, %r2s = msamp.reduce mean %q scale_inv %s root 0 : tensor<64x32xf8E4M3FN>
+  // CHECK: msamp.broadcast %{{.+}} root 3 : tensor<64x32xf8E4M3FN>
+  %b1 = msamp.broadcast %q root 3 : tensor<64x32xf8E4M3FN>
+  // CHECK: msamp.broadcast %{{.+}} root 3 : tensor<f32>
+  %b2 = msamp.broadcast %s root 3 : tensor<f32>
+  return %r1, %r2, %r2s, %b1, %b2 : tensor<64xf32>, tensor<64x32xf8E4M3FN>, tensor<f32>, tensor<64x32xf8E4M3FN>, tensor<f32>
+}
+
 // CHECK-LABEL: func.func @optimizers
 func.func @optimizers(%w16: tensor<64x32xf16>, %g8: tensor<64x32xf8E4M3FN>,
                       %m8: tensor<64x32xf8E4M3FN>, %v16: tensor<64x32xf16>,

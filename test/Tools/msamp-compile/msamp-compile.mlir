@@ -8,6 +8,12 @@
 // RUN: msamp-compile %t/train_step.mlir -o %t/again | FileCheck %s --check-prefix=OK
 // RUN: not msamp-compile %S/does-not-exist.mlir -o %t/x 2>&1 | FileCheck %s --check-prefix=MISSING
 // RUN: not msamp-compile %S/../../Transforms/Inputs/mlp.mlir --opt-level O7 -o %t/x 2>&1 | FileCheck %s --check-prefix=LEVEL
+// O3 compiles one rank's program of a fixed group.
+// RUN: msamp-compile %S/../../Transforms/Inputs/mlp.mlir --opt-level O3 --pipeline-options "world-size=2 rank=1" -o %t/o3
+// RUN: FileCheck %s --check-prefix=O3 < %t/o3/manifest.json
+// O3: "level": "O3",
+// O3-NEXT: "world_size": 2,
+// O3-NEXT: "rank": 1,
 // RUN: not msamp-compile %s -o %t/x 2>&1 | FileCheck %s --check-prefix=NOGRAPH
 // RUN: not msamp-compile %S/../../Transforms/Inputs/mlp.mlir --pipeline-options "fp8-format=e2m1" -o %t/x 2>&1 | FileCheck %s --check-prefix=OPTION
 
@@ -19,7 +25,7 @@
 // IR: func.func @train_step(
 // IR-SAME: msamp.level = "O2"
 // MISSING: msamp-compile: error: {{.*}}does-not-exist.mlir{{.*}}No such file or directory
-// LEVEL: msamp-compile: error: --opt-level must be O0, O1 or O2 (O3 needs the distributed runtime), got 'O7'
+// LEVEL: msamp-compile: error: --opt-level must be O0, O1, O2 or O3, got 'O7'
 // NOGRAPH: msamp-compile: error: {{.*}}msamp-compile.mlir has neither a forward_backward graph nor a compiled train_step
 // OPTION: error: invalid msamp-fp8-gemms option fp8-format=e2m1: expected hybrid or e4m3
 

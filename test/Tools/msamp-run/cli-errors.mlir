@@ -13,7 +13,6 @@
 // RUN: not msamp-run %s %s 2>&1 | FileCheck %s --check-prefix=TWO
 // RUN: not msamp-run %s --backend cuda 2>&1 | FileCheck %s --check-prefix=CUDA
 // RUN: not msamp-run %s --backend tpu 2>&1 | FileCheck %s --check-prefix=BACKEND
-// RUN: not msamp-run %s --opt-level O3 2>&1 | FileCheck %s --check-prefix=O3
 // RUN: not msamp-run %s --opt-level O9 2>&1 | FileCheck %s --check-prefix=O9
 // RUN: not msamp-run %s --clip-grad-norm 0 2>&1 | FileCheck %s --check-prefix=CLIP
 // RUN: not msamp-run %s --clip-grad-norm=-1 2>&1 | FileCheck %s --check-prefix=CLIPNEG
@@ -53,8 +52,7 @@
 // TWO: msamp-run: error: unexpected argument
 // CUDA: msamp-run: error: --backend cuda: the CUDA backend is not available in this build (msamp-run executes steps compiled for the CPU); use --backend cpu
 // BACKEND: msamp-run: error: unknown backend 'tpu' (expected cpu or cuda)
-// O3: msamp-run: error: --opt-level O3 needs the distributed runtime
-// O9: msamp-run: error: --opt-level must be O0, O1 or O2, got 'O9'
+// O9: msamp-run: error: --opt-level must be O0, O1, O2 or O3, got 'O9'
 // CLIP: msamp-run: error: invalid value '0' for --clip-grad-norm: expected a positive number
 // CLIPNEG: msamp-run: error: invalid value '-1' for --clip-grad-norm: expected a positive number
 // BOTH: msamp-run: error: --data and --synthetic exclude each other

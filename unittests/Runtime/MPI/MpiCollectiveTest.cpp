@@ -148,6 +148,63 @@ int main() {
   check(bytes == 1000 * 4 + 4 * 4 + 2 * 4 + 4 + 1 + (1 << 20),
         "collective payload bytes counted (" + std::to_string(bytes) + ")");
 
+  // O3's reduce-to-owner: the owner receives exactly what an all-reduce
+  // gives (same rank-order combine), the other ranks' outputs are left
+  // alone; broadcast hands every rank the owner's bytes.
+  for (int root = 0; root < world; ++root) {
+    Tensor<uint8_t> q({3}), all({3});
+    q[0] = all[0] = static_cast<uint8_t>(0x30 + rank);
+    q[1] = all[1] = rank % 2 ? 0x50 : 0x4A;
+    q[2] = all[2] = 0x7E;
+    Tensor<uint8_t> out({3}, uint8_t(0xAA));
+    Tensor<float> sinv = scalar(0.25f), osinv = scalar(-1.0f);
+    Tensor<float> asinv = scalar(0.0f);
+    _mlir_ciface_msamp_rt_reduce(q, sinv, out, osinv, MSAMP_RT_F8E4M3FN,
+                                 /*mean=*/2, 1, root);
+    allReduce(all, sinv, all, asinv, MSAMP_RT_F8E4M3FN, 2, 1);
+    if (rank == root)
+      check(std::memcmp(out.data.data(), all.data.data(), 3) == 0 &&
+                osinv[0] == asinv[0],
+            "FP8 reduce to rank " + std::to_string(root) +
+                " equals the all-reduce");
+    else
+      check(out[0] == 0xAA && out[2] == 0xAA,
+            "FP8 reduce sends nothing back to a non-owner");
+
+    Tensor<float> f({2}, std::vector<float>{float(rank), 1.0f}), fo({2});
+    Tensor<float> dummy = scalar(0.0f);
+    _mlir_ciface_msamp_rt_reduce(f, dummy, fo, dummy, MSAMP_RT_F32, 0, 0, root);
+    if (rank == root)
+      check(fo[0] == float(world * (world - 1) / 2) && fo[1] == float(world),
+            "f32 reduce-sum to rank " + std::to_string(root));
+
+    Tensor<uint8_t> w({5}, uint8_t(rank)), wo({5});
+    _mlir_ciface_msamp_rt_broadcast(w, wo, MSAMP_RT_F8E4M3FN, root);
+    bool same = true;
+    for (int i = 0; i < 5; ++i)
+      same &= wo[i] == static_cast<uint8_t>(root);
+    check(same, "broadcast from rank " + std::to_string(root));
+    Tensor<float> sc = scalar(float(rank) + 0.5f);
+    _mlir_ciface_msamp_rt_broadcast(sc, sc, MSAMP_RT_F32, root);
+    check(sc[0] == float(root) + 0.5f, "in-place f32 broadcast");
+  }
+  // A root outside the group is refused (a step compiled for another
+  // world size), not sent to MPI.
+  {
+    Tensor<float> x({1}), dummy = scalar(0.0f);
+    _mlir_ciface_msamp_rt_reduce(x, dummy, x, dummy, MSAMP_RT_F32, 0, 0, world);
+    check(msamp_rt_get_last_error() == MSAMP_RT_ERROR_INVALID_ARGUMENT &&
+              std::string(msamp_rt_get_last_error_message())
+                      .find("compiled for another world size") !=
+                  std::string::npos,
+          "reduce to a root outside the group is an error");
+    msamp_rt_clear_error();
+    _mlir_ciface_msamp_rt_broadcast(x, x, MSAMP_RT_F32, -1);
+    check(msamp_rt_get_last_error() == MSAMP_RT_ERROR_INVALID_ARGUMENT,
+          "broadcast from a negative root is an error");
+    msamp_rt_clear_error();
+  }
+
   float failures = groupSum(static_cast<float>(failed));
   if (rank == 0)
     std::printf("mpi collectives, %d ranks: %d passed, %d failed\n", world,

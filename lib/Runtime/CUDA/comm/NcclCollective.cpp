@@ -256,8 +256,7 @@ msamp_rt_status NcclCollective::allReduceF32(const float *in, float *out,
   return staging.finish();
 }
 
-msamp_rt_status NcclCollective::broadcast(void *data, int64_t bytes,
-                                          int root) {
+msamp_rt_status NcclCollective::broadcast(void *data, int64_t bytes, int root) {
   if (bytes <= 0)
     return MSAMP_RT_OK;
   if (root < 0 || root >= ranks)

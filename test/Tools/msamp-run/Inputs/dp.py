@@ -16,6 +16,10 @@ DataParallel), with numpy and the reference `safetensors` package.
       the params whose name matches)
   dp.py ratio O0.jsonl O1.jsonl --below X  comm_bytes per step of O1 over
                                            O0's; prints it
+  dp.py memory RUN.out REPORT_0.json REPORT_1.json ...
+      the per-rank memory totals msamp-run prints at O3 (measured from the
+      session's allocations) equal each rank's compiler report
+      (msamp-opt --msamp-memory-report=format=json) to the printed 1e-4
   dp.py timed LIMIT CMD...                 runs CMD, prints its output and
       "exit status S after T s"; fails unless S != 0 and T < LIMIT (a fault
       must end the job with an error, in bounded time)
@@ -156,6 +160,21 @@ def ratio(args):
         fail(f"ratio {r:.4f} is not below {below}")
 
 
+def memory(args):
+    out, reports = args[0], args[1:]
+    line = [l for l in open(out) if l.startswith("memory: total bytes/param per rank")]
+    if len(line) != 1:
+        fail(f"{out}: no per-rank memory line")
+    measured = [float(x) for x in re.findall(r"rank \d+ ([0-9.]+)", line[0])]
+    compiled = [json.load(open(r))["bytes_per_param"] for r in reports]
+    if len(measured) != len(compiled):
+        fail(f"{len(measured)} ranks measured, {len(compiled)} reports")
+    for r, (m, c) in enumerate(zip(measured, compiled)):
+        if abs(m - c) > 1e-4:
+            fail(f"rank {r}: {m} bytes/param allocated, compiler says {c}")
+    print("memory ok: " + ", ".join(f"rank {r} {m}" for r, m in enumerate(measured)))
+
+
 def timed(args):
     import subprocess
     import time
@@ -186,4 +205,4 @@ except ImportError:
 if __name__ == "__main__":
     cmd, rest = sys.argv[1], sys.argv[2:]
     {"data": data, "losses": losses, "state": state, "ratio": ratio,
-     "timed": timed}[cmd](rest)
+     "memory": memory, "timed": timed}[cmd](rest)
