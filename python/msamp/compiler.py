@@ -28,6 +28,9 @@ from pathlib import Path
 from . import _native
 
 LEVELS = ("O0", "O1", "O2")
+# O3 is one rank's program of a fixed group: compile(g, "O3", world_size=N,
+# rank=R); compile_all's default stays the replicated levels.
+ALL_LEVELS = LEVELS + ("O3",)
 
 
 class CompileError(RuntimeError):
@@ -81,18 +84,20 @@ def _run(args, what):
 
 
 def compile(graph, opt_level="O2", out_dir=None, **recipe):  # noqa: A001
-    """Compile ``graph`` at ``opt_level`` ("O0", "O1", "O2") with recipe
+    """Compile ``graph`` at ``opt_level`` ("O0" ... "O3") with recipe
     options (``fp8_format="e4m3"``, ``amax_history_len=1024``,
     ``scale_kind="exact"``, ``exclude=r"^head\\."`` ...; INTERFACES.md 3/4).
+    O3 compiles rank ``rank``'s program of a ``world_size``-rank group
+    (``compile(g, "O3", world_size=2, rank=0)``).
 
     ``out_dir``: where msamp-compile writes; by default a temporary directory
     removed when the CompiledStep (and every Session using it) is gone.
     An already compiled ``train_step`` module is accepted too; its level is
     then the one it was compiled at.
     """
-    if opt_level not in LEVELS:
-        raise ValueError(f"opt_level must be one of {', '.join(LEVELS)}, got "
-                         f"{opt_level!r} (O3 needs the distributed runtime)")
+    if opt_level not in ALL_LEVELS:
+        raise ValueError(f"opt_level must be one of {', '.join(ALL_LEVELS)}, "
+                         f"got {opt_level!r}")
     options = pipeline_options(**recipe)
     text = graph_text(graph)
     tmp = None

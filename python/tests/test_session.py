@@ -79,8 +79,8 @@ def test_compile_accepts_graph_text_and_path(tmp_path, mlp):
 
 
 def test_compile_errors_are_clear():
-    with pytest.raises(ValueError, match="O3 needs the distributed runtime"):
-        msamp.compile(graphs.build("mlp"), "O3")
+    with pytest.raises(ValueError, match="opt_level must be one of O0, O1, O2, O3"):
+        msamp.compile(graphs.build("mlp"), "O4")
     with pytest.raises(msamp.CompileError, match="msamp-compile failed"):
         msamp.compile("module {\n func.func @f() { return }\n}\n", "O0")
 
@@ -133,6 +133,23 @@ def test_o0_reproduces_shared_example(mlp):
         np.testing.assert_allclose(losses, EXAMPLE_LOSSES, atol=1e-5, rtol=0)
         np.testing.assert_allclose(s.param("fc2.weight"), EXAMPLE_FC2, atol=1e-5, rtol=0)
         assert s.global_step == 3
+
+
+def test_o3_alone_equals_o2(mlp):
+    """O3 on a group of one owns every tensor: FP8 weights from FP16
+    masters compute exactly the O2 step (docs/Design.md "O3")."""
+    g, steps = mlp
+    o3 = msamp.compile(g, "O3", world_size=1, rank=0)
+    assert o3.level == "O3"
+    names = {s["name"]: s for s in o3.state}
+    assert names["fc1.weight"]["dtype"] == "f8E4M3FN"
+    assert names["fc1.weight.master"]["role"] == "master_param"
+    losses = {}
+    for level, step in (("O2", steps["O2"]), ("O3", o3)):
+        with msamp.Session(step) as s:
+            s.init(params=_example_params())
+            losses[level] = [s.step(EXAMPLE_BATCH) for _ in range(5)]
+    assert losses["O3"] == losses["O2"]
 
 
 @pytest.mark.parametrize("level", ["O1", "O2"])
