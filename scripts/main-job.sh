@@ -34,6 +34,12 @@ for level in O0 O2; do
     --data "$OUT/data.safetensors" --log-every 10 --log-json "$OUT/lm-$level/log.jsonl"
 done
 
+echo "== O3 on 4 data-parallel ranks: each rank's program and memory report"
+for rank in 0 1 2 3; do
+  "$BUILD/bin/msamp-opt" "$OUT/lm.mlir" --msamp-o3="world-size=4 rank=$rank" \
+    --msamp-memory-report=format=json -o /dev/null > "$OUT/o3-rank$rank.json"
+done
+
 python3 - "$OUT" <<'PY'
 import json, sys
 out = sys.argv[1]
@@ -46,6 +52,11 @@ for cat in reports["O0"]["categories"]:
     print(f"{cat:<16}{a['dtype']:>10}{a['bytes_per_param']:>12.3f}{b['dtype']:>10}{b['bytes_per_param']:>12.3f}")
 t0, t2 = reports["O0"]["bytes_per_param"], reports["O2"]["bytes_per_param"]
 print(f"{'total':<16}{'':>10}{t0:>12.3f}{'':>10}{t2:>12.3f}   O2 = {t2 / t0:.2f} x O0")
+o3 = [json.load(open(f"{out}/o3-rank{r}.json")) for r in range(4)]
+per_rank = [r["bytes_per_param"] for r in o3]
+print("O3, 4 ranks (FP8 weights, sharded FP16 masters and O2 states), per rank: "
+      + ", ".join(f"{x:.3f}" for x in per_rank)
+      + f"   max = {max(per_rank) / t0:.2f} x O0")
 for lvl, log in logs.items():
     first = sum(r["loss"] for r in log[:5]) / 5
     last = sum(r["loss"] for r in log[-5:]) / 5
