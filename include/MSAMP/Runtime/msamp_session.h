@@ -191,7 +191,12 @@ MSAMP_SESSION_EXPORT msamp_status msamp_session_init(msamp_session *s,
  *  safetensors file `path` with __metadata__ {msamp_version, abi_version,
  *  level, graph_hash, world_size, rank, step}. The bytes go to `path`.tmp,
  *  which is fsynced and renamed over `path`; on any error `path` is left as
- *  it was and the temporary file is removed. */
+ *  it was and the temporary file is removed.
+ *  O3 (a step compiled for one rank of a group): every rank must call it;
+ *  each writes its sharded state (the manifest's "sharded" entries) to
+ *  `path` with ".rank<r>" before the extension (metadata "part": "shard"),
+ *  and rank 0 also writes the state every rank holds to `path` ("part":
+ *  "replicated", "layout_hash" instead of "graph_hash", "shards": N). */
 MSAMP_SESSION_EXPORT msamp_status msamp_session_save(const msamp_session *s,
                                                      const char *path);
 

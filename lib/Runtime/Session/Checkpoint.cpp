@@ -98,6 +98,7 @@ Error Session::save(const std::string &path) const {
   if (manifest_.rank != 0)
     return Error::success();
   metadata["part"] = "replicated";
+  metadata["shards"] = std::to_string(worldSize());
   metadata["layout_hash"] = replicatedLayoutHash();
   metadata.erase("graph_hash"); // rank 0's program; the others differ
   return writeSafeTensors(path, part(false), metadata);
