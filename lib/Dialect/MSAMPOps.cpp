@@ -110,74 +110,12 @@ void AllReduceOp::build(OpBuilder &builder, OperationState &state,
         scaleInv);
 }
 
-ParseResult AllReduceOp::parse(OpAsmParser &parser, OperationState &result) {
-  // msamp.all_reduce <kind> %x [scale_inv %s] attr-dict : type
-  StringRef kindStr;
-  OpAsmParser::UnresolvedOperand input, scaleInv;
-  bool hasScale = false;
-  Type type;
-  SMLoc kindLoc = parser.getCurrentLocation();
-  if (parser.parseKeyword(&kindStr))
-    return failure();
-  std::optional<ReduceKind> kind = symbolizeReduceKind(kindStr);
-  if (!kind)
-    return parser.emitError(kindLoc, "expected reduction sum, max or mean, "
-                                     "got '")
-           << kindStr << "'";
-  if (parser.parseOperand(input))
-    return failure();
-  if (succeeded(parser.parseOptionalKeyword("scale_inv"))) {
-    hasScale = true;
-    if (parser.parseOperand(scaleInv))
-      return failure();
-  }
-  if (parser.parseOptionalAttrDict(result.attributes) ||
-      parser.parseColonType(type))
-    return failure();
-  Builder &b = parser.getBuilder();
-  auto scalar = RankedTensorType::get({}, b.getF32Type());
-  result.getOrAddProperties<Properties>().kind =
-      ReduceKindAttr::get(b.getContext(), *kind);
-  if (parser.resolveOperand(input, type, result.operands))
-    return failure();
-  if (hasScale && parser.resolveOperand(scaleInv, scalar, result.operands))
-    return failure();
-  result.addTypes(type);
-  if (hasScale)
-    result.addTypes(scalar);
-  return success();
-}
-
-void AllReduceOp::print(OpAsmPrinter &p) {
-  p << " " << stringifyReduceKind(getKind()) << " " << getInput();
-  if (getScaleInv())
-    p << " scale_inv " << getScaleInv();
-  p.printOptionalAttrDict((*this)->getAttrs(), {"kind"});
-  p << " : " << getInput().getType();
-}
-
-LogicalResult AllReduceOp::verify() {
-  Type elt = getInput().getType().getElementType();
-  bool isFP8 = isa<Float8E4M3FNType, Float8E5M2Type>(elt);
-  if (isFP8 && !getScaleInv())
-    return emitOpError("an FP8 payload needs its inverse scale (scale_inv)");
-  if (!isFP8 && getScaleInv())
-    return emitOpError("scale_inv is only allowed with an FP8 payload, got "
-                       "element type ")
-           << elt;
-  if (static_cast<bool>(getScaleInv()) !=
-      static_cast<bool>(getResultScaleInv()))
-    return emitOpError("the FP8 form returns the reduced payload's inverse "
-                       "scale, and only the FP8 form does");
-  return success();
-}
-
-//===----------------------------------------------------------------------===//
-// ReduceOp
-//===----------------------------------------------------------------------===//
-
-ParseResult ReduceOp::parse(OpAsmParser &parser, OperationState &result) {
-  // msamp.reduce <kind> %x [scale_inv %s] root <N> attr-dict : type
+/// msamp.all_reduce and msamp.reduce share their form:
+///   <kind> %x [scale_inv %s] [root <N>] attr-dict : type
+/// (`root` only for msamp.reduce).
+template <typename OpTy>
+static ParseResult parseReduction(OpAsmParser &parser, OperationState &result,
+                                  bool withRoot) {
   StringRef kindStr;
   OpAsmParser::UnresolvedOperand input, scaleInv;
   bool hasScale = false;
@@ -198,15 +136,17 @@ ParseResult ReduceOp::parse(OpAsmParser &parser, OperationState &result) {
     if (parser.parseOperand(scaleInv))
       return failure();
   }
-  if (parser.parseKeyword("root") || parser.parseInteger(root) ||
-      parser.parseOptionalAttrDict(result.attributes) ||
+  if (withRoot && (parser.parseKeyword("root") || parser.parseInteger(root)))
+    return failure();
+  if (parser.parseOptionalAttrDict(result.attributes) ||
       parser.parseColonType(type))
     return failure();
   Builder &b = parser.getBuilder();
   auto scalar = RankedTensorType::get({}, b.getF32Type());
-  Properties &props = result.getOrAddProperties<Properties>();
+  auto &props = result.getOrAddProperties<typename OpTy::Properties>();
   props.kind = ReduceKindAttr::get(b.getContext(), *kind);
-  props.root = b.getI64IntegerAttr(root);
+  if constexpr (std::is_same_v<OpTy, ReduceOp>)
+    props.root = b.getI64IntegerAttr(root);
   if (parser.resolveOperand(input, type, result.operands))
     return failure();
   if (hasScale && parser.resolveOperand(scaleInv, scalar, result.operands))
@@ -217,30 +157,58 @@ ParseResult ReduceOp::parse(OpAsmParser &parser, OperationState &result) {
   return success();
 }
 
-void ReduceOp::print(OpAsmPrinter &p) {
-  p << " " << stringifyReduceKind(getKind()) << " " << getInput();
-  if (getScaleInv())
-    p << " scale_inv " << getScaleInv();
-  p << " root " << getRoot();
-  p.printOptionalAttrDict((*this)->getAttrs(), {"kind", "root"});
-  p << " : " << getInput().getType();
+template <typename OpTy>
+static void printReduction(OpAsmPrinter &p, OpTy op,
+                           std::optional<int64_t> root) {
+  p << " " << stringifyReduceKind(op.getKind()) << " " << op.getInput();
+  if (op.getScaleInv())
+    p << " scale_inv " << op.getScaleInv();
+  if (root)
+    p << " root " << *root;
+  p.printOptionalAttrDict(op->getAttrs(), {"kind", "root"});
+  p << " : " << op.getInput().getType();
 }
 
-LogicalResult ReduceOp::verify() {
-  Type elt = getInput().getType().getElementType();
+template <typename OpTy>
+static LogicalResult verifyReduction(OpTy op) {
+  Type elt = op.getInput().getType().getElementType();
   bool isFP8 = isa<Float8E4M3FNType, Float8E5M2Type>(elt);
-  if (isFP8 && !getScaleInv())
-    return emitOpError("an FP8 payload needs its inverse scale (scale_inv)");
-  if (!isFP8 && getScaleInv())
-    return emitOpError("scale_inv is only allowed with an FP8 payload, got "
-                       "element type ")
+  if (isFP8 && !op.getScaleInv())
+    return op.emitOpError("an FP8 payload needs its inverse scale (scale_inv)");
+  if (!isFP8 && op.getScaleInv())
+    return op.emitOpError("scale_inv is only allowed with an FP8 payload, got "
+                          "element type ")
            << elt;
-  if (static_cast<bool>(getScaleInv()) !=
-      static_cast<bool>(getResultScaleInv()))
-    return emitOpError("the FP8 form returns the reduced payload's inverse "
-                       "scale, and only the FP8 form does");
+  if (static_cast<bool>(op.getScaleInv()) !=
+      static_cast<bool>(op.getResultScaleInv()))
+    return op.emitOpError("the FP8 form returns the reduced payload's inverse "
+                          "scale, and only the FP8 form does");
   return success();
 }
+
+ParseResult AllReduceOp::parse(OpAsmParser &parser, OperationState &result) {
+  return parseReduction<AllReduceOp>(parser, result, /*withRoot=*/false);
+}
+
+void AllReduceOp::print(OpAsmPrinter &p) {
+  printReduction(p, *this, std::nullopt);
+}
+
+LogicalResult AllReduceOp::verify() { return verifyReduction(*this); }
+
+//===----------------------------------------------------------------------===//
+// ReduceOp
+//===----------------------------------------------------------------------===//
+
+ParseResult ReduceOp::parse(OpAsmParser &parser, OperationState &result) {
+  return parseReduction<ReduceOp>(parser, result, /*withRoot=*/true);
+}
+
+void ReduceOp::print(OpAsmPrinter &p) {
+  printReduction(p, *this, static_cast<int64_t>(getRoot()));
+}
+
+LogicalResult ReduceOp::verify() { return verifyReduction(*this); }
 
 #define GET_OP_CLASSES
 #include "MSAMP/Dialect/MSAMPOps.cpp.inc"

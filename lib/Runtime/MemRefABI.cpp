@@ -590,18 +590,27 @@ _mlir_ciface_msamp_rt_all_reduce(UMR *in, UMR *scale_inv, UMR *out,
                           out_scale_inv, dtype, kind, has_scale, /*root=*/-1);
 }
 
+/// The owner rank of msamp_rt_reduce / msamp_rt_broadcast must be in the
+/// current group; records the error otherwise.
+static bool rootInGroup(const char *fn, int32_t root) {
+  const int32_t world = currentCollective().worldSize();
+  if (root >= 0 && root < world)
+    return true;
+  recordError(MSAMP_RT_ERROR_INVALID_ARGUMENT,
+              "%s: root %d is not a rank of this group of %d (the step was "
+              "compiled for another world size)",
+              fn, root, world);
+  return false;
+}
+
 MSAMP_RT_EXPORT void _mlir_ciface_msamp_rt_reduce(UMR *in, UMR *scale_inv,
                                                   UMR *out, UMR *out_scale_inv,
                                                   int32_t dtype, int32_t kind,
                                                   int32_t has_scale,
                                                   int32_t root) {
   static const char *const fn = "msamp_rt_reduce";
-  const int32_t world = currentCollective().worldSize();
-  if (root < 0 || root >= world)
-    return (void)recordError(MSAMP_RT_ERROR_INVALID_ARGUMENT,
-                             "%s: root %d is not a rank of this group of %d "
-                             "(the step was compiled for another world size)",
-                             fn, root, world);
+  if (!rootInGroup(fn, root))
+    return;
   reduceThroughCollective(fn, in, scale_inv, out, out_scale_inv, dtype, kind,
                           has_scale, root);
 }
@@ -610,12 +619,8 @@ MSAMP_RT_EXPORT void _mlir_ciface_msamp_rt_broadcast(UMR *in, UMR *out,
                                                      int32_t dtype,
                                                      int32_t root) {
   static const char *const fn = "msamp_rt_broadcast";
-  const int32_t world = currentCollective().worldSize();
-  if (root < 0 || root >= world)
-    return (void)recordError(MSAMP_RT_ERROR_INVALID_ARGUMENT,
-                             "%s: root %d is not a rank of this group of %d "
-                             "(the step was compiled for another world size)",
-                             fn, root, world);
+  if (!rootInGroup(fn, root))
+    return;
   if (!isFP8(dtype) && !isHighPrecision(dtype) && dtype != MSAMP_RT_I64)
     return (void)unsupportedDType(fn, "payload", dtype,
                                   "f32, bf16, f16, f8E4M3FN, f8E5M2 or i64");

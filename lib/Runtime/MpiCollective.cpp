@@ -26,6 +26,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -95,53 +96,25 @@ public:
 
   msamp_rt_status allReduceF32(const float *in, float *out, int64_t n,
                                CollectiveOp op) override {
-    return reduce(in, out, n, sizeof(float), "all-reduce f32",
-                  [&](const std::vector<const uint8_t *> &parts, int64_t count,
-                      uint8_t *dst) {
-                    std::vector<const float *> f(parts.size());
-                    for (size_t r = 0; r < parts.size(); ++r)
-                      f[r] = reinterpret_cast<const float *>(parts[r]);
-                    reduceF32InRankOrder(f.data(), size_, count, op,
-                                         reinterpret_cast<float *>(dst));
-                  });
+    return reduce(in, out, n, sizeof(float), "all-reduce f32", combineF32(op));
   }
 
   msamp_rt_status allReduceFP8(const uint8_t *in, uint8_t *out, int64_t n,
                                numerics::Format format,
                                CollectiveOp op) override {
-    return reduce(in, out, n, 1, "all-reduce fp8",
-                  [&](const std::vector<const uint8_t *> &parts, int64_t count,
-                      uint8_t *dst) {
-                    reduceFP8InRankOrder(parts.data(), size_, count, format, op,
-                                         dst);
-                  });
+    return reduce(in, out, n, 1, "all-reduce fp8", combineFP8(format, op));
   }
 
   msamp_rt_status reduceF32(const float *in, float *out, int64_t n,
                             CollectiveOp op, int root) override {
-    return reduce(
-        in, out, n, sizeof(float), "reduce f32",
-        [&](const std::vector<const uint8_t *> &parts, int64_t count,
-            uint8_t *dst) {
-          std::vector<const float *> f(parts.size());
-          for (size_t r = 0; r < parts.size(); ++r)
-            f[r] = reinterpret_cast<const float *>(parts[r]);
-          reduceF32InRankOrder(f.data(), size_, count, op,
-                               reinterpret_cast<float *>(dst));
-        },
-        root);
+    return reduce(in, out, n, sizeof(float), "reduce f32", combineF32(op),
+                  root);
   }
 
   msamp_rt_status reduceFP8(const uint8_t *in, uint8_t *out, int64_t n,
                             numerics::Format format, CollectiveOp op,
                             int root) override {
-    return reduce(
-        in, out, n, 1, "reduce fp8",
-        [&](const std::vector<const uint8_t *> &parts, int64_t count,
-            uint8_t *dst) {
-          reduceFP8InRankOrder(parts.data(), size_, count, format, op, dst);
-        },
-        root);
+    return reduce(in, out, n, 1, "reduce fp8", combineFP8(format, op), root);
   }
 
   msamp_rt_status broadcast(void *data, int64_t bytes, int root) override {
@@ -160,6 +133,26 @@ public:
   }
 
 private:
+  /// The rank-order combination of gathered contributions (Collective.h).
+  using Combine = std::function<void(const std::vector<const uint8_t *> &,
+                                     int64_t, uint8_t *)>;
+  Combine combineF32(CollectiveOp op) {
+    return [this, op](const std::vector<const uint8_t *> &parts, int64_t count,
+                      uint8_t *dst) {
+      std::vector<const float *> f(parts.size());
+      for (size_t r = 0; r < parts.size(); ++r)
+        f[r] = reinterpret_cast<const float *>(parts[r]);
+      reduceF32InRankOrder(f.data(), size_, count, op,
+                           reinterpret_cast<float *>(dst));
+    };
+  }
+  Combine combineFP8(numerics::Format format, CollectiveOp op) {
+    return [this, format, op](const std::vector<const uint8_t *> &parts,
+                              int64_t count, uint8_t *dst) {
+      reduceFP8InRankOrder(parts.data(), size_, count, format, op, dst);
+    };
+  }
+
   /// Gathers every rank's contribution at `root` (rank 0 for an
   /// all-reduce), combines them there in rank order, and, for an all-reduce
   /// (`only` < 0), broadcasts the result; with `only` = r the result stays

@@ -264,27 +264,26 @@ void ConvertMSAMPToRuntimePass::runOnOperation() {
                result, amax, rt.i32(b, loc, dtype(g.getA())),
                rt.i32(b, loc, dtype(g.getB())),
                rt.i32(b, loc, dtype(g.getResult())), rt.i32(b, loc, flags)});
-    } else if (auto r = dyn_cast<AllReduceOp>(op)) {
-      Value result = out(r.getResult().getType());
-      Value resultScale = r.getResultScaleInv()
-                              ? out(r.getResultScaleInv().getType())
-                              : rt.dummy(b, loc);
-      rt.call(b, loc, RuntimeFn::AllReduce,
-              {rt.input(b, loc, r.getInput()), optional(r.getScaleInv()),
-               result, resultScale, rt.i32(b, loc, dtype(r.getInput())),
-               rt.i32(b, loc, static_cast<int64_t>(r.getKind())),
-               rt.i32(b, loc, r.getScaleInv() ? 1 : 0)});
-    } else if (auto r = dyn_cast<ReduceOp>(op)) {
-      Value result = out(r.getResult().getType());
-      Value resultScale = r.getResultScaleInv()
-                              ? out(r.getResultScaleInv().getType())
-                              : rt.dummy(b, loc);
-      rt.call(b, loc, RuntimeFn::Reduce,
-              {rt.input(b, loc, r.getInput()), optional(r.getScaleInv()),
-               result, resultScale, rt.i32(b, loc, dtype(r.getInput())),
-               rt.i32(b, loc, static_cast<int64_t>(r.getKind())),
-               rt.i32(b, loc, r.getScaleInv() ? 1 : 0),
-               rt.i32(b, loc, static_cast<int64_t>(r.getRoot()))});
+    } else if (isa<AllReduceOp, ReduceOp>(op)) {
+      // One operand and result layout; msamp.reduce adds its owner rank.
+      auto r = dyn_cast<AllReduceOp>(op);
+      auto toOwner = dyn_cast<ReduceOp>(op);
+      Value input = r ? r.getInput() : toOwner.getInput();
+      Value scaleInv = r ? r.getScaleInv() : toOwner.getScaleInv();
+      Value result = op->getResult(0);
+      Value resultScale = scaleInv ? op->getResult(1) : Value();
+      ReduceKind kind = r ? r.getKind() : toOwner.getKind();
+      SmallVector<Value> args = {rt.input(b, loc, input),
+                                 optional(scaleInv),
+                                 out(result.getType()),
+                                 resultScale ? out(resultScale.getType())
+                                             : rt.dummy(b, loc),
+                                 rt.i32(b, loc, dtype(input)),
+                                 rt.i32(b, loc, static_cast<int64_t>(kind)),
+                                 rt.i32(b, loc, scaleInv ? 1 : 0)};
+      if (toOwner)
+        args.push_back(rt.i32(b, loc, static_cast<int64_t>(toOwner.getRoot())));
+      rt.call(b, loc, r ? RuntimeFn::AllReduce : RuntimeFn::Reduce, args);
     } else if (auto bc = dyn_cast<BroadcastOp>(op)) {
       // A rank that does not own the tensor receives into its state.
       Value result = stateOut(bc.getInput(), bc.getResult());
