@@ -8,8 +8,11 @@
 #     libmsamp_runtime, its CUDA plugin, the CUDA tests and the GEMM
 #     benchmark;
 #  2. runs the CUDA tests (the GPU tests against the CPU reference, plus the
-#     device-free table/planner/arithmetic tests) and the PTX assembly
-#     checks, and prints one table row per test with its result and time;
+#     device-free table/planner/arithmetic tests), the compiler's GPU target
+#     end to end (MSAMPCudaStepTests: whole train steps compiled with
+#     msamp-compile --target cuda, generated PTX kernels, against the CPU)
+#     and the PTX assembly checks, and prints one table row per test with
+#     its result and time;
 #  3. on a GPU, runs benchmarks/cuda_gemm_bench.cu: FP8 (fast and split
 #     accumulation) and BF16 cuBLASLt GEMMs of the same shapes, in the same
 #     run, through the runtime ABI, in TFLOP/s.
@@ -57,11 +60,12 @@ if [ "${MSAMP_SELFTEST_NO_BUILD:-0}" != 1 ]; then
     say "  reconfigure with -DCMAKE_CUDA_COMPILER=$NVCC"
     exit 1
   fi
-  say "== building the CUDA backend, its tests and the GEMM benchmark"
+  say "== building the CUDA backend, the compiler, the tests and the GEMM benchmark"
   build_start=$(date +%s)
   cmake --build "$BUILD_DIR" -j "$JOBS" --target \
     msamp_runtime msamp_runtime_cuda MSAMPCudaTests MSAMPCudaHostTests \
-    MSAMPNcclTableTests cuda_gemm_bench \
+    MSAMPNcclTableTests MSAMPCudaStepTests msamp-compile msamp-run msamp-opt \
+    cuda_gemm_bench \
     >"$OUT/build.log" 2>&1 || { tail -50 "$OUT/build.log"; exit 1; }
   say "   built in $(( $(date +%s) - build_start )) s"
 fi
@@ -69,7 +73,8 @@ fi
 TESTS_DIR="$BUILD_DIR/unittests/CUDA"
 BENCH="$BUILD_DIR/bin/cuda_gemm_bench"
 for exe in "$TESTS_DIR/MSAMPCudaTests" "$TESTS_DIR/MSAMPCudaHostTests" \
-           "$TESTS_DIR/MSAMPNcclTableTests" "$BENCH"; do
+           "$TESTS_DIR/MSAMPNcclTableTests" "$TESTS_DIR/MSAMPCudaStepTests" \
+           "$BENCH"; do
   [ -x "$exe" ] || { say "gpu-selftest: $exe is missing; build first"; exit 1; }
 done
 
@@ -85,7 +90,8 @@ fi
 # ---- 3. tests -------------------------------------------------------------
 say "== tests"
 status=0
-for exe in MSAMPNcclTableTests MSAMPCudaHostTests MSAMPCudaTests; do
+for exe in MSAMPNcclTableTests MSAMPCudaHostTests MSAMPCudaTests \
+           MSAMPCudaStepTests; do
   "$TESTS_DIR/$exe" --gtest_output="json:$OUT/$exe.json" \
     >"$OUT/$exe.log" 2>&1 || status=1
   if [ ! -s "$OUT/$exe.json" ]; then
@@ -99,7 +105,8 @@ python3 - "$OUT" <<'EOF'
 import json, sys, os
 out = sys.argv[1]
 rows, counts, skipped, reasons = [], {"PASS": 0, "FAIL": 0, "SKIP": 0}, [], set()
-for exe in ("MSAMPNcclTableTests", "MSAMPCudaHostTests", "MSAMPCudaTests"):
+for exe in ("MSAMPNcclTableTests", "MSAMPCudaHostTests", "MSAMPCudaTests",
+            "MSAMPCudaStepTests"):
     with open(os.path.join(out, exe + ".json")) as f:
         report = json.load(f)
     for suite in report.get("testsuites", []):
@@ -140,7 +147,7 @@ EOF
 LIT=${LLVM_EXTERNAL_LIT:-/usr/lib/llvm-22/bin/lit}
 if [ -x "$LIT" ] && [ -f "$BUILD_DIR/test/lit.site.cfg.py" ]; then
   if "$LIT" -q "$BUILD_DIR/test/CUDA" >"$OUT/lit.log" 2>&1; then
-    say "   lit test/CUDA (ptxas sm_89/sm_90, runtime dependencies): PASS"
+    say "   lit test/CUDA (ptxas sm_89/sm_90 of the runtime's and the compiler's kernels, runtime dependencies): PASS"
   else
     say "   lit test/CUDA: FAIL"
     cat "$OUT/lit.log"

@@ -30,7 +30,9 @@
 
 using namespace mlir;
 
-void mlir::msamp::buildLowerToLLVMPipeline(OpPassManager &pm) {
+void mlir::msamp::buildBufferizeTrainStepPipeline(
+    OpPassManager &pm,
+    llvm::function_ref<void(OpPassManager &)> afterBufferize) {
   // Scalar-state arithmetic (step + 1, 1 / scale, warm-up selects) is arith
   // on 0-d tensors: make it linalg so that it bufferizes and fuses.
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
@@ -51,13 +53,18 @@ void mlir::msamp::buildLowerToLLVMPipeline(OpPassManager &pm) {
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   pm.addPass(createCanonicalizerPass());
+  if (afterBufferize)
+    afterBufferize(pm);
   bufferization::BufferDeallocationPipelineOptions dealloc;
   bufferization::buildBufferDeallocationPipeline(pm, dealloc);
   pm.addPass(createConvertBufferizationToMemRefPass());
   // Only now, with every buffer's lifetime settled, may calls take the
   // type-erased memref<*xi8> operands of the C interface.
   pm.addPass(createMSAMPFinalizeRuntimeCalls());
+}
 
+void mlir::msamp::buildLowerToLLVMPipeline(OpPassManager &pm) {
+  buildBufferizeTrainStepPipeline(pm);
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());

@@ -2,6 +2,7 @@
 //-*-===//
 
 #include "MSAMP/Registration/InitAll.h"
+#include "MSAMP/Conversion/GPU/Passes.h"
 #include "MSAMP/Conversion/Passes.h"
 #include "MSAMP/Dialect/MSAMPDialect.h"
 #include "MSAMP/Transforms/Passes.h"
@@ -42,6 +43,8 @@ void mlir::msamp::registerAllMSAMPDialects(DialectRegistry &registry) {
   // is harmless: the contract check decides what a graph may contain.
   registerAllDialects(registry);
   registerAllExtensions(registry);
+  // gpu-module-to-binary translates kernels to LLVM IR inside the tools.
+  registerGPUTargetTranslations(registry);
 }
 
 void mlir::msamp::registerAllMSAMPPasses() {
@@ -50,4 +53,6 @@ void mlir::msamp::registerAllMSAMPPasses() {
   registerMSAMPPipelines();
   registerMSAMPConversionPasses();
   registerMSAMPConversionPipelines();
+  registerMSAMPGPUConversionPasses();
+  registerMSAMPGPUPipelines();
 }

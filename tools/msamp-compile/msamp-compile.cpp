@@ -2,8 +2,7 @@
 //-*-===//
 //
 //   msamp-compile MODEL.mlir [--opt-level O0|O1|O2|O3] [--pipeline-options
-//   "..."]
-//                 -o OUTDIR
+//                 "..."] [--target cpu|cuda [--chip sm_90|sm_89]] -o OUTDIR
 //
 // Writes OUTDIR/train_step.mlir (the compiled step on tensors, for humans and
 // tests), OUTDIR/manifest.json (the state the runtime allocates) and
@@ -13,12 +12,21 @@
 // compiled train step. msamp-run and the Python package drive this tool; the
 // runtime itself never links MLIR or LLVM.
 //
+// --target cuda lowers with --msamp-lower-to-gpu instead: elementwise and
+// reduction linalg become GPU kernels whose PTX is embedded in
+// train_step.so (and also written to OUTDIR/kernels/<module>.ptx, for
+// ptxas and for humans); the host code calls the runtime's GPU wrappers
+// (docs/RuntimeABI.md 13) and exports msamp_train_step_target = "cuda".
+//
 //===----------------------------------------------------------------------===//
 
+#include "MSAMP/Conversion/GPU/GPURuntimeSymbols.h"
+#include "MSAMP/Conversion/GPU/Passes.h"
 #include "MSAMP/Conversion/Passes.h"
 #include "MSAMP/Registration/InitAll.h"
 #include "MSAMP/Transforms/TrainStep.h"
 
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
@@ -29,6 +37,8 @@
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
 
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/GlobalVariable.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/TargetRegistry.h"
@@ -62,6 +72,14 @@ static cl::opt<std::string>
                     cl::desc("options of the --msamp-oN pipeline, e.g. "
                              "\"scale-kind=exact amax-history-len=1024\""),
                     cl::init(""));
+static cl::opt<std::string>
+    target("target",
+           cl::desc("where the step's elementwise code runs: cpu, "
+                    "or cuda (GPU kernels, PTX embedded)"),
+           cl::init("cpu"));
+static cl::opt<std::string>
+    chip("chip", cl::desc("GPU architecture for --target cuda: sm_90 or sm_89"),
+         cl::init("sm_90"));
 static cl::opt<bool> emitLLVMIR("emit-llvm",
                                 cl::desc("also write train_step.ll"),
                                 cl::init(false));
@@ -103,6 +121,28 @@ static std::string findLinker() {
   return "";
 }
 
+/// Writes the PTX of every gpu.binary to OUTDIR/kernels/<name>.ptx.
+static LogicalResult writeKernels(ModuleOp module, StringRef dir) {
+  llvm::SmallString<256> kernelDir(dir);
+  llvm::sys::path::append(kernelDir, "kernels");
+  if (auto ec = llvm::sys::fs::create_directories(kernelDir)) {
+    llvm::errs() << "msamp-compile: error: cannot create " << kernelDir << ": "
+                 << ec.message() << "\n";
+    return failure();
+  }
+  for (auto binary : module.getOps<gpu::BinaryOp>())
+    for (Attribute attr : binary.getObjects()) {
+      auto object = cast<gpu::ObjectAttr>(attr);
+      llvm::SmallString<256> path(kernelDir);
+      llvm::sys::path::append(path, binary.getSymName() + ".ptx");
+      if (failed(writeText(path, [&](raw_ostream &os) {
+            os << object.getObject().getValue();
+          })))
+        return failure();
+    }
+  return success();
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM y(argc, argv);
   cl::ParseCommandLineOptions(
@@ -110,11 +150,16 @@ int main(int argc, char **argv) {
   if (optLevel != "O0" && optLevel != "O1" && optLevel != "O2" &&
       optLevel != "O3")
     return fail("--opt-level must be O0, O1, O2 or O3, got '" + optLevel + "'");
+  if (target != "cpu" && target != "cuda")
+    return fail("--target must be cpu or cuda, got '" + target + "'");
+  if (chip != "sm_90" && chip != "sm_89")
+    return fail("--chip must be sm_90 or sm_89, got '" + chip + "'");
 
   DialectRegistry registry;
   msamp::registerAllMSAMPDialects(registry);
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
+  msamp::registerGPUTargetTranslations(registry);
   msamp::registerAllMSAMPPasses();
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
@@ -154,7 +199,11 @@ int main(int argc, char **argv) {
   if (failed(runPipeline(*module, "msamp-write-manifest{file=" +
                                       manifestPath.str().str() + "}")))
     return 1;
-  if (failed(runPipeline(*module, "msamp-lower-to-llvm")))
+  const bool cuda = target == "cuda";
+  if (failed(runPipeline(*module, cuda ? "msamp-lower-to-gpu{chip=" + chip + "}"
+                                       : std::string("msamp-lower-to-llvm"))))
+    return 1;
+  if (cuda && failed(writeKernels(*module, outputDir)))
     return 1;
 
   // LLVM IR for the host, optimized at -O3 (loop vectorization included).
@@ -165,6 +214,15 @@ int main(int argc, char **argv) {
       translateModuleToLLVMIR(*module, llvmContext, "train_step");
   if (!llvmModule)
     return fail("translation to LLVM IR failed");
+  if (cuda) {
+    if (auto err = msamp::renameGPUHostCalls(*llvmModule))
+      return fail(llvm::toString(std::move(err)));
+    // The session allocates a GPU step's buffers in managed memory.
+    auto *tag = llvm::ConstantDataArray::getString(llvmContext, "cuda");
+    new llvm::GlobalVariable(*llvmModule, tag->getType(), /*isConstant=*/true,
+                             llvm::GlobalValue::ExternalLinkage, tag,
+                             msamp::kTrainStepTargetSymbol);
+  }
   llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
   std::string lookupError;
   const llvm::Target *target =

@@ -156,7 +156,8 @@ int runTool(const std::vector<std::string> &args, const std::string &stdoutPath,
 }
 
 bool compileModel(const std::string &model, const std::string &level,
-                  const std::string &pipelineOptions, CompileResult &result,
+                  const std::string &pipelineOptions,
+                  const std::string &cudaChip, CompileResult &result,
                   std::string &error) {
   std::string compiler = findTool("msamp-compile", "MSAMP_COMPILE");
   if (compiler.empty()) {
@@ -178,6 +179,8 @@ bool compileModel(const std::string &model, const std::string &level,
   material += "model=" + std::string(modelHash) + "\n";
   material += "level=" + level + "\n";
   material += "options=" + pipelineOptions + "\n";
+  if (!cudaChip.empty()) // CPU keys are unchanged
+    material += "target=cuda:" + cudaChip + "\n";
   material += "version=" + std::string(msamp_version()) + "\n";
   material += "compiler=" + std::to_string(compilerStat.st_size) + ":" +
               std::to_string(compilerStat.st_mtim.tv_sec) + "." +
@@ -207,6 +210,8 @@ bool compileModel(const std::string &model, const std::string &level,
     args.push_back("--pipeline-options");
     args.push_back(pipelineOptions);
   }
+  if (!cudaChip.empty())
+    args.insert(args.end(), {"--target", "cuda", "--chip", cudaChip});
   int rc = runTool(args, tmp + "/compile.log", false, error);
   if (rc != 0) {
     removeTree(tmp);

@@ -38,8 +38,11 @@ struct CompileResult {
 /// Compiles `model` (a file) or returns the cached directory. On failure
 /// returns false with `error` set (msamp-compile's own diagnostics have
 /// already gone to stderr).
+/// `cudaChip` empty: compile for the CPU; else `--target cuda --chip
+/// cudaChip`.
 bool compileModel(const std::string &model, const std::string &level,
-                  const std::string &pipelineOptions, CompileResult &result,
+                  const std::string &pipelineOptions,
+                  const std::string &cudaChip, CompileResult &result,
                   std::string &error);
 
 /// Finds a sibling tool of msamp-run: $ENV_VAR if set, else next to this

@@ -52,7 +52,10 @@ or a directory written by msamp-compile.
   --skip-nonfinite           skip (undo) steps whose loss or gradients are
                              not finite (FP8 overflow is detected from the
                              recorded amax)
-  --backend cpu              where kernels run (cuda is not available)
+  --backend cpu|cuda         where the step runs; cuda compiles it with
+                             msamp-compile --target cuda (generated kernels,
+                             runtime GEMMs) and needs an sm_89+ GPU
+  --cuda-chip sm_90|sm_89    the PTX target of --backend cuda (default sm_90)
   --threads N                worker threads of the CPU kernels (0: default)
   --log-json FILE            one JSON object per step
   --log-every N              progress line every N steps (default 10)
@@ -196,6 +199,12 @@ bool parseOptions(int argc, char **argv, Options &o, std::string &error) {
       {"backend", true,
        [&](const std::string &v) {
          o.backend = v;
+         return true;
+       },
+       ""},
+      {"cuda-chip", true,
+       [&](const std::string &v) {
+         o.cudaChip = v;
          return true;
        },
        ""},

@@ -41,6 +41,7 @@ struct Options {
   bool eval = false;
   bool skipNonFinite = false;
   std::string backend = "cpu";
+  std::string cudaChip = "sm_90"; // --target cuda --chip of --backend cuda
   std::optional<int64_t> threads;
   std::optional<std::string> logJson;
   int64_t logEvery = 10;

@@ -35,8 +35,11 @@
 // are compile-time options, lib/Transforms/ZeROShard.cpp), writes its own
 // checkpoint shard, and rank 0 also prints every rank's memory total.
 //
-// Not supported yet, refused with a message that says why:
-// --backend cuda (the CUDA backend is not built for msamp-run's CPU steps).
+// --backend cuda compiles the step with `msamp-compile --target cuda`
+// (--cuda-chip, default sm_90): elementwise code runs as generated kernels,
+// GEMMs and collectives in the runtime's CUDA backend, and the session's
+// buffers are managed memory (docs/RuntimeABI.md 13). The backend is
+// selected before compiling, so a machine without a GPU fails at once.
 //
 //===----------------------------------------------------------------------===//
 
@@ -438,12 +441,7 @@ float meanOverRanks(float loss) {
 
 int run(const Options &o) {
   // ---- Refuse what this build cannot do, before any work. ----
-  if (o.backend == "cuda")
-    return fail(kUsageError,
-                "--backend cuda: the CUDA backend is not available in this "
-                "build (msamp-run executes steps compiled for the CPU); use "
-                "--backend cpu");
-  if (o.backend != "cpu")
+  if (o.backend != "cpu" && o.backend != "cuda")
     return fail(kUsageError,
                 "unknown backend '" + o.backend + "' (expected cpu or cuda)");
   if (o.optLevel && *o.optLevel != "O0" && *o.optLevel != "O1" &&
@@ -464,6 +462,9 @@ int run(const Options &o) {
                 "every state tensor)");
   if (o.saveEvery && !o.save)
     return fail(kUsageError, "--save-every needs --save FILE");
+  if (o.cudaChip != "sm_90" && o.cudaChip != "sm_89")
+    return fail(kUsageError,
+                "--cuda-chip must be sm_90 or sm_89, got '" + o.cudaChip + "'");
 
   // ---- Join the launcher's group (rank 0 of 1 without one). ----
   if (msamp_rt_distributed_init() != MSAMP_RT_OK)
@@ -475,6 +476,17 @@ int run(const Options &o) {
   group.size = msamp_rt_world_size();
   const bool lead = group.rank == 0; // prints, logs and writes checkpoints
   const bool speak = lead && !o.quiet;
+
+  // A CUDA run needs its device before anything is compiled for it.
+  if (o.backend == "cuda") {
+    const bool selected = msamp_rt_set_backend("cuda") == MSAMP_RT_OK;
+    if (int rc =
+            agree(selected ? 0 : kRunError,
+                  selected ? ""
+                           : std::string("cannot select backend 'cuda': ") +
+                                 msamp_rt_get_last_error_message()))
+      return rc;
+  }
 
   // A checkpoint that cannot be written should fail the run before it
   // trains, not after. Only rank 0 writes it.
@@ -531,7 +543,9 @@ int run(const Options &o) {
     std::string error;
     for (int phase = 0; phase < (group.multi() ? 2 : 1); ++phase) {
       const bool mine = (phase == 0) == lead;
-      int code = mine && !compileModel(o.model, level, options, compiled, error)
+      int code = mine && !compileModel(o.model, level, options,
+                                       o.backend == "cuda" ? o.cudaChip : "",
+                                       compiled, error)
                      ? kRunError
                      : 0;
       if (int rc = agree(code, error))

@@ -19,6 +19,14 @@ namespace mlir::msamp {
 #define GEN_PASS_REGISTRATION
 #include "MSAMP/Conversion/Passes.h.inc"
 
+/// Steps 1-3 of --msamp-lower-to-llvm, shared with --msamp-lower-to-gpu:
+/// elementwise fusion, runtime calls, one-shot bufferization, buffer
+/// deallocation and msamp-finalize-runtime-calls. `afterBufferize` may add
+/// passes between bufferization and deallocation.
+void buildBufferizeTrainStepPipeline(
+    OpPassManager &pm,
+    llvm::function_ref<void(OpPassManager &)> afterBufferize = {});
+
 /// Tensor-level train step -> LLVM dialect with the packed entry point
 /// (registered as --msamp-lower-to-llvm).
 void buildLowerToLLVMPipeline(OpPassManager &pm);

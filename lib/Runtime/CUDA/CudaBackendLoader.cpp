@@ -30,6 +30,7 @@
 
 #include "../Backend.h"
 #include "../Collective.h"
+#include "../GpuHost.h"
 #include "../Status.h"
 #include "CudaPlugin.h"
 
@@ -90,7 +91,13 @@ std::unique_ptr<Backend> createCudaBackend() {
                                       hostRecordError, hostSetCollective};
   // The plugin compares host.version/fingerprint with its own and records
   // the mismatch itself, so the message names both builds.
-  return std::unique_ptr<Backend>(create(&host));
+  std::unique_ptr<Backend> backend(create(&host));
+  // The host wrappers of GPU-compiled steps (GpuHost.h) run on this backend.
+  if (backend)
+    if (auto gpuHost = reinterpret_cast<CudaPluginGpuHostFn>(
+            dlsym(handle, MSAMP_RT_CUDA_PLUGIN_GPU_HOST)))
+      installGpuHost(gpuHost());
+  return backend;
 }
 
 } // namespace

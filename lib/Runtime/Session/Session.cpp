@@ -8,6 +8,7 @@
 #include "Random.h"
 #include "Sha256.h"
 
+#include "MSAMP/Runtime/msamp_gpu_host.h"
 #include "MSAMP/Runtime/msamp_runtime.h"
 
 #include <algorithm>
@@ -165,12 +166,27 @@ Error Session::open(const std::string &dir, std::unique_ptr<Session> &out) {
                      std::to_string(numMetrics) +
                      " metric(s); the two do not belong together");
 
+  // A step compiled with --target cuda runs kernels on its buffers: they
+  // must be managed memory, which needs the CUDA backend now.
+  BufferMemory memory = BufferMemory::Host;
+  if (auto *target =
+          static_cast<const char *>(dlsym(library, "msamp_train_step_target"));
+      target && std::strcmp(target, "cuda") == 0) {
+    if (!msamp_rt_gpu_available())
+      return Error(MSAMP_ERROR_LOAD,
+                   soPath + " was compiled for CUDA (msamp-compile --target "
+                            "cuda); select the cuda backend before opening it "
+                            "(msamp_rt_set_backend(\"cuda\"), msamp-run "
+                            "--backend cuda)");
+    memory = BufferMemory::Managed;
+  }
+
   s->descriptors_.assign(static_cast<size_t>(m.numArgs + 1 + numMetrics),
                          nullptr);
   for (bool isState : {true, false})
     for (const TensorSpec &spec : isState ? m.state : m.inputs) {
       std::unique_ptr<TensorBuffer> buffer;
-      if (Error e = TensorBuffer::create(spec, buffer))
+      if (Error e = TensorBuffer::create(spec, buffer, memory))
         return e;
       s->descriptors_[spec.index] = buffer->descriptor();
       if (spec.role == "step")
@@ -188,12 +204,12 @@ Error Session::open(const std::string &dir, std::unique_ptr<Session> &out) {
   lossSpec.name = "loss";
   lossSpec.role = "loss";
   lossSpec.numBytes = sizeof(float);
-  if (Error e = TensorBuffer::create(lossSpec, s->loss_))
+  if (Error e = TensorBuffer::create(lossSpec, s->loss_, memory))
     return e;
   s->descriptors_[static_cast<size_t>(m.numArgs)] = s->loss_->descriptor();
   for (const TensorSpec &spec : m.metrics) {
     std::unique_ptr<TensorBuffer> buffer;
-    if (Error e = TensorBuffer::create(spec, buffer))
+    if (Error e = TensorBuffer::create(spec, buffer, memory))
       return e;
     s->descriptors_[static_cast<size_t>(m.numArgs) + 1 + s->metrics_.size()] =
         buffer->descriptor();

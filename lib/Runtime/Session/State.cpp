@@ -10,6 +10,7 @@
 
 #include "MSAMP/Numerics/FP8.h"
 #include "MSAMP/Numerics/Scaling.h"
+#include "MSAMP/Runtime/msamp_gpu_host.h"
 
 #include <cmath>
 #include <cstdlib>
@@ -78,15 +79,19 @@ bool isScalarF32(const TensorSpec &spec) {
 std::string scaleName(const std::string &name) { return name + ".scale"; }
 
 Error TensorBuffer::create(const TensorSpec &spec,
-                           std::unique_ptr<TensorBuffer> &out) {
+                           std::unique_ptr<TensorBuffer> &out,
+                           BufferMemory memory) {
   std::unique_ptr<TensorBuffer> buffer(new TensorBuffer(spec));
+  buffer->memory_ = memory;
   // aligned_alloc wants a size that is a multiple of the alignment; a 0-byte
   // tensor still gets a real, distinct allocation.
   size_t bytes = static_cast<size_t>(spec.numBytes);
   size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
   if (rounded == 0)
     rounded = kAlignment;
-  buffer->data_ = std::aligned_alloc(kAlignment, rounded);
+  buffer->data_ = memory == BufferMemory::Managed
+                      ? msamp_rt_gpu_aligned_alloc(kAlignment, rounded)
+                      : std::aligned_alloc(kAlignment, rounded);
   if (!buffer->data_)
     return Error(MSAMP_ERROR_OUT_OF_MEMORY,
                  "cannot allocate " + std::to_string(bytes) + " bytes for '" +
@@ -111,7 +116,12 @@ Error TensorBuffer::create(const TensorSpec &spec,
   return Error::success();
 }
 
-TensorBuffer::~TensorBuffer() { std::free(data_); }
+TensorBuffer::~TensorBuffer() {
+  if (memory_ == BufferMemory::Managed)
+    msamp_rt_gpu_free(data_);
+  else
+    std::free(data_);
+}
 
 float storageMaxFinite(ElementType type) {
   numerics::Format format;

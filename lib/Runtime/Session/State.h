@@ -33,11 +33,17 @@ namespace msamp::session {
 
 class SafeTensorsReader;
 
+/// Where a session's buffers live: host memory, or CUDA managed memory
+/// (msamp_rt_gpu_alloc) for steps compiled with --target cuda, whose kernels,
+/// host code and runtime calls all reach it.
+enum class BufferMemory { Host, Managed };
+
 class TensorBuffer {
 public:
   /// Allocates (zero-filled) for `spec`; `error` is set on failure.
   static Error create(const TensorSpec &spec,
-                      std::unique_ptr<TensorBuffer> &out);
+                      std::unique_ptr<TensorBuffer> &out,
+                      BufferMemory memory = BufferMemory::Host);
   ~TensorBuffer();
   TensorBuffer(const TensorBuffer &) = delete;
   TensorBuffer &operator=(const TensorBuffer &) = delete;
@@ -54,6 +60,7 @@ private:
 
   TensorSpec spec_;
   void *data_ = nullptr;
+  BufferMemory memory_ = BufferMemory::Host;
   std::vector<int64_t> descriptor_;
 };
 

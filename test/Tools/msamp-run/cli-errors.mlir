@@ -11,7 +11,7 @@
 // RUN: not msamp-run %s --steps -3 2>&1 | FileCheck %s --check-prefix=STEPS
 // RUN: not msamp-run %s --steps 2>&1 | FileCheck %s --check-prefix=NOVALUE
 // RUN: not msamp-run %s %s 2>&1 | FileCheck %s --check-prefix=TWO
-// RUN: not msamp-run %s --backend cuda 2>&1 | FileCheck %s --check-prefix=CUDA
+// RUN: not msamp-run %s --backend cuda --cuda-chip sm_80 2>&1 | FileCheck %s --check-prefix=CUDA
 // RUN: not msamp-run %s --backend tpu 2>&1 | FileCheck %s --check-prefix=BACKEND
 // RUN: not msamp-run %s --opt-level O9 2>&1 | FileCheck %s --check-prefix=O9
 // RUN: not msamp-run %s --clip-grad-norm 0 2>&1 | FileCheck %s --check-prefix=CLIP
@@ -50,7 +50,7 @@
 // STEPS: msamp-run: error: invalid value '-3' for --steps: expected a non-negative integer
 // NOVALUE: msamp-run: error: option '--steps' needs a value
 // TWO: msamp-run: error: unexpected argument
-// CUDA: msamp-run: error: --backend cuda: the CUDA backend is not available in this build (msamp-run executes steps compiled for the CPU); use --backend cpu
+// CUDA: msamp-run: error: --cuda-chip must be sm_90 or sm_89, got 'sm_80'
 // BACKEND: msamp-run: error: unknown backend 'tpu' (expected cpu or cuda)
 // O9: msamp-run: error: --opt-level must be O0, O1, O2 or O3, got 'O9'
 // CLIP: msamp-run: error: invalid value '0' for --clip-grad-norm: expected a positive number

@@ -1,0 +1,69 @@
+/*===- msamp_gpu_host.h - Host wrappers of GPU-compiled steps ------*- C -*-===
+ *
+ * Part of the msamp project. docs/RuntimeABI.md 13.
+ *
+ * A train step compiled with `msamp-compile --target cuda`
+ * (--msamp-lower-to-gpu) calls these functions of libmsamp_runtime.so from
+ * its host code: the GPU dialect's kernel modules (PTX embedded in the
+ * step), kernel launches and the step's temporary buffers. They need the
+ * "cuda" backend (msamp_rt_set_backend("cuda")) by the time a kernel is
+ * launched or a buffer allocated; module loads are recorded and performed
+ * lazily, so a step may be dlopened before the backend is selected.
+ *
+ * Errors: launches and synchronizations record the sticky error
+ * (msamp_rt_get_last_error) and return; the step goes on, as after a
+ * failed runtime call. An allocation that fails cannot be survived (the
+ * step would write through a null pointer): msamp_rt_gpu_alloc prints the
+ * reason to stderr and aborts.
+ *
+ *===----------------------------------------------------------------------===*/
+
+#ifndef MSAMP_RUNTIME_MSAMP_GPU_HOST_H
+#define MSAMP_RUNTIME_MSAMP_GPU_HOST_H
+
+#include "MSAMP/Runtime/msamp_runtime.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Kernel modules: a global constructor of the step registers each
+ * gpu.binary (no driver call yet), a destructor forgets it. */
+MSAMP_RT_EXPORT void *msamp_rt_gpu_module_load(const void *image, size_t bytes);
+MSAMP_RT_EXPORT void *msamp_rt_gpu_module_load_jit(const char *ptx,
+                                                   int32_t opt_level);
+MSAMP_RT_EXPORT void msamp_rt_gpu_module_unload(void *module);
+
+/* gpu.launch_func: the first lookup loads the module (the driver JITs the
+ * PTX); null after recording the error. */
+MSAMP_RT_EXPORT void *msamp_rt_gpu_module_get_function(void *module,
+                                                       const char *name);
+/* The backend's stream; destroy is a no-op. */
+MSAMP_RT_EXPORT void *msamp_rt_gpu_stream_create(void);
+MSAMP_RT_EXPORT void msamp_rt_gpu_stream_synchronize(void *stream);
+MSAMP_RT_EXPORT void msamp_rt_gpu_stream_destroy(void *stream);
+/* A null function (a failed lookup) is skipped: the error is recorded. */
+MSAMP_RT_EXPORT void
+msamp_rt_gpu_launch_kernel(void *function, intptr_t grid_x, intptr_t grid_y,
+                           intptr_t grid_z, intptr_t block_x, intptr_t block_y,
+                           intptr_t block_z, int32_t shared_bytes, void *stream,
+                           void **params, void **extra, size_t num_params);
+
+/* memref.alloc / dealloc of the step's host code: CUDA managed memory,
+ * cached by size for the next step. Alignments up to 256 bytes. */
+MSAMP_RT_EXPORT void *msamp_rt_gpu_alloc(size_t bytes);
+MSAMP_RT_EXPORT void *msamp_rt_gpu_aligned_alloc(size_t alignment,
+                                                 size_t bytes);
+MSAMP_RT_EXPORT void msamp_rt_gpu_free(void *ptr);
+
+/* 1 when the GPU wrappers can run (the cuda backend was created). */
+MSAMP_RT_EXPORT int32_t msamp_rt_gpu_available(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MSAMP_RUNTIME_MSAMP_GPU_HOST_H */

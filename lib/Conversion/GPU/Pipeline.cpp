@@ -1,0 +1,139 @@
+//===- Pipeline.cpp - --msamp-lower-to-gpu ------------------------*- C++
+//-*-===//
+//
+// Tensor-level train step -> LLVM dialect host code + PTX kernels:
+//
+//  1. the tensor half of --msamp-lower-to-llvm, unchanged: elementwise
+//     fusion, msamp ops and GEMMs to runtime calls, one-shot bufferization;
+//     then globals are copied into step buffers (a kernel cannot read the
+//     host image), buffers are deallocated, runtime calls finalized;
+//  2. buffer copies become linalg.copy; every linalg op becomes an
+//     scf.parallel nest (reduction dimensions are sequential scf.for inside
+//     it), tiled into blocks x threads, mapped to gpu.launch and outlined
+//     into gpu.modules. What has no parallel dimension (0-d arithmetic, full
+//     reductions) stays host code;
+//  3. kernels: FP8 casts to NVVM cvt.satfinite, GPU-to-NVVM, and
+//     gpu-module-to-binary with format=isa: the gpu.binary embeds PTX for
+//     `chip` (+ptx80 for sm_90, +ptx81 for sm_89), which the driver JITs
+//     when the module is loaded;
+//  4. host: gpu-to-llvm and the CPU tail of --msamp-lower-to-llvm, with
+//     memref.alloc/dealloc lowered to the generic allocation functions, and
+//     the packed entry point. msamp-compile renames the upstream host calls
+//     (mgpu*, _mlir_memref_to_llvm_*) to the runtime's wrappers after
+//     translation (GPURuntimeSymbols.h).
+//
+// Buffers: every buffer a kernel touches is CUDA managed memory (the step's
+// temporaries through msamp_rt_gpu_alloc, the session's state and inputs
+// allocated the same way for a GPU step), so kernels, host code and the
+// runtime's CUDA backend (which uses managed pointers in place) share them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "MSAMP/Conversion/GPU/Passes.h"
+#include "MSAMP/Conversion/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/LLVM/NVVM/Target.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
+#include "mlir/Transforms/Passes.h"
+
+#ifndef MSAMP_CUDA_TOOLKIT_ROOT
+#define MSAMP_CUDA_TOOLKIT_ROOT "/usr/local/cuda"
+#endif
+
+using namespace mlir;
+
+std::string mlir::msamp::defaultPTXFeatures(StringRef chip) {
+  if (chip == "sm_89")
+    return "+ptx81";
+  return "+ptx80";
+}
+
+void mlir::msamp::buildLowerToGPUPipeline(OpPassManager &pm,
+                                          const LowerToGPUOptions &options) {
+  // 1. Tensors -> buffers, as for the CPU; constants into step buffers.
+  buildBufferizeTrainStepPipeline(
+      pm, [](OpPassManager &pm) { pm.addPass(createMSAMPGPUStageGlobals()); });
+
+  // 2. linalg -> parallel loops -> gpu.launch -> gpu.module.
+  MSAMPGPUTileParallelLoopsOptions tile;
+  tile.blockSize = options.blockSize;
+  pm.addNestedPass<func::FuncOp>(createMSAMPGPUCopiesToLinalg());
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
+  pm.addNestedPass<func::FuncOp>(createMSAMPGPUTileParallelLoops(tile));
+  pm.addNestedPass<func::FuncOp>(createGpuMapParallelLoopsPass());
+  pm.addNestedPass<func::FuncOp>(createConvertParallelLoopToGpuPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createGpuKernelOutliningPass());
+  pm.addPass(createLowerAffinePass());
+
+  // 3. Kernels -> NVVM -> PTX, embedded in gpu.binary ops.
+  GpuNVVMAttachTargetOptions target;
+  target.chip = options.chip;
+  target.features = options.features.empty() ? defaultPTXFeatures(options.chip)
+                                             : std::string(options.features);
+  target.optLevel = options.optLevel;
+  pm.addPass(createGpuNVVMAttachTarget(target));
+  OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
+  kernels.addPass(createSCFToControlFlowPass());
+  kernels.addPass(createMSAMPGPULowerFP8Casts());
+  kernels.addPass(createConvertGpuOpsToNVVMOps());
+  kernels.addPass(createCanonicalizerPass());
+  kernels.addPass(createCSEPass());
+  kernels.addPass(createReconcileUnrealizedCastsPass());
+  GpuModuleToBinaryPassOptions binary;
+  binary.compilationTarget = "isa";
+  binary.toolkitPath = options.toolkit.empty()
+                           ? std::string(MSAMP_CUDA_TOOLKIT_ROOT)
+                           : std::string(options.toolkit);
+  pm.addPass(createGpuModuleToBinaryPass(binary));
+
+  // 4. Host code -> LLVM dialect.
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createConvertMathToLibmPass());
+  // Before gpu-to-llvm, whose memref patterns would lower memref.alloc to
+  // plain malloc (host memory a kernel cannot reach).
+  FinalizeMemRefToLLVMConversionPassOptions memrefToLLVM;
+  memrefToLLVM.useGenericFunctions = true;
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefToLLVM));
+  pm.addPass(createGpuToLLVMConversionPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createMSAMPEmitEntryPoint());
+}
+
+void mlir::msamp::registerMSAMPGPUPipelines() {
+  PassPipelineRegistration<LowerToGPUOptions>(
+      "msamp-lower-to-gpu",
+      "lower a compiled train step to GPU kernels (NVVM, PTX embedded) and "
+      "LLVM dialect host code with runtime calls and the packed entry point",
+      [](OpPassManager &pm, const LowerToGPUOptions &options) {
+        buildLowerToGPUPipeline(pm, options);
+      });
+}
+
+void mlir::msamp::registerGPUTargetTranslations(DialectRegistry &registry) {
+  registerBuiltinDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+  registerNVVMDialectTranslation(registry);
+  registerGPUDialectTranslation(registry);
+  gpu::registerOffloadingLLVMTranslationInterfaceExternalModels(registry);
+  NVVM::registerNVVMTargetInterfaceExternalModels(registry);
+}

@@ -1,0 +1,258 @@
+//===- GpuHost.cpp - Kernels of GPU-compiled steps on the backend ---------===//
+//
+// Part of the msamp project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The plugin's half of the host wrappers of steps compiled with
+// --msamp-lower-to-gpu (../GpuHost.h, docs/RuntimeABI.md 13):
+//
+//  * Modules and launches use the CUDA driver API (cuModuleLoadDataEx JITs
+//    the embedded PTX, cuModuleGetFunction, cuLaunchKernel). The plugin
+//    does not link libcuda: the entry points are resolved at run time
+//    through cudart's cudaGetDriverEntryPointByVersion, in the primary
+//    context cudart uses, on the backend's device.
+//  * Kernels run on the backend's stream, so they are ordered with the
+//    runtime's own kernels and cuBLASLt; the step synchronizes after each
+//    launch (the host code may read what the kernel wrote).
+//  * Buffers are managed memory (cudaMallocManaged): kernels, the host code
+//    of the step, the session and the backend (which uses managed pointers
+//    in place, 10.2) all reach them. Freed buffers are kept in a per-size
+//    cache: a training step frees and allocates the same sizes every time.
+//
+//===----------------------------------------------------------------------===//
+
+#include "../../GpuHost.h"
+#include "../../Status.h"
+#include "../CudaBackend.h"
+#include "../common/CudaCheck.h"
+
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+#include <map>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace msamp::runtime::cuda {
+namespace {
+
+/// The driver entry points, resolved once through cudart.
+struct Driver {
+  CUresult (*moduleLoadDataEx)(CUmodule *, const void *, unsigned,
+                               CUjit_option *, void **) = nullptr;
+  CUresult (*moduleGetFunction)(CUfunction *, CUmodule, const char *) = nullptr;
+  CUresult (*launchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned,
+                           unsigned, unsigned, unsigned, CUstream, void **,
+                           void **) = nullptr;
+  CUresult (*getErrorString)(CUresult, const char **) = nullptr;
+};
+
+msamp_rt_status resolve(const char *symbol, void **fn) {
+  cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+  MSAMP_CUDA_TRY_CTX(cudaGetDriverEntryPointByVersion(
+                         symbol, fn, 12000, cudaEnableDefault, &found),
+                     "symbol=%s", symbol);
+  if (found != cudaDriverEntryPointSuccess || !*fn)
+    return recordError(MSAMP_RT_ERROR_BACKEND_UNAVAILABLE,
+                       "the CUDA driver has no %s (query result %d)", symbol,
+                       static_cast<int>(found));
+  return MSAMP_RT_OK;
+}
+
+msamp_rt_status driver(const Driver *&out) {
+  static std::once_flag once;
+  static Driver d;
+  static msamp_rt_status status = MSAMP_RT_OK;
+  std::call_once(once, [] {
+    std::pair<const char *, void **> symbols[] = {
+        {"cuModuleLoadDataEx", reinterpret_cast<void **>(&d.moduleLoadDataEx)},
+        {"cuModuleGetFunction",
+         reinterpret_cast<void **>(&d.moduleGetFunction)},
+        {"cuLaunchKernel", reinterpret_cast<void **>(&d.launchKernel)},
+        {"cuGetErrorString", reinterpret_cast<void **>(&d.getErrorString)},
+    };
+    for (auto &[name, fn] : symbols)
+      if ((status = resolve(name, fn)) != MSAMP_RT_OK)
+        return;
+  });
+  if (status != MSAMP_RT_OK)
+    return recordError(status, "the CUDA driver API could not be resolved");
+  out = &d;
+  return MSAMP_RT_OK;
+}
+
+msamp_rt_status driverFailure(const Driver &d, CUresult result,
+                              const char *call, const std::string &context) {
+  const char *text = nullptr;
+  if (d.getErrorString(result, &text) != CUDA_SUCCESS || !text)
+    text = "unknown error";
+  return recordError(
+      result == CUDA_ERROR_OUT_OF_MEMORY ? MSAMP_RT_ERROR_OUT_OF_MEMORY
+                                         : MSAMP_RT_ERROR_INTERNAL,
+      "%s failed: CUresult %d (%s)%s%s", call, static_cast<int>(result), text,
+      context.empty() ? "" : " ", context.c_str());
+}
+
+/// The backend's device current on this thread, under its lock.
+template <typename Body>
+msamp_rt_status withDevice(const char *op, Body body) {
+  OpScope scope(op);
+  std::mutex *lock = activeBackendLock();
+  const DeviceContext *ctx = activeBackendContext();
+  if (!lock || !ctx)
+    return recordError(MSAMP_RT_ERROR_NO_BACKEND,
+                       "%s: select the cuda backend first", op);
+  std::lock_guard<std::mutex> guard(*lock);
+  MSAMP_RT_RETURN_IF_ERROR(ctx->makeCurrent());
+  return body(*ctx);
+}
+
+msamp_rt_status moduleLoad(const void *image, size_t, int32_t isPtx,
+                           int32_t optLevel, void **module) {
+  return withDevice("msamp_rt_gpu_module_load", [&](const DeviceContext &) {
+    const Driver *d = nullptr;
+    MSAMP_RT_RETURN_IF_ERROR(driver(d));
+    // The JIT's error log names the PTX line that failed.
+    static char log[8192];
+    log[0] = 0;
+    CUjit_option options[] = {CU_JIT_ERROR_LOG_BUFFER,
+                              CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+                              CU_JIT_OPTIMIZATION_LEVEL};
+    void *values[] = {log, reinterpret_cast<void *>(sizeof(log)),
+                      reinterpret_cast<void *>(
+                          static_cast<uintptr_t>(optLevel < 0   ? 0
+                                                 : optLevel > 4 ? 4
+                                                                : optLevel))};
+    CUmodule result = nullptr;
+    CUresult r =
+        d->moduleLoadDataEx(&result, image, isPtx ? 3u : 2u, options, values);
+    if (r != CUDA_SUCCESS)
+      return driverFailure(*d, r, "cuModuleLoadDataEx",
+                           std::string(isPtx ? "(PTX JIT" : "(cubin") +
+                               (log[0] ? std::string(": ") + log : "") + ")");
+    *module = result;
+    return MSAMP_RT_OK;
+  });
+}
+
+msamp_rt_status moduleGetFunction(void *module, const char *name,
+                                  void **function) {
+  return withDevice(
+      "msamp_rt_gpu_module_get_function", [&](const DeviceContext &) {
+        const Driver *d = nullptr;
+        MSAMP_RT_RETURN_IF_ERROR(driver(d));
+        CUfunction f = nullptr;
+        CUresult r =
+            d->moduleGetFunction(&f, static_cast<CUmodule>(module), name);
+        if (r != CUDA_SUCCESS)
+          return driverFailure(*d, r, "cuModuleGetFunction",
+                               std::string("(kernel ") + name + ")");
+        *function = f;
+        return MSAMP_RT_OK;
+      });
+}
+
+void *stream() {
+  const DeviceContext *ctx = activeBackendContext();
+  return ctx ? static_cast<void *>(ctx->stream) : nullptr;
+}
+
+msamp_rt_status streamSynchronize(void *s) {
+  return withDevice(
+      "msamp_rt_gpu_stream_synchronize", [&](const DeviceContext &) {
+        MSAMP_CUDA_TRY(cudaStreamSynchronize(static_cast<cudaStream_t>(s)));
+        return MSAMP_RT_OK;
+      });
+}
+
+msamp_rt_status launchKernel(void *function, intptr_t gx, intptr_t gy,
+                             intptr_t gz, intptr_t bx, intptr_t by, intptr_t bz,
+                             int32_t shared, void *s, void **params,
+                             void **extra) {
+  return withDevice("msamp_rt_gpu_launch_kernel", [&](const DeviceContext &) {
+    const Driver *d = nullptr;
+    MSAMP_RT_RETURN_IF_ERROR(driver(d));
+    if (gx <= 0 || gy <= 0 || gz <= 0)
+      return MSAMP_RT_OK; // an empty grid (a zero-size tensor)
+    CUresult r = d->launchKernel(
+        static_cast<CUfunction>(function), static_cast<unsigned>(gx),
+        static_cast<unsigned>(gy), static_cast<unsigned>(gz),
+        static_cast<unsigned>(bx), static_cast<unsigned>(by),
+        static_cast<unsigned>(bz), static_cast<unsigned>(shared),
+        static_cast<CUstream>(s), params, extra);
+    if (r != CUDA_SUCCESS)
+      return driverFailure(
+          *d, r, "cuLaunchKernel",
+          "(grid " + std::to_string(gx) + "x" + std::to_string(gy) + "x" +
+              std::to_string(gz) + ", block " + std::to_string(bx) + "x" +
+              std::to_string(by) + "x" + std::to_string(bz) + ")");
+    return MSAMP_RT_OK;
+  });
+}
+
+/// Managed buffers by size, for reuse; and the size of each live one.
+struct ManagedCache {
+  std::mutex lock;
+  std::multimap<size_t, void *> free;
+  std::unordered_map<void *, size_t> live;
+};
+
+ManagedCache &cache() {
+  static auto *c = new ManagedCache; // never destroyed: used until exit
+  return *c;
+}
+
+msamp_rt_status alloc(size_t bytes, void **ptr) {
+  *ptr = nullptr;
+  if (bytes == 0)
+    bytes = 1; // a distinct, freeable pointer
+  ManagedCache &c = cache();
+  {
+    std::lock_guard<std::mutex> guard(c.lock);
+    auto it = c.free.find(bytes);
+    if (it != c.free.end()) {
+      *ptr = it->second;
+      c.free.erase(it);
+      c.live.emplace(*ptr, bytes);
+      return MSAMP_RT_OK;
+    }
+  }
+  return withDevice("msamp_rt_gpu_alloc", [&](const DeviceContext &ctx) {
+    MSAMP_CUDA_TRY_CTX(cudaMallocManaged(ptr, bytes, cudaMemAttachGlobal),
+                       "bytes=%zu, device %d", bytes, ctx.device);
+    std::lock_guard<std::mutex> guard(c.lock);
+    c.live.emplace(*ptr, bytes);
+    return MSAMP_RT_OK;
+  });
+}
+
+void release(void *ptr) {
+  ManagedCache &c = cache();
+  std::lock_guard<std::mutex> guard(c.lock);
+  auto it = c.live.find(ptr);
+  if (it == c.live.end())
+    return; // not ours: nothing to do (the step never frees foreign memory)
+  c.free.emplace(it->second, ptr);
+  c.live.erase(it);
+}
+
+const GpuHostTable theTable = {kGpuHostVersion,
+                               moduleLoad,
+                               moduleGetFunction,
+                               stream,
+                               streamSynchronize,
+                               launchKernel,
+                               alloc,
+                               release};
+
+} // namespace
+} // namespace msamp::runtime::cuda
+
+extern "C" __attribute__((visibility("default")))
+const msamp::runtime::GpuHostTable *
+msamp_rt_cuda_plugin_gpu_host() {
+  return &msamp::runtime::cuda::theTable;
+}

@@ -1,0 +1,61 @@
+//===- GpuHost.h - Runtime <-> CUDA plugin: GPU-compiled steps --*- C++ -*-===//
+//
+// Part of the msamp project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The host wrappers a step compiled with --msamp-lower-to-gpu calls
+// (include/MSAMP/Runtime/msamp_gpu_host.h, docs/RuntimeABI.md 13) are
+// exported by libmsamp_runtime.so (GpuHostABI.cpp) and implemented by the
+// CUDA plugin (CUDA/gpu/GpuHost.cpp), which hands this table over through
+// its second entry point when backend "cuda" is created. No CUDA type
+// appears here: the runtime is built without CUDA headers.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MSAMP_LIB_RUNTIME_GPUHOST_H
+#define MSAMP_LIB_RUNTIME_GPUHOST_H
+
+#include "MSAMP/Runtime/msamp_runtime.h"
+
+#include <cstddef>
+#include <cstdint>
+
+namespace msamp::runtime {
+
+constexpr uint32_t kGpuHostVersion = 1;
+
+/// What the plugin implements. Every function records its failure in the
+/// runtime's sticky error state (the plugin's recordError hook) and
+/// returns an error code or null.
+struct GpuHostTable {
+  uint32_t version; ///< kGpuHostVersion of the plugin
+  /// Loads a kernel image (PTX text if `isPtx`, then JIT-compiled by the
+  /// driver at `optLevel`; else a cubin/fatbin of `bytes` bytes).
+  msamp_rt_status (*moduleLoad)(const void *image, size_t bytes, int32_t isPtx,
+                                int32_t optLevel, void **module);
+  msamp_rt_status (*moduleGetFunction)(void *module, const char *name,
+                                       void **function);
+  /// The backend's stream (kernels and ABI calls stay ordered).
+  void *(*stream)();
+  msamp_rt_status (*streamSynchronize)(void *stream);
+  msamp_rt_status (*launchKernel)(void *function, intptr_t gridX,
+                                  intptr_t gridY, intptr_t gridZ,
+                                  intptr_t blockX, intptr_t blockY,
+                                  intptr_t blockZ, int32_t sharedBytes,
+                                  void *stream, void **params, void **extra);
+  /// Managed memory, reachable from kernels, the host and the backend.
+  msamp_rt_status (*alloc)(size_t bytes, void **ptr);
+  void (*free)(void *ptr);
+};
+
+/// The plugin's second exported symbol: returns its table.
+#define MSAMP_RT_CUDA_PLUGIN_GPU_HOST "msamp_rt_cuda_plugin_gpu_host"
+using CudaPluginGpuHostFn = const GpuHostTable *(*)();
+
+/// Called by the CUDA loader once backend "cuda" exists (GpuHostABI.cpp).
+void installGpuHost(const GpuHostTable *table);
+
+} // namespace msamp::runtime
+
+#endif // MSAMP_LIB_RUNTIME_GPUHOST_H

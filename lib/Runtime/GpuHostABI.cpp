@@ -1,0 +1,167 @@
+//===- GpuHostABI.cpp - Host wrappers of GPU-compiled steps ---------------===//
+//
+// Part of the msamp project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The exported msamp_rt_gpu_* functions (msamp_gpu_host.h). They are always
+// built, with or without CUDA, so a GPU-compiled step always links against
+// the runtime; they forward to the CUDA plugin's table (GpuHost.h), which
+// the CUDA loader installs when backend "cuda" is created. Without it every
+// call records MSAMP_RT_ERROR_BACKEND_UNAVAILABLE ("select the cuda
+// backend"), and an allocation aborts.
+//
+// Module loads are only recorded here: the step's global constructors run
+// at dlopen, possibly before the backend exists. The first function lookup
+// of a module loads it through the plugin.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GpuHost.h"
+#include "Status.h"
+
+#include "MSAMP/Runtime/msamp_gpu_host.h"
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+
+namespace msamp::runtime {
+namespace {
+
+std::atomic<const GpuHostTable *> theTable{nullptr};
+
+/// A gpu.binary of a loaded step: the image until the first lookup, then
+/// the plugin's module too.
+struct ModuleRecord {
+  const void *image = nullptr;
+  size_t bytes = 0;
+  bool isPtx = false;
+  int32_t optLevel = 3;
+  void *module = nullptr;
+  std::mutex lock;
+};
+
+const GpuHostTable *tableOrError(const char *op) {
+  const GpuHostTable *table = theTable.load(std::memory_order_acquire);
+  if (!table)
+    recordError(MSAMP_RT_ERROR_BACKEND_UNAVAILABLE,
+                "%s: this step was compiled for CUDA (msamp-compile --target "
+                "cuda); select the cuda backend first",
+                op);
+  return table;
+}
+
+} // namespace
+
+void installGpuHost(const GpuHostTable *table) {
+  if (table && table->version == kGpuHostVersion)
+    theTable.store(table, std::memory_order_release);
+}
+
+} // namespace msamp::runtime
+
+using namespace msamp::runtime;
+
+extern "C" {
+
+void *msamp_rt_gpu_module_load(const void *image, size_t bytes) {
+  auto *record = new ModuleRecord;
+  record->image = image;
+  record->bytes = bytes;
+  return record;
+}
+
+void *msamp_rt_gpu_module_load_jit(const char *ptx, int32_t opt_level) {
+  auto *record = new ModuleRecord;
+  record->image = ptx;
+  record->isPtx = true;
+  record->optLevel = opt_level;
+  return record;
+}
+
+void msamp_rt_gpu_module_unload(void *module) {
+  // Runs from the step's global destructors, at exit: the driver may be
+  // shutting down, so the device module is left to process teardown.
+  delete static_cast<ModuleRecord *>(module);
+}
+
+void *msamp_rt_gpu_module_get_function(void *module, const char *name) {
+  const char *op = "msamp_rt_gpu_module_get_function";
+  const GpuHostTable *table = tableOrError(op);
+  if (!table || !module)
+    return nullptr;
+  auto *record = static_cast<ModuleRecord *>(module);
+  {
+    std::lock_guard<std::mutex> guard(record->lock);
+    if (!record->module &&
+        table->moduleLoad(record->image, record->bytes, record->isPtx,
+                          record->optLevel, &record->module) != MSAMP_RT_OK)
+      return nullptr;
+  }
+  void *function = nullptr;
+  if (table->moduleGetFunction(record->module, name, &function) != MSAMP_RT_OK)
+    return nullptr;
+  return function;
+}
+
+void *msamp_rt_gpu_stream_create(void) {
+  const GpuHostTable *table = tableOrError("msamp_rt_gpu_stream_create");
+  return table ? table->stream() : nullptr;
+}
+
+void msamp_rt_gpu_stream_synchronize(void *stream) {
+  if (const GpuHostTable *table =
+          tableOrError("msamp_rt_gpu_stream_synchronize"))
+    table->streamSynchronize(stream);
+}
+
+void msamp_rt_gpu_stream_destroy(void *) {}
+
+void msamp_rt_gpu_launch_kernel(void *function, intptr_t grid_x,
+                                intptr_t grid_y, intptr_t grid_z,
+                                intptr_t block_x, intptr_t block_y,
+                                intptr_t block_z, int32_t shared_bytes,
+                                void *stream, void **params, void **extra,
+                                size_t) {
+  const GpuHostTable *table = tableOrError("msamp_rt_gpu_launch_kernel");
+  if (!table || !function)
+    return; // the failed lookup is the recorded error
+  table->launchKernel(function, grid_x, grid_y, grid_z, block_x, block_y,
+                      block_z, shared_bytes, stream, params, extra);
+}
+
+void *msamp_rt_gpu_aligned_alloc(size_t alignment, size_t bytes) {
+  const char *op = "msamp_rt_gpu_alloc";
+  void *ptr = nullptr;
+  const GpuHostTable *table = tableOrError(op);
+  if (table && alignment > 256)
+    recordError(MSAMP_RT_ERROR_INVALID_ARGUMENT,
+                "%s: alignment %zu is above the 256 bytes managed memory "
+                "guarantees",
+                op, alignment);
+  else if (table && table->alloc(bytes, &ptr) == MSAMP_RT_OK)
+    return ptr;
+  // The step has no way to fail: say why and stop.
+  std::fprintf(stderr, "msamp: cannot allocate %zu bytes for a CUDA step: %s\n",
+               bytes, msamp_rt_get_last_error_message());
+  std::abort();
+}
+
+void *msamp_rt_gpu_alloc(size_t bytes) {
+  return msamp_rt_gpu_aligned_alloc(64, bytes);
+}
+
+void msamp_rt_gpu_free(void *ptr) {
+  if (!ptr)
+    return;
+  if (const GpuHostTable *table = theTable.load(std::memory_order_acquire))
+    table->free(ptr);
+}
+
+int32_t msamp_rt_gpu_available(void) {
+  return theTable.load(std::memory_order_acquire) ? 1 : 0;
+}
+
+} // extern "C"

@@ -1,0 +1,105 @@
+// --msamp-lower-to-gpu on a small step: a GEMM and the optimizer stay
+// runtime calls; the fill, the fused relu+exp+row-sum and the buffer copies
+// become kernels (one gpu.binary each, PTX for sm_90 / +ptx80 or sm_89 /
+// +ptx81); the full reduction to the 0-d loss stays host code; the host's
+// buffers come from the generic allocation functions, which msamp-compile
+// renames to the runtime's managed-memory wrappers.
+// RUN: msamp-opt %s --msamp-lower-to-gpu | FileCheck %s
+// RUN: msamp-opt %s --msamp-lower-to-gpu="chip=sm_89" | FileCheck %s --check-prefix=SM89
+// RUN: msamp-opt %s --msamp-lower-to-gpu --mlir-print-ir-after=gpu-kernel-outlining -o /dev/null 2>&1 | FileCheck %s --check-prefix=OUTLINED
+// RUN: msamp-opt %s --msamp-lower-to-gpu --mlir-print-ir-before=gpu-module-to-binary -o /dev/null 2>&1 | FileCheck %s --check-prefix=NVVM
+
+// OUTLINED-LABEL: func.func @train_step(
+// OUTLINED: call @msamp_rt_gemm(
+// The fill of the row sums: 8 elements, one block of 256 threads.
+// OUTLINED: gpu.launch_func @[[FILL:train_step_kernel]]::@train_step_kernel blocks in (%c1, %c1, %c1) threads in (%c256, %c1, %c1)
+// relu, exp and the row sum, fused: a thread per row, the reduction dimension
+// a loop inside it.
+// OUTLINED: gpu.launch_func @[[ROWS:train_step_kernel_0]]::@train_step_kernel blocks in (%c1, %c1, %c1) threads in (%c256, %c1, %c1) args(%c8 : index, %{{.+}} : memref<8x64xf32>, %{{.+}} : memref<8xf32>
+// The 0-d loss: a host loop.
+// OUTLINED: scf.for %{{.+}} = %c0 to %c8 step %c1
+// OUTLINED: call @msamp_rt_all_reduce(
+// A 300x64 copy: a block row per row, 256 threads along the contiguous
+// dimension.
+// OUTLINED: gpu.launch_func @train_step_kernel_1::@train_step_kernel blocks in (%c300, %c1, %c1) threads in (%c1, %c256, %c1)
+// OUTLINED: call @msamp_rt_sgd_update(
+// OUTLINED: gpu.module @[[ROWS]]
+// OUTLINED: gpu.func @train_step_kernel({{.*}}) kernel attributes {known_block_size = array<i32: 256, 1, 1>
+// OUTLINED: scf.if
+// OUTLINED: scf.for
+// OUTLINED: arith.maximumf
+// OUTLINED: math.exp
+// OUTLINED: arith.addf
+
+// NVVM: gpu.module @train_step_kernel_0 [#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">]
+// NVVM: llvm.func @__nv_expf(f32) -> f32
+// NVVM: llvm.func @train_step_kernel({{.*}}) attributes {gpu.kernel, {{.*}}nvvm.kernel, nvvm.maxntid = array<i32: 256, 1, 1>}
+// NVVM: nvvm.read.ptx.sreg.tid.x
+// NVVM: llvm.intr.maximum
+// NVVM: llvm.call @__nv_expf
+// NVVM: llvm.fadd
+
+// CHECK-LABEL: llvm.func @train_step(
+// CHECK: llvm.call @_mlir_memref_to_llvm_alloc(
+// CHECK: llvm.call @msamp_rt_gemm(
+// CHECK: gpu.launch_func @train_step_kernel::@train_step_kernel
+// CHECK: gpu.launch_func @train_step_kernel_0::@train_step_kernel
+// CHECK: llvm.call @msamp_rt_all_reduce(
+// CHECK: gpu.launch_func @train_step_kernel_1::@train_step_kernel
+// CHECK: llvm.call @msamp_rt_sgd_update(
+// CHECK: gpu.launch_func @train_step_kernel_2::@train_step_kernel
+// CHECK: llvm.call @_mlir_memref_to_llvm_free(
+// CHECK-COUNT-4: gpu.binary @train_step_kernel{{(_[0-9]+)?}} [#gpu.object<#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">, properties = {{.*}}, assembly = "{{.*}}.version 8.0\0A.target sm_90\0A
+// CHECK-NOT: gpu.binary
+// CHECK: llvm.func @msamp_train_step_packed(
+
+// SM89-COUNT-4: gpu.binary @{{.*}}#nvvm.target<O = 3, chip = "sm_89", features = "+ptx81">{{.*}}.version 8.1\0A.target sm_89\0A
+#id = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (i)>
+#all = affine_map<(i) -> (i)>
+#scalar = affine_map<(i) -> ()>
+module {
+  func.func @train_step(
+      %w: tensor<300x64xf32> {msamp.role = "param", msamp.name = "w", msamp.init = "zeros"},
+      %step: tensor<i64> {msamp.role = "step", msamp.name = "step", msamp.init = "zeros"},
+      %lr: tensor<f32> {msamp.role = "hyperparam", msamp.name = "lr"},
+      %x: tensor<8x300xf32> {msamp.role = "input", msamp.name = "x"})
+      -> (tensor<f32> {msamp.role = "loss"},
+          tensor<300x64xf32> {msamp.role = "param", msamp.name = "w", msamp.updates = 0 : i64},
+          tensor<i64> {msamp.role = "step", msamp.name = "step", msamp.updates = 1 : i64})
+      attributes {msamp.kind = "train_step", msamp.level = "O0"} {
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<8x64xf32>
+    %z = linalg.fill ins(%zero : f32) outs(%e : tensor<8x64xf32>) -> tensor<8x64xf32>
+    %h = linalg.matmul ins(%x, %w : tensor<8x300xf32>, tensor<300x64xf32>) outs(%z : tensor<8x64xf32>) -> tensor<8x64xf32>
+    %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%h : tensor<8x64xf32>) outs(%e : tensor<8x64xf32>) {
+    ^bb0(%a: f32, %o: f32):
+      %m = arith.maximumf %a, %zero : f32
+      %s = math.exp %m : f32
+      linalg.yield %s : f32
+    } -> tensor<8x64xf32>
+    %e8 = tensor.empty() : tensor<8xf32>
+    %z8 = linalg.fill ins(%zero : f32) outs(%e8 : tensor<8xf32>) -> tensor<8xf32>
+    %rows = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+        ins(%r : tensor<8x64xf32>) outs(%z8 : tensor<8xf32>) {
+    ^bb0(%a: f32, %acc: f32):
+      %s = arith.addf %a, %acc : f32
+      linalg.yield %s : f32
+    } -> tensor<8xf32>
+    %e0 = tensor.empty() : tensor<f32>
+    %z0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<f32>) -> tensor<f32>
+    %loss = linalg.generic {indexing_maps = [#all, #scalar], iterator_types = ["reduction"]}
+        ins(%rows : tensor<8xf32>) outs(%z0 : tensor<f32>) {
+    ^bb0(%a: f32, %acc: f32):
+      %s = arith.addf %a, %acc : f32
+      linalg.yield %s : f32
+    } -> tensor<f32>
+    %g = msamp.all_reduce mean %w : tensor<300x64xf32>
+    %one = arith.constant dense<1> : tensor<i64>
+    %t = arith.addi %step, %one : tensor<i64>
+    %w1 = msamp.sgd_update param %w : tensor<300x64xf32>, grad %g : tensor<300x64xf32>,
+        lr %lr, step %t {momentum = 0.0 : f64, weight_decay = 0.0 : f64}
+    return %loss, %w1, %t : tensor<f32>, tensor<300x64xf32>, tensor<i64>
+  }
+}

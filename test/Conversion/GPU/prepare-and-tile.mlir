@@ -1,0 +1,69 @@
+// The buffer-level passes of --msamp-lower-to-gpu.
+// RUN: msamp-opt %s -split-input-file --msamp-gpu-stage-globals | FileCheck %s --check-prefix=STAGE
+// RUN: msamp-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(msamp-gpu-copies-to-linalg))' | FileCheck %s --check-prefix=COPY
+// RUN: msamp-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(convert-linalg-to-parallel-loops,msamp-gpu-tile-parallel-loops{block-size=128}))' | FileCheck %s --check-prefix=TILE
+
+// A global read by a kernel must be in a step buffer: alloc + copy, every
+// user reads the copy.
+// STAGE-LABEL: func.func @globals(
+// STAGE: %[[A:.+]] = memref.alloc() {alignment = 64 : i64} : memref<4xf32>
+// STAGE: %[[G:.+]] = memref.get_global @table : memref<4xf32>
+// STAGE: memref.copy %[[G]], %[[A]]
+// STAGE: linalg.copy ins(%[[A]] : memref<4xf32>)
+memref.global "private" constant @table : memref<4xf32> = dense<[1.0, 2.0, 3.0, 4.0]>
+func.func @globals(%out: memref<4xf32>) {
+  %g = memref.get_global @table : memref<4xf32>
+  linalg.copy ins(%g : memref<4xf32>) outs(%out : memref<4xf32>)
+  return
+}
+
+// -----
+
+// Ranked copies become linalg.copy (then kernels); 0-d copies stay.
+// COPY-LABEL: func.func @copies(
+// COPY: linalg.copy ins(%arg0 : memref<3x5xf8E4M3FN>) outs(%arg1 : memref<3x5xf8E4M3FN>)
+// COPY: memref.copy %arg2, %arg3 : memref<f32> to memref<f32>
+func.func @copies(%a: memref<3x5xf8E4M3FN>, %b: memref<3x5xf8E4M3FN>,
+                  %s: memref<f32>, %t: memref<f32>) {
+  memref.copy %a, %b : memref<3x5xf8E4M3FN> to memref<3x5xf8E4M3FN>
+  memref.copy %s, %t : memref<f32> to memref<f32>
+  return
+}
+
+// -----
+
+// Innermost dimension by the block size, the others by 1, tails guarded by
+// scf.if (no min/max bounds); the reduction dimension stays a loop.
+// TILE-LABEL: func.func @tile(
+// TILE: %[[S:.+]] = arith.muli %c1, %c128 : index
+// TILE: scf.parallel (%{{.+}}, %{{.+}}) = (%c0, %c0) to (%c7, %c300) step (%{{.+}}, %[[S]])
+// TILE: scf.parallel (%{{.+}}, %{{.+}}) = ({{.+}}) to (%{{.+}}, %[[S]]) step (%c1, %c1)
+// TILE: scf.if
+// TILE: arith.negf
+// TILE-LABEL: func.func @rows(
+// TILE: %[[R:.+]] = arith.muli %c1, %c128 : index
+// TILE: scf.parallel (%{{.+}}) = (%c0) to (%c7) step (%[[R]])
+// TILE: scf.parallel (%{{.+}}) = ({{.+}}) to (%[[R]]) step (%c1)
+// TILE: scf.if
+// TILE: scf.for
+// TILE: arith.addf
+#id = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (i)>
+func.func @tile(%a: memref<7x300xf32>, %b: memref<7x300xf32>) {
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%a : memref<7x300xf32>) outs(%b : memref<7x300xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    %n = arith.negf %x : f32
+    linalg.yield %n : f32
+  }
+  return
+}
+func.func @rows(%a: memref<7x300xf32>, %r: memref<7xf32>) {
+  linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%a : memref<7x300xf32>) outs(%r : memref<7xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %x, %acc : f32
+    linalg.yield %s : f32
+  }
+  return
+}
