@@ -134,6 +134,13 @@ static int32_t dtype(Value v) {
   return getRuntimeDTypeCode(getElementTypeOrSelf(v.getType()));
 }
 
+/// msamp_rt_adam_update's flags (docs/RuntimeABI.md 3.8): bit 0
+/// MSAMP_RT_ADAM_DECOUPLED, bit 1 MSAMP_RT_ADAM_MODE1 (adam_mode = 1).
+static int32_t adamFlags(AdamUpdateOp op) {
+  return (op.getDecoupled() ? 1 : 0) |
+         (op.getAdamMode().value_or(0) == 1 ? 2 : 0);
+}
+
 struct ConvertMSAMPToRuntimePass
     : ::mlir::msamp::impl::ConvertMSAMPToRuntimeBase<
           ConvertMSAMPToRuntimePass> {
@@ -300,7 +307,7 @@ void ConvertMSAMPToRuntimePass::runOnOperation() {
                    rt.f64(b, loc, u.getBeta2().convertToDouble()),
                    rt.f64(b, loc, u.getEps().convertToDouble()),
                    rt.f64(b, loc, u.getWeightDecay().convertToDouble()),
-                   rt.i32(b, loc, u.getDecoupled() ? 1 : 0)});
+                   rt.i32(b, loc, adamFlags(u))});
       rt.call(b, loc, RuntimeFn::AdamUpdate, args);
     } else if (auto s = dyn_cast<SGDUpdateOp>(op)) {
       SmallVector<Value> args = {
