@@ -43,6 +43,8 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
 
+#include "llvm/ADT/DenseSet.h"
+
 namespace mlir::msamp {
 #define GEN_PASS_DEF_CONVERTMSAMPTORUNTIME
 #include "MSAMP/Conversion/Passes.h.inc"
@@ -158,7 +160,13 @@ private:
 };
 
 /// True when every use of `value` (through view-like ops) is before `op`.
-static bool allUsesBefore(Value value, Operation *op) {
+/// `visited` holds the values already checked: the walk follows every
+/// tensor result downstream, and in a graph with many paths between two
+/// values (residual connections) an unmemoized walk is exponential.
+static bool allUsesBefore(Value value, Operation *op,
+                          llvm::DenseSet<Value> &visited) {
+  if (!visited.insert(value).second)
+    return true;
   for (OpOperand &use : value.getUses()) {
     Operation *user = use.getOwner();
     if (user == op)
@@ -167,7 +175,7 @@ static bool allUsesBefore(Value value, Operation *op) {
     if (!ancestor || !ancestor->isBeforeInBlock(op))
       return false;
     for (Value r : user->getResults())
-      if (isa<TensorType>(r.getType()) && !allUsesBefore(r, op))
+      if (isa<TensorType>(r.getType()) && !allUsesBefore(r, op, visited))
         return false;
   }
   return true;
@@ -182,7 +190,8 @@ BlockArgument ConvertMSAMPToRuntimePass::inPlaceTarget(Operation *op,
   auto it = stateResultArg.find(result);
   if (it == stateResultArg.end() || it->second != arg.getArgNumber())
     return nullptr;
-  if (!allUsesBefore(arg, op))
+  llvm::DenseSet<Value> visited;
+  if (!allUsesBefore(arg, op, visited))
     return nullptr;
   return arg;
 }
