@@ -44,7 +44,12 @@ How it was run (2026-11, this machine; no GPU):
         test/Tools/msamp-translate/Inputs/ort_transformer
 
 (onnxruntime-training 1.19.2 needs numpy < 2 and Python <= 3.11; torch 2.15
-imports with numpy 1.26.)
+imports with numpy 1.26.) Two fix-ups between the exporters: the
+TorchScript exporter leaves out LayerNormalization's and
+SoftmaxCrossEntropyLoss's optional outputs, which ORT's gradient builders
+need (add_optional_outputs names them), and the onnx package stamps IR 14,
+which ORT 1.19 cannot load (restamped to 8). The run is deterministic: a
+second run writes the same bytes. Output: 232 KB.
 """
 
 import json
