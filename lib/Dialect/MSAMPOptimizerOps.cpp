@@ -207,6 +207,15 @@ LogicalResult AdamUpdateOp::verify() {
   if (!(getWeightDecay().convertToDouble() >= 0.0))
     return emitOpError("weight_decay must be non-negative, got ")
            << fmt(getWeightDecay().convertToDouble());
+  if (std::optional<uint64_t> mode = getAdamMode()) {
+    if (*mode != 0 && *mode != 1)
+      return emitOpError("adam_mode must be 0 (PyTorch AdamW) or 1 (Hugging "
+                         "Face / ONNX Runtime mode 1), got ")
+             << static_cast<int64_t>(*mode);
+    if (*mode == 1 && !getDecoupled())
+      return emitOpError("adam_mode = 1 is an AdamW variant and needs "
+                         "'decoupled'");
+  }
   return success();
 }
 

@@ -97,6 +97,7 @@ struct AdamParams {
   const int64_t *step = nullptr;
   double beta1 = 0.9, beta2 = 0.999, eps = 1e-8, weightDecay = 0.0;
   bool decoupled = false;
+  bool mode1 = false; ///< ONNX Runtime AdamW mode 1 (with decoupled)
 };
 
 /// msamp_rt_sgd_update. `buf`/`outBuf` are only meaningful with

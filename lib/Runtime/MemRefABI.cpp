@@ -654,9 +654,14 @@ MSAMP_RT_EXPORT void _mlir_ciface_msamp_rt_adam_update(
   MSAMP_RT_TRY(checkBeta(fn, "beta2", beta2));
   MSAMP_RT_TRY(checkFinite(fn, "eps", eps));
   MSAMP_RT_TRY(checkFinite(fn, "weight_decay", weight_decay));
-  if (flags & ~MSAMP_RT_ADAM_DECOUPLED)
+  if (flags & ~(MSAMP_RT_ADAM_DECOUPLED | MSAMP_RT_ADAM_MODE1))
     return (void)recordError(MSAMP_RT_ERROR_INVALID_ARGUMENT,
                              "%s: unknown flags 0x%x", fn, flags);
+  if ((flags & MSAMP_RT_ADAM_MODE1) && !(flags & MSAMP_RT_ADAM_DECOUPLED))
+    return (void)recordError(MSAMP_RT_ERROR_INVALID_ARGUMENT,
+                             "%s: MSAMP_RT_ADAM_MODE1 needs "
+                             "MSAMP_RT_ADAM_DECOUPLED (flags 0x%x)",
+                             fn, flags);
   if (!isStateType(grad_dtype))
     return (void)unsupportedDType(fn, "grad", grad_dtype, kStateTypes);
 
@@ -697,6 +702,7 @@ MSAMP_RT_EXPORT void _mlir_ciface_msamp_rt_adam_update(
   p.eps = eps;
   p.weightDecay = weight_decay;
   p.decoupled = flags & MSAMP_RT_ADAM_DECOUPLED;
+  p.mode1 = flags & MSAMP_RT_ADAM_MODE1;
   Backend *backend = backendFor(fn);
   if (!backend)
     return;

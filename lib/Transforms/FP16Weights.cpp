@@ -47,7 +47,8 @@ static Operation *rebuildWithParam(OpBuilder &b, Operation *op, Value param,
         param, scale, adam.getGrad(), adam.getGradScaleInv(), adam.getExpAvg(),
         adam.getExpAvgScale(), adam.getExpAvgSq(), adam.getExpAvgSqScale(),
         adam.getLr(), adam.getStep(), adam.getBeta1Attr(), adam.getBeta2Attr(),
-        adam.getEpsAttr(), adam.getWeightDecayAttr(), adam.getDecoupledAttr());
+        adam.getEpsAttr(), adam.getWeightDecayAttr(), adam.getDecoupledAttr(),
+        adam.getAdamModeAttr());
   } else {
     auto sgd = cast<SGDUpdateOp>(op);
     newOp = SGDUpdateOp::create(

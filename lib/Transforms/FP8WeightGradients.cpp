@@ -53,7 +53,8 @@ static void rebuildWithGrad(OpBuilder &b, Operation *op, Value grad,
         adam.getParamScale(), grad, scaleInv, adam.getExpAvg(),
         adam.getExpAvgScale(), adam.getExpAvgSq(), adam.getExpAvgSqScale(),
         adam.getLr(), adam.getStep(), adam.getBeta1Attr(), adam.getBeta2Attr(),
-        adam.getEpsAttr(), adam.getWeightDecayAttr(), adam.getDecoupledAttr());
+        adam.getEpsAttr(), adam.getWeightDecayAttr(), adam.getDecoupledAttr(),
+        adam.getAdamModeAttr());
   } else {
     auto sgd = cast<SGDUpdateOp>(op);
     newOp = SGDUpdateOp::create(

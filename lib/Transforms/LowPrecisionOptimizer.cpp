@@ -218,7 +218,7 @@ void MSAMPLowPrecisionOptimizerPass::convert(func::FuncOp func, AdamUpdateOp op,
       op.getParam(), op.getParamScale(), op.getGrad(), op.getGradScaleInv(),
       op.getExpAvg(), newMScale, op.getExpAvgSq(), newVScale, op.getLr(),
       op.getStep(), op.getBeta1Attr(), op.getBeta2Attr(), op.getEpsAttr(),
-      op.getWeightDecayAttr(), op.getDecoupledAttr());
+      op.getWeightDecayAttr(), op.getDecoupledAttr(), op.getAdamModeAttr());
   newOp->setDiscardableAttrs(op->getDiscardableAttrDictionary());
 
   // Results: unchanged ones are replaced one for one; a converted moment's

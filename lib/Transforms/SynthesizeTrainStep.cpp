@@ -127,11 +127,17 @@ MSAMPSynthesizeTrainStepPass::resolveOptimizer(ModuleOp module) {
   // PyTorch's defaults: AdamW decays by 1e-2, SGD and Adam do not.
   if (!weightDecaySet && config.kind == "adamw")
     config.weightDecay = 1e-2;
-  if (config.adamMode != 0) {
-    module.emitError("msamp.optimizer adam_mode = ")
-        << config.adamMode
-        << " (the Hugging Face / ONNX Runtime AdamW variant) is not supported "
-           "yet; use adam_mode = 0 (PyTorch AdamW)";
+  if (config.adamMode != 0 && config.adamMode != 1) {
+    module.emitError("msamp.optimizer adam_mode must be 0 (PyTorch AdamW) or 1 "
+                     "(Hugging Face / ONNX Runtime mode 1), got ")
+        << config.adamMode;
+    return failure();
+  }
+  // Mode 1 is an AdamW variant (decay after the update); plain Adam's L2
+  // term has no second placement.
+  if (config.adamMode == 1 && config.kind == "adam") {
+    module.emitError("msamp.optimizer adam_mode = 1 (Hugging Face / ONNX "
+                     "Runtime AdamW) needs kind = \"adamw\", not \"adam\"");
     return failure();
   }
   return config;
@@ -324,6 +330,8 @@ void MSAMPSynthesizeTrainStepPass::runOnOperation() {
       props.weight_decay = b.getF64FloatAttr(config->weightDecay);
       if (config->kind == "adamw")
         props.decoupled = b.getUnitAttr();
+      if (config->adamMode != 0)
+        props.adam_mode = b.getI64IntegerAttr(config->adamMode);
       Operation *op = builder.create(state);
       updates.push_back({p.stepArg, op->getResult(0)});
       updates.push_back({p.optStateArgs[0], op->getResult(1)});

@@ -327,6 +327,48 @@ def bad_unary_int():
                   [_vi("y", [2], TensorProto.INT64)])
 
 
+def ort_fused_ops_feeds(seed=4):
+    r = _rng(seed)
+    return {"a": r.standard_normal((2, 3, 4)).astype(np.float32),
+            "bias": r.standard_normal(4).astype(np.float32),
+            "dy": r.standard_normal((2, 3, 4)).astype(np.float32),
+            # Repeated (3), negative (-1 = row 6) and first/last rows.
+            "ids": np.array([[3, 0, -1], [3, 6, 3]], np.int64),
+            "dz": r.standard_normal((2, 3, 5)).astype(np.float32)}
+
+
+def ort_fused_ops():
+    """ONNX Runtime's fused ops of a real export, as a forward graph:
+    BiasGelu (ORT's BiasGeluFusion of a Linear's bias add and an exact
+    Gelu), its gradient BiasGeluGrad_dX, and GatherGrad (the embedding
+    gradient) into a [7, 5] table. `shape` is a constant, as ORT writes it
+    (Shape of the table)."""
+    shape = numpy_helper.from_array(np.array([7, 5], np.int64), "shape")
+    nodes = [
+        helper.make_node("BiasGelu", ["a", "bias"], ["gelu"], name="bias_gelu",
+                         domain=MS),
+        helper.make_node("BiasGeluGrad_dX", ["dy", "a", "bias"], ["da"],
+                         name="bias_gelu_grad", domain=MS),
+        helper.make_node("GatherGrad", ["shape", "ids", "dz"], ["dtable"],
+                         name="gather_grad", domain=MS, axis=0),
+    ]
+    return _model(nodes, "ort_fused_ops",
+                  [_vi("a", [2, 3, 4]), _vi("bias", [4]), _vi("dy", [2, 3, 4]),
+                   _vi("ids", [2, 3], TensorProto.INT64), _vi("dz", [2, 3, 5])],
+                  [_vi("gelu", [2, 3, 4]), _vi("da", [2, 3, 4]),
+                   _vi("dtable", [7, 5])], [shape])
+
+
+def bad_gather_grad_shape():
+    """GatherGrad whose dY does not have Gather's output shape."""
+    shape = numpy_helper.from_array(np.array([7, 5], np.int64), "shape")
+    nodes = [helper.make_node("GatherGrad", ["shape", "ids", "dz"], ["dtable"],
+                              name="gather_grad", domain=MS)]
+    return _model(nodes, "bad_gather_grad_shape",
+                  [_vi("ids", [2, 3], TensorProto.INT64), _vi("dz", [2, 3, 4])],
+                  [_vi("dtable", [7, 5])], [shape])
+
+
 MODELS = {
     "mlp_forward": mlp_forward,
     "mlp_train_ort": mlp_train_ort,
@@ -344,6 +386,8 @@ MODELS = {
     "shape_arith": shape_arith,
     "unary_math": unary_math,
     "bad_unary_int": bad_unary_int,
+    "ort_fused_ops": ort_fused_ops,
+    "bad_gather_grad_shape": bad_gather_grad_shape,
 }
 
 

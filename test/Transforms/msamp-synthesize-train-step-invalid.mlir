@@ -19,8 +19,9 @@ module attributes {msamp.optimizer = {kind = "lamb"}} {
 
 // -----
 
-// expected-error @+1 {{msamp.optimizer adam_mode = 1 (the Hugging Face / ONNX Runtime AdamW variant) is not supported yet; use adam_mode = 0 (PyTorch AdamW)}}
-module attributes {msamp.optimizer = {kind = "adamw", adam_mode = 1 : i64}} {
+// adam_mode = 1 (ONNX Runtime / Hugging Face AdamW) is an AdamW variant.
+// expected-error @+1 {{msamp.optimizer adam_mode = 1 (Hugging Face / ONNX Runtime AdamW) needs kind = "adamw", not "adam"}}
+module attributes {msamp.optimizer = {kind = "adam", adam_mode = 1 : i64}} {
   func.func @f(%w: tensor<2xf32> {msamp.role = "param", msamp.name = "w"})
       -> (tensor<f32> {msamp.role = "loss"}, tensor<2xf32> {msamp.role = "grad", msamp.name = "w"})
       attributes {msamp.kind = "forward_backward"} {

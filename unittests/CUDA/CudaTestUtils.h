@@ -242,6 +242,7 @@ struct AdamCall {
   int32_t paramType, gradType, mType, vType;
   double beta1 = 0.9, beta2 = 0.999, eps = 1e-8, weightDecay = 1e-2;
   bool decoupled = true;
+  bool mode1 = false; ///< MSAMP_RT_ADAM_MODE1 (ONNX Runtime / HF AdamW)
   StateInit param, grad, m, v;
   Raw outParam, outM, outV;
   Tensor<float> paramScale, gradScaleInv, mScale, vScale;
@@ -287,7 +288,8 @@ struct AdamCall {
         param.data, paramScale, grad.data, gradScaleInv, m.data, mScale, v.data,
         vScale, lr, step, op, ops, om, oms, ov, ovs, paramType, gradType, mType,
         vType, beta1, beta2, eps, weightDecay,
-        decoupled ? MSAMP_RT_ADAM_DECOUPLED : 0);
+        (decoupled ? MSAMP_RT_ADAM_DECOUPLED : 0) |
+            (mode1 ? MSAMP_RT_ADAM_MODE1 : 0));
   }
 
   /// The results of a non-in-place run moved into the inputs, so the next

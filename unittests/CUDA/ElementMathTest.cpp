@@ -133,8 +133,9 @@ TEST_F(ElementMath, IntegerAmaxMatchesNumericsAmax) {
 /// pass 2, epilogue), with the kernels' element functions.
 void adamLikeTheKernels(AdamCall &c) {
   const float lr = c.lr[0];
-  const cuda::AdamConstants k = cuda::makeAdamConstants(
-      lr, c.step[0], c.beta1, c.beta2, c.eps, c.weightDecay, c.decoupled);
+  const cuda::AdamConstants k =
+      cuda::makeAdamConstants(lr, c.step[0], c.beta1, c.beta2, c.eps,
+                              c.weightDecay, c.decoupled, c.mode1);
   const int32_t types[3] = {c.paramType, c.mType, c.vType};
   const Raw *ins[3] = {&c.param.data, &c.m.data, &c.v.data};
   Raw *outs[3] = {&c.outParam, &c.outM, &c.outV};
@@ -196,11 +197,13 @@ TEST_F(ElementMath, AdamMatchesCpuBackendForEveryStateType) {
     for (int32_t gt : gradTypes)
       for (int32_t mt : mTypes)
         for (int32_t vt : vTypes)
-          for (bool decoupled : {true, false}) {
+          for (int kind : {0, 1, 2}) { // AdamW, Adam, AdamW mode 1
+            const bool decoupled = kind != 1;
             AdamCall cpu(pt, gt, mt, vt, {7, 33}, seed);
             AdamCall mine(pt, gt, mt, vt, {7, 33}, seed);
             ++seed;
             cpu.decoupled = mine.decoupled = decoupled;
+            cpu.mode1 = mine.mode1 = kind == 2;
             for (int step = 0; step < 3; ++step) {
               cpu.run(/*inPlace=*/false);
               expectNoError();
@@ -208,8 +211,10 @@ TEST_F(ElementMath, AdamMatchesCpuBackendForEveryStateType) {
               const std::string what =
                   std::string(rt::dtypeName(pt)) + "/" + rt::dtypeName(gt) +
                   "/" + rt::dtypeName(mt) + "/" + rt::dtypeName(vt) +
-                  (decoupled ? " AdamW" : " Adam") + " step " +
-                  std::to_string(step + 1);
+                  (kind == 0   ? " AdamW"
+                   : kind == 1 ? " Adam"
+                               : " AdamW mode 1") +
+                  " step " + std::to_string(step + 1);
               ASSERT_EQ(cpu.outParam.bytes, mine.outParam.bytes) << what;
               ASSERT_EQ(cpu.outM.bytes, mine.outM.bytes) << what;
               ASSERT_EQ(cpu.outV.bytes, mine.outV.bytes) << what;

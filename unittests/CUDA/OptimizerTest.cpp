@@ -86,6 +86,16 @@ TEST_F(CudaOptimizer, InPlaceLowBitAdamMatchesCpu) {
   compareSteps(cpu, gpu, 3, /*gpuInPlace=*/true, "O2 Adam in place");
 }
 
+TEST_F(CudaOptimizer, LowBitAdamWMode1StepsMatchCpuBitForBit) {
+  // ONNX Runtime's AdamW mode 1 (Hugging Face order) with O2's states.
+  AdamCall cpu(MSAMP_RT_F16, MSAMP_RT_F8E4M3FN, MSAMP_RT_F8E4M3FN, MSAMP_RT_F16,
+               {1000, 77}, 64);
+  AdamCall gpu(MSAMP_RT_F16, MSAMP_RT_F8E4M3FN, MSAMP_RT_F8E4M3FN, MSAMP_RT_F16,
+               {1000, 77}, 64);
+  cpu.mode1 = gpu.mode1 = true;
+  compareSteps(cpu, gpu, 4, /*gpuInPlace=*/false, "O2 AdamW mode 1");
+}
+
 TEST_F(CudaOptimizer, F32AdamMatchesCpu) {
   AdamCall cpu(MSAMP_RT_F32, MSAMP_RT_F32, MSAMP_RT_F32, MSAMP_RT_F32, {300001},
                63);

@@ -28,6 +28,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <string>
 #include <vector>
 
 using namespace msamp_rt_test;
@@ -135,6 +136,11 @@ struct Scaled {
 struct AdamConfig {
   double beta1 = 0.9, beta2 = 0.999, eps = 1e-8, weightDecay = 0.0;
   bool decoupled = true;
+  bool mode1 = false; ///< ONNX Runtime AdamW mode 1 (Hugging Face AdamW)
+  int32_t flags() const {
+    return (decoupled ? MSAMP_RT_ADAM_DECOUPLED : 0) |
+           (mode1 ? MSAMP_RT_ADAM_MODE1 : 0);
+  }
 };
 
 struct AdamState {
@@ -160,8 +166,7 @@ void adamCall(AdamState &in, AdamState &out, Scaled &grad, float lr,
       in.w.t, in.w.scale, grad.t, grad.scale, in.m.t, in.m.scale, in.v.t,
       in.v.scale, lrT, stepT, out.w.t, out.w.scale, out.m.t, out.m.scale,
       out.v.t, out.v.scale, in.w.t.dtype, grad.t.dtype, in.m.t.dtype,
-      in.v.t.dtype, c.beta1, c.beta2, c.eps, c.weightDecay,
-      c.decoupled ? MSAMP_RT_ADAM_DECOUPLED : 0);
+      in.v.t.dtype, c.beta1, c.beta2, c.eps, c.weightDecay, c.flags());
 }
 
 /// A gradient tensor: f32 values, or FP8 with a just-in-time scale whose
@@ -181,10 +186,35 @@ std::vector<float> randomVector(Rng &rng, size_t n, double lo, double hi) {
   return v;
 }
 
-/// PyTorch Adam/AdamW in double.
+/// Hugging Face transformers' AdamW (ONNX Runtime AdamWOptimizer mode 1,
+/// correct_bias = 1) in double, written from its Python source:
+///   exp_avg.mul_(beta1).add_(grad, alpha=1-beta1)
+///   exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1-beta2)
+///   denom = exp_avg_sq.sqrt().add_(eps)
+///   step_size = lr * sqrt(1 - beta2^step) / (1 - beta1^step)
+///   p.addcdiv_(exp_avg, denom, value=-step_size)
+///   p.add_(p, alpha=-lr * weight_decay)
+void referenceHuggingFaceAdamW(std::vector<double> &w, std::vector<double> &m,
+                               std::vector<double> &v,
+                               const std::vector<float> &g, double lr,
+                               int64_t step, const AdamConfig &c) {
+  const double stepSize =
+      lr * std::sqrt(1.0 - std::pow(c.beta2, static_cast<double>(step))) /
+      (1.0 - std::pow(c.beta1, static_cast<double>(step)));
+  for (size_t i = 0; i < w.size(); ++i) {
+    m[i] = m[i] * c.beta1 + (1.0 - c.beta1) * g[i];
+    v[i] = v[i] * c.beta2 + (1.0 - c.beta2) * g[i] * g[i];
+    w[i] += -stepSize * (m[i] / (std::sqrt(v[i]) + c.eps));
+    w[i] += -lr * c.weightDecay * w[i];
+  }
+}
+
+/// PyTorch Adam/AdamW in double (or Hugging Face's AdamW with c.mode1).
 void referenceAdam(std::vector<double> &w, std::vector<double> &m,
                    std::vector<double> &v, const std::vector<float> &g,
                    double lr, int64_t step, const AdamConfig &c) {
+  if (c.mode1)
+    return referenceHuggingFaceAdamW(w, m, v, g, lr, step, c);
   const double bc1 = 1.0 - std::pow(c.beta1, static_cast<double>(step));
   const double bc2 = 1.0 - std::pow(c.beta2, static_cast<double>(step));
   for (size_t i = 0; i < w.size(); ++i) {
@@ -213,13 +243,26 @@ void mirrorAdamF32(std::vector<float> &w, std::vector<float> &m,
   const float b2 = static_cast<float>(c.beta2);
   const float omb2 = static_cast<float>(1.0 - c.beta2);
   const float eps = static_cast<float>(c.eps);
-  const float stepSize = static_cast<float>(static_cast<double>(lr) / bc1);
+  const float stepSize = static_cast<float>(
+      c.mode1 ? static_cast<double>(lr) * std::sqrt(bc2) / bc1
+              : static_cast<double>(lr) / bc1);
   const float bc2Sqrt = static_cast<float>(std::sqrt(bc2));
   const float decay =
       static_cast<float>(1.0 - static_cast<double>(lr) * c.weightDecay);
   const float wd = static_cast<float>(c.weightDecay);
+  const float lrWd =
+      static_cast<float>(static_cast<double>(lr) * c.weightDecay);
   for (size_t i = 0; i < w.size(); ++i) {
     float gi = g[i], wi = w[i];
+    if (c.mode1) { // msamp_runtime.h, MSAMP_RT_ADAM_MODE1
+      m[i] = b1 * m[i] + omb1 * gi;
+      v[i] = b2 * v[i] + (omb2 * gi) * gi;
+      wi = wi - (stepSize * m[i]) / (std::sqrt(v[i]) + eps);
+      if (c.weightDecay != 0.0)
+        wi = wi - lrWd * wi;
+      w[i] = wi;
+      continue;
+    }
     if (c.weightDecay != 0.0) {
       if (c.decoupled)
         wi = wi * decay;
@@ -236,7 +279,7 @@ void mirrorAdamF32(std::vector<float> &w, std::vector<float> &m,
 // f32 Adam
 //===----------------------------------------------------------------------===//
 
-void runF32AdamAgainstReferences(const AdamConfig &c) {
+void runF32AdamAgainstReferences(const AdamConfig &c, float lr = 1e-3f) {
   const size_t n = 64;
   Rng rng(21);
   std::vector<float> w0(n);
@@ -246,7 +289,6 @@ void runF32AdamAgainstReferences(const AdamConfig &c) {
   AdamState s(MSAMP_RT_F32, MSAMP_RT_F32, MSAMP_RT_F32, w0, {8, 8});
   std::vector<double> wRef(w0.begin(), w0.end()), mRef(n), vRef(n);
   std::vector<float> wMir = w0, mMir(n), vMir(n);
-  const float lr = 1e-3f;
   for (int64_t step = 1; step <= 10; ++step) {
     const std::vector<float> g = randomVector(rng, n, -1.0, 1.0);
     Tensor<float> grad({8, 8}, g);
@@ -257,7 +299,7 @@ void runF32AdamAgainstReferences(const AdamConfig &c) {
         s.w.t, nullptr, grad, nullptr, s.m.t, nullptr, s.v.t, nullptr, lrT,
         stepT, s.w.t, nullptr, s.m.t, nullptr, s.v.t, nullptr, MSAMP_RT_F32,
         MSAMP_RT_F32, MSAMP_RT_F32, MSAMP_RT_F32, c.beta1, c.beta2, c.eps,
-        c.weightDecay, c.decoupled ? MSAMP_RT_ADAM_DECOUPLED : 0);
+        c.weightDecay, c.flags());
     ASSERT_EQ(msamp_rt_get_last_error(), MSAMP_RT_OK)
         << msamp_rt_get_last_error_message();
     referenceAdam(wRef, mRef, vRef, g, lr, step, c);
@@ -291,6 +333,52 @@ TEST_F(OptimizerTest, AdamWithoutDecayMatchesReferences) {
   runF32AdamAgainstReferences(AdamConfig());
 }
 
+/// ONNX Runtime's mode 1 with a large decay and eps, so that both of its
+/// differences from PyTorch's AdamW matter at the tolerance of the check:
+/// eps added to the uncorrected sqrt(v') (it weighs 1/sqrt(1 - beta2^step)
+/// more than PyTorch's) and the decay applied after the update.
+AdamConfig mode1Config() {
+  AdamConfig c;
+  c.mode1 = true;
+  c.weightDecay = 0.5;
+  c.eps = 1e-3;
+  return c;
+}
+
+TEST_F(OptimizerTest, AdamWMode1F32MatchesHuggingFaceReference) {
+  runF32AdamAgainstReferences(mode1Config(), 1e-2f);
+}
+
+TEST_F(OptimizerTest, AdamWMode1ReferenceIsNotPyTorchAdamW) {
+  // The check above can tell the modes apart: over the same 10 steps the
+  // two double references drift apart far beyond its 1e-6 relative
+  // tolerance, through either difference alone.
+  for (int which = 0; which < 2; ++which) {
+    AdamConfig hf = mode1Config();
+    if (which == 0)
+      hf.eps = 1e-8; // only the decay placement differs
+    else
+      hf.weightDecay = 0.0; // only the eps placement differs
+    AdamConfig torch = hf;
+    torch.mode1 = false;
+    Rng rng(21);
+    std::vector<double> w0(64);
+    for (double &x : w0)
+      x = rng.uniform(0.5, 1.5);
+    std::vector<double> wHf = w0, mHf(64), vHf(64);
+    std::vector<double> wPt = w0, mPt(64), vPt(64);
+    for (int64_t step = 1; step <= 10; ++step) {
+      const std::vector<float> g = randomVector(rng, 64, -1.0, 1.0);
+      referenceAdam(wHf, mHf, vHf, g, 1e-2, step, hf);
+      referenceAdam(wPt, mPt, vPt, g, 1e-2, step, torch);
+    }
+    double worst = 0.0;
+    for (size_t i = 0; i < w0.size(); ++i)
+      worst = std::max(worst, std::fabs(wHf[i] - wPt[i]) / std::fabs(wPt[i]));
+    EXPECT_GT(worst, 1e-4) << (which == 0 ? "decay" : "eps") << " placement";
+  }
+}
+
 //===----------------------------------------------------------------------===//
 // MS-AMP low-bit AdamW (tests/optim/test_adamw.py)
 //===----------------------------------------------------------------------===//
@@ -310,9 +398,11 @@ struct LowBitResult {
 /// MS-AMP's check for one precision combination: nn.Linear(4, 4)-sized
 /// weights, 4 AdamW steps with lr 1e-3, betas (0.9, 0.999), weight decay
 /// 1e-3, on pseudo-random data from `seed`.
-LowBitResult runLowBit(const LowBitCase &lc, uint64_t seed) {
+LowBitResult runLowBit(const LowBitCase &lc, uint64_t seed,
+                       bool mode1 = false) {
   AdamConfig c;
   c.weightDecay = 1e-3;
+  c.mode1 = mode1;
   const float lr = 1e-3f;
   Rng rng(seed);
   // nn.Linear(4, 4) initializes from U(-1/sqrt(4), 1/sqrt(4)).
@@ -390,6 +480,25 @@ TEST_F(OptimizerTest, MsAmpLowBitAdamWWithFP16Weight) {
       EXPECT_LE(maxAbsDiff(fp16.w, f32.w), fp16.fp16RoundingBound * 1.001f)
           << "seed " << seed;
     }
+}
+
+TEST_F(OptimizerTest, MsAmpLowBitAdamWMode1WithinTolerance) {
+  // Mode 1 with O2's states (FP16 weight, FP8 gradient, E4M3 m, FP16 v)
+  // stays as close to f32 mode 1 as PyTorch's order does to f32 AdamW, and
+  // f32 mode 1 is not f32 PyTorch AdamW bit for bit.
+  for (uint64_t seed = 0; seed < 10; ++seed) {
+    const std::vector<float> ref =
+        runLowBit({kF32, kF32, kF32, kF32}, seed, /*mode1=*/true).w;
+    EXPECT_LE(
+        maxAbsDiff(runLowBit({kF32, kE4M3, kE4M3, kF16}, seed, true).w, ref),
+        3e-4f)
+        << "seed " << seed;
+    EXPECT_LE(
+        maxAbsDiff(runLowBit({kF16, kE4M3, kE4M3, kF16}, seed, true).w, ref),
+        4e-4f)
+        << "seed " << seed << " FP16 weight";
+    EXPECT_NE(runLowBit({kF32, kF32, kF32, kF32}, seed).w, ref);
+  }
 }
 
 TEST_F(OptimizerTest, F32StatesMatchTheF32PathBitForBit) {
@@ -535,6 +644,24 @@ TEST_F(OptimizerTest, AdamRejectsBadArguments) {
       fp8.w.t, nullptr, g.t, nullptr, fp8.m.t, nullptr, fp8.v.t, nullptr, lrT,
       stepT, fp8.w.t, nullptr, fp8.m.t, nullptr, fp8.v.t, nullptr, MSAMP_RT_F32,
       MSAMP_RT_F32, MSAMP_RT_F8E4M3FN, MSAMP_RT_F32, 0.9, 0.999, 1e-8, 0.0, 1);
+  EXPECT_EQ(msamp_rt_get_last_error(), MSAMP_RT_ERROR_INVALID_ARGUMENT);
+  msamp_rt_clear_error();
+  // Mode 1 is an AdamW variant: without DECOUPLED it is refused, and an
+  // unknown flag bit is refused too.
+  c = AdamConfig();
+  c.decoupled = false;
+  c.mode1 = true;
+  adamCall(s, s, g, 1e-3f, 1, c);
+  EXPECT_EQ(msamp_rt_get_last_error(), MSAMP_RT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(msamp_rt_get_last_error_message())
+                .find("MSAMP_RT_ADAM_MODE1 needs MSAMP_RT_ADAM_DECOUPLED"),
+            std::string::npos)
+      << msamp_rt_get_last_error_message();
+  msamp_rt_clear_error();
+  _mlir_ciface_msamp_rt_adam_update(
+      s.w.t, nullptr, g.t, nullptr, s.m.t, nullptr, s.v.t, nullptr, lrT, stepT,
+      s.w.t, nullptr, s.m.t, nullptr, s.v.t, nullptr, MSAMP_RT_F32,
+      MSAMP_RT_F32, MSAMP_RT_F32, MSAMP_RT_F32, 0.9, 0.999, 1e-8, 0.0, 4);
   EXPECT_EQ(msamp_rt_get_last_error(), MSAMP_RT_ERROR_INVALID_ARGUMENT);
   EXPECT_EQ(s.w.t.bytes, before);
 }

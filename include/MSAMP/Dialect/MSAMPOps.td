@@ -325,6 +325,19 @@ def MSAMP_AdamUpdateOp : MSAMP_Op<"adam_update", [Pure,
     w -= lr / (1 - beta1^step) * m' / (sqrt(v') / sqrt(1 - beta2^step) + eps)
     ```
 
+    With `adam_mode = 1` (only with `decoupled`) the step is ONNX Runtime's
+    AdamWOptimizer mode 1, the Hugging Face `transformers` AdamW: the bias
+    corrections fold into the step size, eps is added to the uncorrected
+    `sqrt(v')`, and the decay is applied after the update:
+
+    ```
+    m', v' as above
+    w -= (lr * sqrt(1 - beta2^step) / (1 - beta1^step)) * m' / (sqrt(v') + eps)
+    w -= lr * weight_decay * w
+    ```
+
+    A missing `adam_mode` is 0 (PyTorch, above); only 0 and 1 exist.
+
     The precision of every operand comes from its type. An `f32` param or
     moment is updated in place. A low-precision one (`f16`, `f8E4M3FN`,
     `f8E5M2`) must come with its scale (`stored = real * scale`) and returns
@@ -357,7 +370,8 @@ def MSAMP_AdamUpdateOp : MSAMP_Op<"adam_update", [Pure,
                        MSAMP_ScalarF32:$lr,
                        MSAMP_StepTensor:$step,
                        F64Attr:$beta1, F64Attr:$beta2, F64Attr:$eps,
-                       F64Attr:$weight_decay, UnitAttr:$decoupled);
+                       F64Attr:$weight_decay, UnitAttr:$decoupled,
+                       OptionalAttr<I64Attr>:$adam_mode);
   let results = (outs MSAMP_StateTensor:$new_param,
                       Optional<MSAMP_ScalarF32>:$new_param_scale,
                       MSAMP_StateTensor:$new_exp_avg,

@@ -336,6 +336,13 @@ _mlir_ciface_msamp_rt_broadcast(msamp_rt_unranked_memref *in,
 
 /** Flags of msamp_rt_adam_update. */
 #define MSAMP_RT_ADAM_DECOUPLED 0x1 /**< AdamW; otherwise L2 (Adam). */
+/** With MSAMP_RT_ADAM_DECOUPLED: ONNX Runtime's AdamW mode 1 (Hugging Face
+ *  AdamW) instead of PyTorch's:
+ *    m', v' as below
+ *    w' = w - (lr_c * m') / (sqrt(v') + eps)      lr_c = lr*sqrt(bc2)/bc1
+ *    w' = w' - (lr*wd) * w'                        (if wd != 0)
+ *  lr_c and lr*wd are computed in double and rounded to f32 once. */
+#define MSAMP_RT_ADAM_MODE1 0x2
 
 /** One Adam/AdamW step (msamp.adam_update, NUMERICS 5.2; PyTorch order).
  *  Per element, in f32 (constants rounded from double once):

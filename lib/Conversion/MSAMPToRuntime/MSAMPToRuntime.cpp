@@ -43,6 +43,8 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
 
+#include "llvm/ADT/DenseSet.h"
+
 namespace mlir::msamp {
 #define GEN_PASS_DEF_CONVERTMSAMPTORUNTIME
 #include "MSAMP/Conversion/Passes.h.inc"
@@ -134,6 +136,13 @@ static int32_t dtype(Value v) {
   return getRuntimeDTypeCode(getElementTypeOrSelf(v.getType()));
 }
 
+/// msamp_rt_adam_update's flags (docs/RuntimeABI.md 3.8): bit 0
+/// MSAMP_RT_ADAM_DECOUPLED, bit 1 MSAMP_RT_ADAM_MODE1 (adam_mode = 1).
+static int32_t adamFlags(AdamUpdateOp op) {
+  return (op.getDecoupled() ? 1 : 0) |
+         (op.getAdamMode().value_or(0) == 1 ? 2 : 0);
+}
+
 struct ConvertMSAMPToRuntimePass
     : ::mlir::msamp::impl::ConvertMSAMPToRuntimeBase<
           ConvertMSAMPToRuntimePass> {
@@ -151,7 +160,13 @@ private:
 };
 
 /// True when every use of `value` (through view-like ops) is before `op`.
-static bool allUsesBefore(Value value, Operation *op) {
+/// `visited` holds the values already checked: the walk follows every
+/// tensor result downstream, and in a graph with many paths between two
+/// values (residual connections) an unmemoized walk is exponential.
+static bool allUsesBefore(Value value, Operation *op,
+                          llvm::DenseSet<Value> &visited) {
+  if (!visited.insert(value).second)
+    return true;
   for (OpOperand &use : value.getUses()) {
     Operation *user = use.getOwner();
     if (user == op)
@@ -160,7 +175,7 @@ static bool allUsesBefore(Value value, Operation *op) {
     if (!ancestor || !ancestor->isBeforeInBlock(op))
       return false;
     for (Value r : user->getResults())
-      if (isa<TensorType>(r.getType()) && !allUsesBefore(r, op))
+      if (isa<TensorType>(r.getType()) && !allUsesBefore(r, op, visited))
         return false;
   }
   return true;
@@ -175,7 +190,8 @@ BlockArgument ConvertMSAMPToRuntimePass::inPlaceTarget(Operation *op,
   auto it = stateResultArg.find(result);
   if (it == stateResultArg.end() || it->second != arg.getArgNumber())
     return nullptr;
-  if (!allUsesBefore(arg, op))
+  llvm::DenseSet<Value> visited;
+  if (!allUsesBefore(arg, op, visited))
     return nullptr;
   return arg;
 }
@@ -317,7 +333,7 @@ void ConvertMSAMPToRuntimePass::runOnOperation() {
                    rt.f64(b, loc, u.getBeta2().convertToDouble()),
                    rt.f64(b, loc, u.getEps().convertToDouble()),
                    rt.f64(b, loc, u.getWeightDecay().convertToDouble()),
-                   rt.i32(b, loc, u.getDecoupled() ? 1 : 0)});
+                   rt.i32(b, loc, adamFlags(u))});
       rt.call(b, loc, RuntimeFn::AdamUpdate, args);
     } else if (auto s = dyn_cast<SGDUpdateOp>(op)) {
       SmallVector<Value> args = {

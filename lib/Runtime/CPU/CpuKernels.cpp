@@ -322,21 +322,26 @@ void twoPassUpdate(int64_t numel, StateTensor *(&tensors)[N],
 /// f32 constants of one Adam step, each rounded once from double.
 struct AdamConstants {
   float beta1, oneMinusBeta1, beta2, oneMinusBeta2, eps;
-  float stepSize;    ///< lr / (1 - beta1^step)
-  float bc2Sqrt;     ///< sqrt(1 - beta2^step)
-  float decayFactor; ///< AdamW: 1 - lr * weight_decay
-  float weightDecay; ///< Adam (L2)
-  bool hasWeightDecay, decoupled;
+  float stepSize;      ///< lr / (1 - beta1^step)
+  float bc2Sqrt;       ///< sqrt(1 - beta2^step)
+  float decayFactor;   ///< AdamW: 1 - lr * weight_decay
+  float weightDecay;   ///< Adam (L2)
+  float lrWeightDecay; ///< mode 1: lr * weight_decay
+  bool hasWeightDecay, decoupled, mode1;
 };
 
-/// The per-element Adam/AdamW arithmetic of NUMERICS 5.2 in PyTorch's order;
-/// w, m, v in place, g read.
+/// The per-element Adam/AdamW arithmetic of NUMERICS 5.2 in PyTorch's order,
+/// or ONNX Runtime's AdamW mode 1 (Hugging Face order: stepSize is then
+/// lr * sqrt(bc2) / bc1, eps is added to the uncorrected sqrt(v'), the decay
+/// follows the update); w, m, v in place, g read. The CUDA backend's
+/// adamElement (CUDA/optimizer/OptimizerMath.h) is the same sequence of f32
+/// operations.
 inline void adamBlock(const AdamConstants &c, int64_t count, float *w,
                       const float *g, float *m, float *v) {
   for (int64_t j = 0; j < count; ++j) {
     float gj = g[j];
     float wj = w[j];
-    if (c.hasWeightDecay) {
+    if (c.hasWeightDecay && !c.mode1) {
       if (c.decoupled)
         wj = wj * c.decayFactor;
       else
@@ -344,8 +349,16 @@ inline void adamBlock(const AdamConstants &c, int64_t count, float *w,
     }
     const float mj = c.beta1 * m[j] + c.oneMinusBeta1 * gj;
     const float vj = c.beta2 * v[j] + (c.oneMinusBeta2 * gj) * gj;
-    const float denom = std::sqrt(vj) / c.bc2Sqrt + c.eps;
-    w[j] = wj - (c.stepSize * mj) / denom;
+    if (c.mode1) {
+      const float denom = std::sqrt(vj) + c.eps;
+      wj = wj - (c.stepSize * mj) / denom;
+      if (c.hasWeightDecay)
+        wj = wj - c.lrWeightDecay * wj;
+      w[j] = wj;
+    } else {
+      const float denom = std::sqrt(vj) / c.bc2Sqrt + c.eps;
+      w[j] = wj - (c.stepSize * mj) / denom;
+    }
     m[j] = mj;
     v[j] = vj;
   }
@@ -409,12 +422,17 @@ msamp_rt_status adamUpdate(const AdamParams &p) {
   c.beta2 = static_cast<float>(p.beta2);
   c.oneMinusBeta2 = static_cast<float>(1.0 - p.beta2);
   c.eps = static_cast<float>(p.eps);
-  c.stepSize = static_cast<float>(lr / bc1);
+  // Mode 1 folds both bias corrections into the step size (Hugging Face's
+  // step_size = lr * sqrt(bc2) / bc1).
+  c.stepSize =
+      static_cast<float>(p.mode1 ? lr * std::sqrt(bc2) / bc1 : lr / bc1);
   c.bc2Sqrt = static_cast<float>(std::sqrt(bc2));
   c.decayFactor = static_cast<float>(1.0 - lr * p.weightDecay);
   c.weightDecay = static_cast<float>(p.weightDecay);
+  c.lrWeightDecay = static_cast<float>(lr * p.weightDecay);
   c.hasWeightDecay = p.weightDecay != 0.0;
   c.decoupled = p.decoupled;
+  c.mode1 = p.mode1;
 
   // Every scale is read here, before any output (which may alias it) is
   // written.

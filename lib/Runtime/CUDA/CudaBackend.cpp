@@ -579,7 +579,7 @@ msamp_rt_status CudaBackend::adamUpdate(const AdamParams &p) {
   AdamLaunchArgs args;
   args.n = p.numel;
   args.constants = makeAdamConstants(lr, step, p.beta1, p.beta2, p.eps,
-                                     p.weightDecay, p.decoupled);
+                                     p.weightDecay, p.decoupled, p.mode1);
   Staging st(ctx);
   args.gradType = p.grad.dtype;
   MSAMP_RT_RETURN_IF_ERROR(stageGradient(st, p.grad, p.gradScaleInv, &args.grad,

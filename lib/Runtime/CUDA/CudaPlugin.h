@@ -35,7 +35,9 @@ namespace msamp::runtime {
 class Collective;
 
 /// Bumped whenever CudaPluginHost or the entry point's meaning changes.
-constexpr uint32_t kCudaPluginVersion = 1;
+/// 2: AdamParams::mode1 (it fits in the struct's padding, so the layout
+/// fingerprint below does not see it).
+constexpr uint32_t kCudaPluginVersion = 2;
 
 /// A fingerprint of the parameter structs of Backend.h. The loader refuses a
 /// plugin built from a different Backend.h (a stale libmsamp_runtime_cuda.so

@@ -572,7 +572,12 @@ Error lowerLayerNorm(NodeContext &ctx) {
                        Value var = divCount(b, l, a[0]);
                        Value ve = arith::AddFOp::create(
                            b, l, var, TensorBuilder::scalar(b, l, elem, eps));
-                       return math::RsqrtOp::create(b, l, ve);
+                       // 1 / sqrt, not math.rsqrt: msamp's lowering
+                       // sends math.rsqrt to libm's rsqrtf, which glibc
+                       // does not have (the compiled step fails to load).
+                       Value sd = math::SqrtOp::create(b, l, ve);
+                       return arith::DivFOp::create(
+                           b, l, TensorBuilder::scalar(b, l, elem, 1.0), sd);
                      });
   SmallVector<Value> ins = {d, invStd, ctx.in(1)};
   if (ctx.hasInput(2))

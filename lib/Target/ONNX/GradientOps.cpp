@@ -360,6 +360,121 @@ Error scaleOp(NodeContext &ctx) {
   return Error::success();
 }
 
+/// BiasGelu(A, B) = Gelu(A + B) and BiasGeluGrad_dX(dY, X, B) =
+/// dY * Gelu'(X + B) (exact erf form): ORT's BiasGeluFusion merges the bias
+/// add of a Linear with the Gelu after it. B broadcasts to A (a bias over the
+/// last dim).
+Error biasGelu(NodeContext &ctx, bool grad) {
+  unsigned x = grad ? 1 : 0;
+  if (auto e = ctx.requireInputs(grad ? 3 : 2))
+    return e;
+  if (auto e = ctx.requireFloat(x))
+    return e;
+  ArrayRef<int64_t> xs = ctx.shape(x);
+  auto bs = TensorBuilder::broadcastShapes({xs, ctx.shape(x + 1)});
+  if (ctx.elem(x + 1) != ctx.elem(x) || !bs || *bs != SmallVector<int64_t>(xs))
+    return ctx.error("the bias must broadcast to the input");
+  if (grad && ctx.type(0) != ctx.type(1))
+    return ctx.error("dY and X must have one type");
+  SmallVector<Value> ins;
+  if (grad)
+    ins.push_back(ctx.in(0));
+  ins.append({ctx.in(x), ctx.in(x + 1)});
+  ctx.setOutput(0, ctx.tb.elementwise(
+                       ins, xs, ctx.elem(x),
+                       [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+                         Value xb = arith::AddFOp::create(b, l, a[x], a[x + 1]);
+                         if (!grad)
+                           return scalar_ops::gelu(b, l, xb);
+                         return arith::MulFOp::create(
+                             b, l, a[0], scalar_ops::geluDerivative(b, l, xb));
+                       }));
+  return Error::success();
+}
+
+/// GatherGrad(shape, indices, dY){axis}: the gradient of Gather(data,
+/// indices){axis} with respect to data, a zero tensor of `shape` into which
+/// every dY slice is added at its index (repeated indices accumulate).
+/// Lowered as one linalg.generic that reduces over the index dims:
+///   dX[.., v, ..] = sum_i (norm(indices[i]) == v ? dY[.., i, ..] : 0)
+/// with norm() the forward Gather's (negative indices count from the end,
+/// out-of-range ones clamp). It costs |dX| * |indices| compares, fine for
+/// embedding tables of test models.
+Error gatherGrad(NodeContext &ctx) {
+  if (auto e = ctx.requireInputs(3))
+    return e;
+  if (auto e = ctx.requireFloat(2))
+    return e;
+  if (!isa<IntegerType>(ctx.elem(1)))
+    return ctx.error("indices must be an integer tensor");
+  auto shape = ctx.constInts(0);
+  if (!shape)
+    return shape.takeError();
+  int64_t rank = shape->size();
+  if (rank == 0)
+    return ctx.error("shape must have rank >= 1");
+  auto axis = ctx.axis(ctx.attrInt("axis", 0), rank);
+  if (!axis)
+    return axis.takeError();
+  ArrayRef<int64_t> is = ctx.shape(1);
+  int64_t irank = is.size(), ax = *axis, dimSize = (*shape)[ax];
+  SmallVector<int64_t> dyShape(shape->begin(), shape->begin() + ax);
+  dyShape.append(is.begin(), is.end());
+  dyShape.append(shape->begin() + ax + 1, shape->end());
+  if (ctx.shape(2) != ArrayRef<int64_t>(dyShape))
+    return ctx.error("dY must have the forward Gather's output shape");
+  if (dimSize <= 0)
+    return ctx.error("cannot scatter into an empty axis");
+  // Iteration space: the rank dims of dX (parallel), then the index dims
+  // (reduction).
+  MLIRContext *mctx = ctx.b.getContext();
+  unsigned dims = rank + irank;
+  SmallVector<AffineExpr> outExprs, idxExprs, dyExprs;
+  for (int64_t i = 0; i < rank; ++i)
+    outExprs.push_back(getAffineDimExpr(i, mctx));
+  for (int64_t i = 0; i < irank; ++i)
+    idxExprs.push_back(getAffineDimExpr(rank + i, mctx));
+  for (int64_t i = 0; i < rank; ++i) {
+    if (i == ax)
+      dyExprs.append(idxExprs.begin(), idxExprs.end());
+    else
+      dyExprs.push_back(getAffineDimExpr(i, mctx));
+  }
+  SmallVector<AffineMap> maps = {AffineMap::get(dims, 0, idxExprs, mctx),
+                                 AffineMap::get(dims, 0, dyExprs, mctx),
+                                 AffineMap::get(dims, 0, outExprs, mctx)};
+  SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
+  iters.append(irank, utils::IteratorType::reduction);
+  Type elem = ctx.elem(2);
+  Value init = ctx.tb.splat(RankedTensorType::get(*shape, elem), 0.0);
+  auto op = linalg::GenericOp::create(
+      ctx.b, ctx.loc, TypeRange{init.getType()},
+      ValueRange{ctx.in(1), ctx.in(2)}, ValueRange{init}, maps, iters,
+      [&](OpBuilder &b, Location l, ValueRange a) {
+        Type index = b.getIndexType();
+        Value idx = arith::IndexCastOp::create(b, l, index, a[0]);
+        Value zero = TensorBuilder::scalar(b, l, index, 0);
+        Value neg =
+            arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, idx, zero);
+        idx = arith::SelectOp::create(
+            b, l, neg,
+            arith::AddIOp::create(b, l, idx,
+                                  TensorBuilder::scalar(b, l, index, dimSize)),
+            idx);
+        idx = arith::MaxSIOp::create(b, l, idx, zero);
+        idx = arith::MinSIOp::create(
+            b, l, idx, TensorBuilder::scalar(b, l, index, dimSize - 1));
+        Value hit = arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, idx,
+                                          linalg::IndexOp::create(b, l, ax));
+        Value add =
+            arith::SelectOp::create(b, l, hit, a[1], cst(b, l, a[1], 0.0));
+        linalg::YieldOp::create(b, l,
+                                Value(arith::AddFOp::create(b, l, a[2], add)));
+      });
+  ctx.setOutput(0, op.getResult(0));
+  return Error::success();
+}
+
 } // namespace
 
 void mlir::msamp::onnx::registerGradientOps(llvm::StringMap<LowerFn> &t) {
@@ -411,4 +526,7 @@ void mlir::msamp::onnx::registerGradientOps(llvm::StringMap<LowerFn> &t) {
   };
   t["FusedMatMul"] = fusedMatMul;
   t["Scale"] = scaleOp;
+  t["BiasGelu"] = [](NodeContext &c) { return biasGelu(c, false); };
+  t["BiasGeluGrad_dX"] = [](NodeContext &c) { return biasGelu(c, true); };
+  t["GatherGrad"] = gatherGrad;
 }

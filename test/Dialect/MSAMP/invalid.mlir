@@ -236,6 +236,26 @@ func.func @adam_grad_without_scale(%w: tensor<4xf32>, %g: tensor<4xf8E4M3FN>, %l
 
 // -----
 
+func.func @adam_mode_unknown(%w: tensor<4xf32>, %lr: tensor<f32>, %t: tensor<i64>) {
+  // expected-error @+1 {{adam_mode must be 0 (PyTorch AdamW) or 1 (Hugging Face / ONNX Runtime mode 1), got 2}}
+  %r:3 = msamp.adam_update param %w : tensor<4xf32>, grad %w : tensor<4xf32>,
+      exp_avg %w : tensor<4xf32>, exp_avg_sq %w : tensor<4xf32>, lr %lr, step %t
+      {beta1 = 0.9 : f64, beta2 = 0.999 : f64, eps = 1.0e-08 : f64, weight_decay = 0.0 : f64, decoupled, adam_mode = 2 : i64}
+  return
+}
+
+// -----
+
+func.func @adam_mode1_not_decoupled(%w: tensor<4xf32>, %lr: tensor<f32>, %t: tensor<i64>) {
+  // expected-error @+1 {{adam_mode = 1 is an AdamW variant and needs 'decoupled'}}
+  %r:3 = msamp.adam_update param %w : tensor<4xf32>, grad %w : tensor<4xf32>,
+      exp_avg %w : tensor<4xf32>, exp_avg_sq %w : tensor<4xf32>, lr %lr, step %t
+      {beta1 = 0.9 : f64, beta2 = 0.999 : f64, eps = 1.0e-08 : f64, weight_decay = 0.0 : f64, adam_mode = 1 : i64}
+  return
+}
+
+// -----
+
 func.func @adam_shape(%w: tensor<4xf32>, %v: tensor<5xf32>, %lr: tensor<f32>, %t: tensor<i64>) {
   // expected-error @+1 {{'exp_avg_sq' has type 'tensor<5xf32>' but 'param' has type 'tensor<4xf32>'}}
   %r:3 = msamp.adam_update param %w : tensor<4xf32>, grad %w : tensor<4xf32>,

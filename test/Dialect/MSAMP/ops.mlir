@@ -109,6 +109,11 @@ func.func @optimizers(%w16: tensor<64x32xf16>, %g8: tensor<64x32xf8E4M3FN>,
   %b:3 = msamp.adam_update param %w : tensor<64xf32>, grad %g : tensor<64xf32>,
       exp_avg %m : tensor<64xf32>, exp_avg_sq %v : tensor<64xf32>, lr %lr, step %step
       {beta1 = 0.9 : f64, beta2 = 0.999 : f64, eps = 1.0e-08 : f64, weight_decay = 0.0 : f64}
+  // ONNX Runtime's AdamW mode 1 (Hugging Face order).
+  // CHECK: msamp.adam_update {{.*}} {adam_mode = 1 : i64, beta1 = 9.000000e-01 : f64, {{.*}}, decoupled, {{.*}}}
+  %hf:3 = msamp.adam_update param %w : tensor<64xf32>, grad %g : tensor<64xf32>,
+      exp_avg %m : tensor<64xf32>, exp_avg_sq %v : tensor<64xf32>, lr %lr, step %step
+      {beta1 = 0.9 : f64, beta2 = 0.999 : f64, eps = 1.0e-08 : f64, weight_decay = 0.01 : f64, decoupled, adam_mode = 1 : i64}
   // CHECK: msamp.sgd_update param %{{.+}} : tensor<64xf32>, grad %{{.+}} : tensor<64xf32>, momentum_buffer %{{.+}} : tensor<64xf32>, lr %{{.+}}, step %{{.+}} {momentum = 9.000000e-01 : f64, nesterov}{{$}}
   %c:2 = msamp.sgd_update param %w : tensor<64xf32>, grad %g : tensor<64xf32>,
       momentum_buffer %m : tensor<64xf32>, lr %lr, step %step {momentum = 0.9 : f64, nesterov}

@@ -35,11 +35,12 @@ namespace msamp::runtime::cuda {
 /// f32 constants of one Adam step, each rounded once from double.
 struct AdamConstants {
   float beta1, oneMinusBeta1, beta2, oneMinusBeta2, eps;
-  float stepSize;    ///< lr / (1 - beta1^step)
-  float bc2Sqrt;     ///< sqrt(1 - beta2^step)
-  float decayFactor; ///< AdamW: 1 - lr * weight_decay
-  float weightDecay; ///< Adam (L2)
-  bool hasWeightDecay, decoupled;
+  float stepSize;      ///< lr / (1 - beta1^step)
+  float bc2Sqrt;       ///< sqrt(1 - beta2^step)
+  float decayFactor;   ///< AdamW: 1 - lr * weight_decay
+  float weightDecay;   ///< Adam (L2)
+  float lrWeightDecay; ///< mode 1: lr * weight_decay
+  bool hasWeightDecay, decoupled, mode1;
 };
 
 /// f32 constants of one SGD step.
@@ -53,7 +54,8 @@ struct SgdConstants {
 /// corrections in double from the integer step, each constant rounded once.
 inline AdamConstants makeAdamConstants(float lrF32, int64_t step, double beta1,
                                        double beta2, double eps,
-                                       double weightDecay, bool decoupled) {
+                                       double weightDecay, bool decoupled,
+                                       bool mode1 = false) {
   const double lr = lrF32;
   const double bc1 = 1.0 - std::pow(beta1, static_cast<double>(step));
   const double bc2 = 1.0 - std::pow(beta2, static_cast<double>(step));
@@ -63,12 +65,14 @@ inline AdamConstants makeAdamConstants(float lrF32, int64_t step, double beta1,
   c.beta2 = static_cast<float>(beta2);
   c.oneMinusBeta2 = static_cast<float>(1.0 - beta2);
   c.eps = static_cast<float>(eps);
-  c.stepSize = static_cast<float>(lr / bc1);
+  c.stepSize = static_cast<float>(mode1 ? lr * std::sqrt(bc2) / bc1 : lr / bc1);
   c.bc2Sqrt = static_cast<float>(std::sqrt(bc2));
   c.decayFactor = static_cast<float>(1.0 - lr * weightDecay);
   c.weightDecay = static_cast<float>(weightDecay);
+  c.lrWeightDecay = static_cast<float>(lr * weightDecay);
   c.hasWeightDecay = weightDecay != 0.0;
   c.decoupled = decoupled;
+  c.mode1 = mode1;
   return c;
 }
 
@@ -87,12 +91,13 @@ inline SgdConstants makeSgdConstants(float lr, int64_t step, double momentum,
 }
 #endif
 
-/// One element of Adam/AdamW (NUMERICS 5.2, PyTorch order): `w`, `m`, `v`
+/// One element of Adam/AdamW (NUMERICS 5.2, PyTorch order), or of ONNX
+/// Runtime's AdamW mode 1 (Hugging Face order, `c.mode1`): `w`, `m`, `v`
 /// hold the decoded old values on entry and the new f32 values on exit; `g`
 /// is the decoded gradient.
 MSAMP_HOST_DEVICE inline void adamElement(const AdamConstants &c, float g,
                                           float &w, float &m, float &v) {
-  if (c.hasWeightDecay) {
+  if (c.hasWeightDecay && !c.mode1) {
     if (c.decoupled)
       w = nd::mulRn(w, c.decayFactor);
     else
@@ -102,8 +107,15 @@ MSAMP_HOST_DEVICE inline void adamElement(const AdamConstants &c, float g,
       nd::addRn(nd::mulRn(c.beta1, m), nd::mulRn(c.oneMinusBeta1, g));
   const float vNew = nd::addRn(nd::mulRn(c.beta2, v),
                                nd::mulRn(nd::mulRn(c.oneMinusBeta2, g), g));
-  const float denom = nd::addRn(nd::divRn(sqrtRn(vNew), c.bc2Sqrt), c.eps);
-  w = subRn(w, nd::divRn(nd::mulRn(c.stepSize, mNew), denom));
+  if (c.mode1) {
+    const float denom = nd::addRn(sqrtRn(vNew), c.eps);
+    w = subRn(w, nd::divRn(nd::mulRn(c.stepSize, mNew), denom));
+    if (c.hasWeightDecay)
+      w = subRn(w, nd::mulRn(c.lrWeightDecay, w));
+  } else {
+    const float denom = nd::addRn(nd::divRn(sqrtRn(vNew), c.bc2Sqrt), c.eps);
+    w = subRn(w, nd::divRn(nd::mulRn(c.stepSize, mNew), denom));
+  }
   m = mNew;
   v = vNew;
 }

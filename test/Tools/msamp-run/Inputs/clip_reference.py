@@ -2,12 +2,17 @@
 (mlp_inputs.py's values, test/Transforms/Inputs/mlp.mlir's graph).
 
   clip_reference.py check LOG.jsonl CKPT --max-norm X --steps N [--tol T]
+                    [--adam-mode M] [--eps E] [--weight-decay W]
       runs N steps of the f64 numpy reference: the MLP's gradients, PyTorch's
       clip_grad_norm_(max_norm=X) (X <= 0: no clipping) and torch.optim.AdamW
       (lr 1e-2, betas (0.9, 0.999), eps 1e-8, weight_decay 1e-2: the
       graph's msamp.optimizer), and compares every logged loss and
       "grad_norm" (the norm before clipping) and every param of the
-      checkpoint with it, to T (default 1e-5)
+      checkpoint with it, to T (default 1e-5). --adam-mode 1 replaces
+      PyTorch's AdamW by Hugging Face's (ONNX Runtime AdamWOptimizer mode 1):
+      step size lr*sqrt(bc2)/bc1, eps added to the uncorrected sqrt(v), the
+      decay p -= lr*wd*p after the update; --eps and --weight-decay override
+      the optimizer's eps and weight decay
   clip_reference.py poison-init OUT
       mlp_inputs.py's init with fc1.weight[:, 2] = 0: the forward pass
       ignores input column 2
@@ -56,7 +61,7 @@ def loss_and_grads(p, x, y):
     return loss, grads
 
 
-def reference(max_norm, steps):
+def reference(max_norm, steps, adam_mode=0, eps=EPS, wd=WD):
     """Losses, gradient norms (before clipping) and params after `steps`."""
     p = {k: INIT[k].astype(np.float64) for k in NAMES}
     m = {k: np.zeros_like(v) for k, v in p.items()}
@@ -71,12 +76,17 @@ def reference(max_norm, steps):
         if max_norm > 0:  # torch.nn.utils.clip_grad_norm_
             coef = min(1.0, max_norm / (total + 1e-6))
             g = {k: gi * coef for k, gi in g.items()}
-        for k in NAMES:  # torch.optim.AdamW
-            p[k] = p[k] * (1 - LR * WD)
+        bc1, bc2 = 1 - BETA1 ** t, 1 - BETA2 ** t
+        for k in NAMES:
             m[k] = BETA1 * m[k] + (1 - BETA1) * g[k]
             v[k] = BETA2 * v[k] + (1 - BETA2) * g[k] * g[k]
-            bc1, bc2 = 1 - BETA1 ** t, 1 - BETA2 ** t
-            p[k] = p[k] - LR / bc1 * m[k] / (np.sqrt(v[k]) / np.sqrt(bc2) + EPS)
+            if adam_mode == 0:  # torch.optim.AdamW
+                p[k] = p[k] * (1 - LR * wd)
+                p[k] = p[k] - LR / bc1 * m[k] / (np.sqrt(v[k]) / np.sqrt(bc2) + eps)
+            else:  # transformers.AdamW / ORT AdamWOptimizer adam_mode 1
+                step_size = LR * np.sqrt(bc2) / bc1
+                p[k] = p[k] - step_size * m[k] / (np.sqrt(v[k]) + eps)
+                p[k] = p[k] - LR * wd * p[k]
     return losses, norms, p
 
 
@@ -86,7 +96,9 @@ def check(argv):
     max_norm = float(opts["--max-norm"])
     steps = int(opts["--steps"])
     tol = float(opts.get("--tol", 1e-5))
-    losses, norms, params = reference(max_norm, steps)
+    losses, norms, params = reference(
+        max_norm, steps, int(opts.get("--adam-mode", 0)),
+        float(opts.get("--eps", EPS)), float(opts.get("--weight-decay", WD)))
     with open(log_path) as f:
         log = [json.loads(line) for line in f if line.strip()]
     if len(log) != steps:
