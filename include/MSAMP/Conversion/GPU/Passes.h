@@ -8,6 +8,7 @@
 #ifndef MSAMP_CONVERSION_GPU_PASSES_H
 #define MSAMP_CONVERSION_GPU_PASSES_H
 
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
