@@ -75,6 +75,12 @@ void mlir::msamp::buildLowerToGPUPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createMSAMPGPUAtomicFullReductions());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addNestedPass<func::FuncOp>(createMSAMPGPUTileParallelLoops(tile));
+  if (options.hostEmulation) {
+    // Test aid: the same buffers, kernels bodies and launch geometry, run
+    // by the host (scf.parallel lowers to loops).
+    buildLoopsToLLVMPipeline(pm);
+    return;
+  }
   pm.addNestedPass<func::FuncOp>(createGpuMapParallelLoopsPass());
   pm.addNestedPass<func::FuncOp>(createConvertParallelLoopToGpuPass());
   pm.addPass(createCanonicalizerPass());
