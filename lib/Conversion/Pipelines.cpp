@@ -65,6 +65,10 @@ void mlir::msamp::buildBufferizeTrainStepPipeline(
 
 void mlir::msamp::buildLowerToLLVMPipeline(OpPassManager &pm) {
   buildBufferizeTrainStepPipeline(pm);
+  buildLoopsToLLVMPipeline(pm);
+}
+
+void mlir::msamp::buildLoopsToLLVMPipeline(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());

@@ -83,18 +83,27 @@ def _run(args, what):
     return proc
 
 
-def compile(graph, opt_level="O2", out_dir=None, **recipe):  # noqa: A001
+def compile(graph, opt_level="O2", out_dir=None, target="cpu",  # noqa: A001
+            chip="sm_90", **recipe):
     """Compile ``graph`` at ``opt_level`` ("O0" ... "O3") with recipe
     options (``fp8_format="e4m3"``, ``amax_history_len=1024``,
     ``scale_kind="exact"``, ``exclude=r"^head\\."`` ...; INTERFACES.md 3/4).
     O3 compiles rank ``rank``'s program of a ``world_size``-rank group
     (``compile(g, "O3", world_size=2, rank=0)``).
 
+    ``target="cuda"`` compiles the elementwise code to GPU kernels for
+    ``chip`` ("sm_90" or "sm_89"; docs/RuntimeABI.md 13): its sessions need
+    the cuda backend (``msamp_rt_set_backend("cuda")``) before they open.
+
     ``out_dir``: where msamp-compile writes; by default a temporary directory
     removed when the CompiledStep (and every Session using it) is gone.
     An already compiled ``train_step`` module is accepted too; its level is
     then the one it was compiled at.
     """
+    if target not in ("cpu", "cuda"):
+        raise ValueError(f"target must be 'cpu' or 'cuda', got {target!r}")
+    if chip not in ("sm_90", "sm_89"):
+        raise ValueError(f"chip must be 'sm_90' or 'sm_89', got {chip!r}")
     if opt_level not in ALL_LEVELS:
         raise ValueError(f"opt_level must be one of {', '.join(ALL_LEVELS)}, "
                          f"got {opt_level!r}")
@@ -112,6 +121,8 @@ def compile(graph, opt_level="O2", out_dir=None, **recipe):  # noqa: A001
             opt_level, "-o", str(out)]
     if options:
         args += ["--pipeline-options", options]
+    if target == "cuda":
+        args += ["--target", "cuda", "--chip", chip]
     _run(args, "msamp-compile")
     step = CompiledStep(out, opt_level=opt_level, options=options)
     if tmp is not None:

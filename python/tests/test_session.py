@@ -85,6 +85,22 @@ def test_compile_errors_are_clear():
         msamp.compile("module {\n func.func @f() { return }\n}\n", "O0")
 
 
+def test_compile_for_cuda_embeds_kernels(tmp_path, mlp):
+    # docs/RuntimeABI.md 13: no GPU needed to compile; opening the step
+    # without the cuda backend is refused with the reason.
+    g, _ = mlp
+    step = msamp.compile(g, "O2", out_dir=tmp_path / "cuda", target="cuda",
+                         chip="sm_89")
+    kernels = os.listdir(os.path.join(step.dir, "kernels"))
+    assert len(kernels) > 10 and all(k.endswith(".ptx") for k in kernels)
+    ptx = open(os.path.join(step.dir, "kernels", sorted(kernels)[0])).read()
+    assert ".target sm_89" in ptx and ".version 8.1" in ptx
+    with pytest.raises(Exception, match="compiled for CUDA"):
+        step.session()
+    with pytest.raises(ValueError, match="target must be 'cpu' or 'cuda'"):
+        msamp.compile(g, "O2", target="rocm")
+
+
 def test_recipe_reaches_the_compiler(mlp):
     g, _ = mlp
     step = msamp.compile(g, "O1", fp8_format="e4m3", amax_history_len=4)

@@ -75,7 +75,9 @@ static cl::opt<std::string>
 static cl::opt<std::string>
     target("target",
            cl::desc("where the step's elementwise code runs: cpu, "
-                    "or cuda (GPU kernels, PTX embedded)"),
+                    "or cuda (GPU kernels, PTX embedded); "
+                    "cuda-host-emulation (tests) runs the GPU pipeline's "
+                    "loop nests on the host"),
            cl::init("cpu"));
 static cl::opt<std::string>
     chip("chip", cl::desc("GPU architecture for --target cuda: sm_90 or sm_89"),
@@ -150,7 +152,7 @@ int main(int argc, char **argv) {
   if (optLevel != "O0" && optLevel != "O1" && optLevel != "O2" &&
       optLevel != "O3")
     return fail("--opt-level must be O0, O1, O2 or O3, got '" + optLevel + "'");
-  if (target != "cpu" && target != "cuda")
+  if (target != "cpu" && target != "cuda" && target != "cuda-host-emulation")
     return fail("--target must be cpu or cuda, got '" + target + "'");
   if (chip != "sm_90" && chip != "sm_89")
     return fail("--chip must be sm_90 or sm_89, got '" + chip + "'");
@@ -200,8 +202,15 @@ int main(int argc, char **argv) {
                                       manifestPath.str().str() + "}")))
     return 1;
   const bool cuda = target == "cuda";
-  if (failed(runPipeline(*module, cuda ? "msamp-lower-to-gpu{chip=" + chip + "}"
-                                       : std::string("msamp-lower-to-llvm"))))
+  // cuda-host-emulation (tests): the GPU pipeline's buffers and loop nests,
+  // run on the host by the CPU backend (--msamp-lower-to-gpu's
+  // host-emulation option).
+  std::string pipeline =
+      cuda ? "msamp-lower-to-gpu{chip=" + chip + "}"
+      : target == "cuda-host-emulation"
+          ? std::string("msamp-lower-to-gpu{host-emulation=true}")
+          : std::string("msamp-lower-to-llvm");
+  if (failed(runPipeline(*module, pipeline)))
     return 1;
   if (cuda && failed(writeKernels(*module, outputDir)))
     return 1;

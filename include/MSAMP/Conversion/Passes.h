@@ -27,6 +27,10 @@ void buildBufferizeTrainStepPipeline(
     OpPassManager &pm,
     llvm::function_ref<void(OpPassManager &)> afterBufferize = {});
 
+/// Step 4 of --msamp-lower-to-llvm: bufferized linalg, loops and runtime
+/// calls -> LLVM dialect for the host, plus the packed entry point.
+void buildLoopsToLLVMPipeline(OpPassManager &pm);
+
 /// Tensor-level train step -> LLVM dialect with the packed entry point
 /// (registered as --msamp-lower-to-llvm).
 void buildLowerToLLVMPipeline(OpPassManager &pm);

@@ -6,6 +6,9 @@
 // llvm.emit_c_interface so that memrefs travel as pointers to unranked
 // descriptors whatever their rank and element type.
 //
+// The host wrappers of GPU-compiled steps (plain C pointers and integers, not
+// this memref ABI) have their own table: GPU/GPURuntimeSymbols.h.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef MSAMP_CONVERSION_RUNTIMESYMBOLS_H

@@ -7,11 +7,13 @@
 //     fusion, msamp ops and GEMMs to runtime calls, one-shot bufferization;
 //     then globals are copied into step buffers (a kernel cannot read the
 //     host image), buffers are deallocated, runtime calls finalized;
-//  2. buffer copies become linalg.copy; every linalg op becomes an
-//     scf.parallel nest (reduction dimensions are sequential scf.for inside
-//     it), tiled into blocks x threads, mapped to gpu.launch and outlined
-//     into gpu.modules. What has no parallel dimension (0-d arithmetic, full
-//     reductions) stays host code;
+//  2. buffer copies become linalg.copy; parallel dimensions are moved
+//     before reductions; full sums become partial sums with an atomic add;
+//     every linalg op becomes an scf.parallel nest
+//     (reduction dimensions are sequential scf.for inside it), collapsed to
+//     one dimension and tiled into blocks x threads, mapped to gpu.launch
+//     and outlined into gpu.modules. What has no parallel dimension (0-d
+//     arithmetic, full reductions) stays host code;
 //  3. kernels: FP8 casts to NVVM cvt.satfinite, GPU-to-NVVM, and
 //     gpu-module-to-binary with format=isa: the gpu.binary embeds PTX for
 //     `chip` (+ptx80 for sm_90, +ptx81 for sm_89), which the driver JITs
@@ -69,8 +71,16 @@ void mlir::msamp::buildLowerToGPUPipeline(OpPassManager &pm,
   MSAMPGPUTileParallelLoopsOptions tile;
   tile.blockSize = options.blockSize;
   pm.addNestedPass<func::FuncOp>(createMSAMPGPUCopiesToLinalg());
+  pm.addNestedPass<func::FuncOp>(createMSAMPGPUParallelDimsOuter());
+  pm.addNestedPass<func::FuncOp>(createMSAMPGPUAtomicFullReductions());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addNestedPass<func::FuncOp>(createMSAMPGPUTileParallelLoops(tile));
+  if (options.hostEmulation) {
+    // Test aid: the same buffers, kernels bodies and launch geometry, run
+    // by the host (scf.parallel lowers to loops).
+    buildLoopsToLLVMPipeline(pm);
+    return;
+  }
   pm.addNestedPass<func::FuncOp>(createGpuMapParallelLoopsPass());
   pm.addNestedPass<func::FuncOp>(createConvertParallelLoopToGpuPass());
   pm.addPass(createCanonicalizerPass());

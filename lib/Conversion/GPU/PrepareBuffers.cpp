@@ -5,17 +5,22 @@
 // live in the (device-accessible) buffers of the step, not in the host image.
 // msamp-gpu-copies-to-linalg: ranked memref.copy -> linalg.copy, so copies
 // become kernels.
+// msamp-gpu-parallel-dims-outer: parallel iterators before reductions, so a
+// reduction over an outer dimension is one kernel, not a host loop of
+// launches.
 //
 //===----------------------------------------------------------------------===//
 
 #include "MSAMP/Conversion/GPU/Passes.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/IR/Builders.h"
 
 namespace mlir::msamp {
 #define GEN_PASS_DEF_MSAMPGPUSTAGEGLOBALS
 #define GEN_PASS_DEF_MSAMPGPUCOPIESTOLINALG
+#define GEN_PASS_DEF_MSAMPGPUPARALLELDIMSOUTER
 #include "MSAMP/Conversion/GPU/Passes.h.inc"
 } // namespace mlir::msamp
 
@@ -63,6 +68,44 @@ struct CopiesToLinalgPass
       linalg::CopyOp::create(b, copy.getLoc(), copy.getSource(),
                              copy.getTarget());
       copy.erase();
+    }
+  }
+};
+
+struct ParallelDimsOuterPass
+    : msamp::impl::MSAMPGPUParallelDimsOuterBase<ParallelDimsOuterPass> {
+  void runOnOperation() override {
+    SmallVector<linalg::LinalgOp> ops;
+    getOperation().walk([&](linalg::LinalgOp op) { ops.push_back(op); });
+    IRRewriter rewriter(&getContext());
+    for (linalg::LinalgOp op : ops) {
+      SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+      SmallVector<unsigned> order;
+      for (unsigned i = 0; i < iterators.size(); ++i)
+        if (iterators[i] == utils::IteratorType::parallel)
+          order.push_back(i);
+      const size_t numParallel = order.size();
+      for (unsigned i = 0; i < iterators.size(); ++i)
+        if (iterators[i] != utils::IteratorType::parallel)
+          order.push_back(i);
+      // Already parallel-first (or nothing to run in parallel).
+      if (numParallel == 0 ||
+          llvm::all_of(llvm::enumerate(order),
+                       [](auto pair) { return pair.index() == pair.value(); }))
+        continue;
+      rewriter.setInsertionPoint(op);
+      auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+      if (!generic) {
+        FailureOr<linalg::GenericOp> generalized =
+            linalg::generalizeNamedOp(rewriter, op);
+        if (failed(generalized))
+          continue; // stays as it is: correct, only slower
+        generic = *generalized;
+      }
+      if (failed(linalg::interchangeGenericOp(rewriter, generic, order))) {
+        generic.emitError("msamp-gpu-parallel-dims-outer: cannot interchange");
+        return signalPassFailure();
+      }
     }
   }
 };

@@ -1,7 +1,8 @@
 // --msamp-lower-to-gpu on a small step: a GEMM and the optimizer stay
 // runtime calls; the fill, the fused relu+exp+row-sum and the buffer copies
 // become kernels (one gpu.binary each, PTX for sm_90 / +ptx80 or sm_89 /
-// +ptx81); the full reduction to the 0-d loss stays host code; the host's
+// +ptx81); the full reduction to the 0-d loss is a kernel of partial sums
+// and an atomic add; the host's
 // buffers come from the generic allocation functions, which msamp-compile
 // renames to the runtime's managed-memory wrappers.
 // RUN: msamp-opt %s --msamp-lower-to-gpu | FileCheck %s
@@ -16,12 +17,11 @@
 // relu, exp and the row sum, fused: a thread per row, the reduction dimension
 // a loop inside it.
 // OUTLINED: gpu.launch_func @[[ROWS:train_step_kernel_0]]::@train_step_kernel blocks in (%c1, %c1, %c1) threads in (%c256, %c1, %c1) args(%c8 : index, %{{.+}} : memref<8x64xf32>, %{{.+}} : memref<8xf32>
-// The 0-d loss: a host loop.
-// OUTLINED: scf.for %{{.+}} = %c0 to %c8 step %c1
+// The 0-d loss: 8 threads (one element each) add into it atomically.
+// OUTLINED: gpu.launch_func @[[LOSS:train_step_kernel_1]]::@train_step_kernel blocks in (%c1, %c1, %c1) threads in (%c256, %c1, %c1) args(%c8 : index, %{{.+}} : memref<8xf32>
 // OUTLINED: call @msamp_rt_all_reduce(
-// A 300x64 copy: a block row per row, 256 threads along the contiguous
-// dimension.
-// OUTLINED: gpu.launch_func @train_step_kernel_1::@train_step_kernel blocks in (%c300, %c1, %c1) threads in (%c1, %c256, %c1)
+// A 300x64 copy: collapsed to 19200 elements, 75 blocks of 256 threads.
+// OUTLINED: gpu.launch_func @train_step_kernel_2::@train_step_kernel blocks in (%c75, %c1, %c1) threads in (%c256, %c1, %c1) args(%c19200 : index
 // OUTLINED: call @msamp_rt_sgd_update(
 // OUTLINED: gpu.module @[[ROWS]]
 // OUTLINED: gpu.func @train_step_kernel({{.*}}) kernel attributes {known_block_size = array<i32: 256, 1, 1>
@@ -30,6 +30,9 @@
 // OUTLINED: arith.maximumf
 // OUTLINED: math.exp
 // OUTLINED: arith.addf
+// OUTLINED: gpu.module @[[LOSS]]
+// OUTLINED: scf.for {{.+}} iter_args
+// OUTLINED: memref.atomic_rmw addf
 
 // NVVM: gpu.module @train_step_kernel_0 [#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">]
 // NVVM: llvm.func @__nv_expf(f32) -> f32
@@ -44,16 +47,17 @@
 // CHECK: llvm.call @msamp_rt_gemm(
 // CHECK: gpu.launch_func @train_step_kernel::@train_step_kernel
 // CHECK: gpu.launch_func @train_step_kernel_0::@train_step_kernel
-// CHECK: llvm.call @msamp_rt_all_reduce(
 // CHECK: gpu.launch_func @train_step_kernel_1::@train_step_kernel
-// CHECK: llvm.call @msamp_rt_sgd_update(
+// CHECK: llvm.call @msamp_rt_all_reduce(
 // CHECK: gpu.launch_func @train_step_kernel_2::@train_step_kernel
+// CHECK: llvm.call @msamp_rt_sgd_update(
+// CHECK: gpu.launch_func @train_step_kernel_3::@train_step_kernel
 // CHECK: llvm.call @_mlir_memref_to_llvm_free(
-// CHECK-COUNT-4: gpu.binary @train_step_kernel{{(_[0-9]+)?}} [#gpu.object<#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">, properties = {{.*}}, assembly = "{{.*}}.version 8.0\0A.target sm_90\0A
+// CHECK-COUNT-5: gpu.binary @train_step_kernel{{(_[0-9]+)?}} [#gpu.object<#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">, properties = {{.*}}, assembly = "{{.*}}.version 8.0\0A.target sm_90\0A
 // CHECK-NOT: gpu.binary
 // CHECK: llvm.func @msamp_train_step_packed(
 
-// SM89-COUNT-4: gpu.binary @{{.*}}#nvvm.target<O = 3, chip = "sm_89", features = "+ptx81">{{.*}}.version 8.1\0A.target sm_89\0A
+// SM89-COUNT-5: gpu.binary @{{.*}}#nvvm.target<O = 3, chip = "sm_89", features = "+ptx81">{{.*}}.version 8.1\0A.target sm_89\0A
 #id = affine_map<(i, j) -> (i, j)>
 #row = affine_map<(i, j) -> (i)>
 #all = affine_map<(i) -> (i)>

@@ -2,6 +2,7 @@
 // RUN: msamp-opt %s -split-input-file --msamp-gpu-stage-globals | FileCheck %s --check-prefix=STAGE
 // RUN: msamp-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(msamp-gpu-copies-to-linalg))' | FileCheck %s --check-prefix=COPY
 // RUN: msamp-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(convert-linalg-to-parallel-loops,msamp-gpu-tile-parallel-loops{block-size=128}))' | FileCheck %s --check-prefix=TILE
+// RUN: msamp-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(msamp-gpu-parallel-dims-outer,convert-linalg-to-parallel-loops))' | FileCheck %s --check-prefix=OUTER
 
 // A global read by a kernel must be in a step buffer: alloc + copy, every
 // user reads the copy.
@@ -32,13 +33,20 @@ func.func @copies(%a: memref<3x5xf8E4M3FN>, %b: memref<3x5xf8E4M3FN>,
 
 // -----
 
-// Innermost dimension by the block size, the others by 1, tails guarded by
+// Every parallel nest is collapsed to one dimension (row-major; indices
+// recovered with rem/div) and tiled by the block size, tails guarded by
 // scf.if (no min/max bounds); the reduction dimension stays a loop.
 // TILE-LABEL: func.func @tile(
-// TILE: %[[S:.+]] = arith.muli %c1, %c128 : index
-// TILE: scf.parallel (%{{.+}}, %{{.+}}) = (%c0, %c0) to (%c7, %c300) step (%{{.+}}, %[[S]])
-// TILE: scf.parallel (%{{.+}}, %{{.+}}) = ({{.+}}) to (%{{.+}}, %[[S]]) step (%c1, %c1)
+// TILE: %[[N:.+]] = arith.muli %{{.+}}, %c300{{.*}} : index
+// TILE: %[[S:.+]] = arith.muli %{{.+}}, %c128 : index
+// TILE: scf.parallel (%[[B:.+]]) = (%{{.+}}) to (%[[N]]) step (%[[S]])
+// TILE: scf.parallel (%[[T:.+]]) = (%{{.+}}) to (%[[S]]) step
+// TILE: %[[L:.+]] = arith.addi %[[T]], %[[B]] : index
+// TILE: %[[IN:.+]] = arith.cmpi ult, %{{.+}}, %[[N]] : index
 // TILE: scf.if
+// TILE: %[[J:.+]] = arith.remsi %[[L]], %c300{{.*}} : index
+// TILE: %[[I:.+]] = arith.divsi %[[L]], %c300{{.*}} : index
+// TILE: memref.load %arg0[%[[I]], %[[J]]]
 // TILE: arith.negf
 // TILE-LABEL: func.func @rows(
 // TILE: %[[R:.+]] = arith.muli %c1, %c128 : index
@@ -67,3 +75,51 @@ func.func @rows(%a: memref<7x300xf32>, %r: memref<7xf32>) {
   }
   return
 }
+
+// -----
+
+// A reduction over the outer dimension (a bias gradient) is interchanged so
+// the parallel dimension comes first: one parallel loop with the reduction
+// inside, instead of a host loop of parallel loops. linalg.reduce is
+// generalized first. Row reductions are left alone.
+// OUTER-LABEL: func.func @columns(
+// OUTER: scf.parallel (%[[J:.+]]) = (%c0) to (%c300) step (%c1)
+// OUTER-NEXT: scf.for %[[I:.+]] = %c0 to %c7 step %c1
+// OUTER: memref.load %arg0[%[[I]], %[[J]]] : memref<7x300xf32>
+// OUTER-LABEL: func.func @reduce_named(
+// OUTER: scf.parallel (%[[J2:.+]]) = (%c0) to (%c300) step (%c1)
+// OUTER-NEXT: scf.for %[[I2:.+]] = %c0 to %c7 step %c1
+// OUTER: memref.load %arg0[%[[I2]], %[[J2]]] : memref<7x300xf32>
+// OUTER-LABEL: func.func @rows_untouched(
+// OUTER: scf.parallel (%{{.+}}) = (%c0) to (%c7) step (%c1)
+// OUTER-NEXT: scf.for %{{.+}} = %c0 to %c300 step %c1
+#id2 = affine_map<(i, j) -> (i, j)>
+#col = affine_map<(i, j) -> (j)>
+#row2 = affine_map<(i, j) -> (i)>
+func.func @columns(%a: memref<7x300xf32>, %r: memref<300xf32>) {
+  linalg.generic {indexing_maps = [#id2, #col], iterator_types = ["reduction", "parallel"]}
+      ins(%a : memref<7x300xf32>) outs(%r : memref<300xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %x, %acc : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+func.func @reduce_named(%a: memref<7x300xf32>, %r: memref<300xf32>) {
+  linalg.reduce ins(%a : memref<7x300xf32>) outs(%r : memref<300xf32>) dimensions = [0]
+    (%x: f32, %acc: f32) {
+      %s = arith.addf %x, %acc : f32
+      linalg.yield %s : f32
+    }
+  return
+}
+func.func @rows_untouched(%a: memref<7x300xf32>, %r: memref<7xf32>) {
+  linalg.generic {indexing_maps = [#id2, #row2], iterator_types = ["parallel", "reduction"]}
+      ins(%a : memref<7x300xf32>) outs(%r : memref<7xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %x, %acc : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+

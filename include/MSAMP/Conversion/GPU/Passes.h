@@ -8,6 +8,7 @@
 #ifndef MSAMP_CONVERSION_GPU_PASSES_H
 #define MSAMP_CONVERSION_GPU_PASSES_H
 
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -51,6 +52,13 @@ struct LowerToGPUOptions : public PassPipelineOptions<LowerToGPUOptions> {
   PassOptions::Option<int> optLevel{*this, "opt-level",
                                     llvm::cl::desc("NVPTX optimization level"),
                                     llvm::cl::init(3)};
+  PassOptions::Option<bool> hostEmulation{
+      *this, "host-emulation",
+      llvm::cl::desc("test aid: stop before GPU mapping and run the tiled "
+                     "parallel loops as host loops (CPU target), so the "
+                     "GPU pipeline's transformations can be checked "
+                     "numerically without a GPU"),
+      llvm::cl::init(false)};
   PassOptions::Option<std::string> toolkit{
       *this, "toolkit",
       llvm::cl::desc("CUDA toolkit root (libdevice); empty: the one found "

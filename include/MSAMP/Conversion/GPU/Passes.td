@@ -35,15 +35,59 @@ def MSAMPGPUCopiesToLinalg
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def MSAMPGPUParallelDimsOuter
+    : Pass<"msamp-gpu-parallel-dims-outer", "::mlir::func::FuncOp"> {
+  let summary = "move the parallel dimensions of linalg ops outermost";
+  let description = [{
+    A linalg op that reduces over an outer dimension (a bias gradient:
+    `[batch, features] -> [features]`) becomes, in
+    convert-linalg-to-parallel-loops, a sequential host loop around a
+    parallel loop: one kernel launch per batch row. This pass generalizes
+    such ops and interchanges their iterators so that every parallel
+    dimension comes first (in its original order) and the reductions
+    last: one kernel, one thread per output element, the reduction a loop
+    inside it. Ops whose reductions are already innermost are untouched.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
+def MSAMPGPUAtomicFullReductions
+    : Pass<"msamp-gpu-atomic-full-reductions", "::mlir::func::FuncOp"> {
+  let summary = "full f32/f64 sum reductions -> strided partial sums + atomic add";
+  let description = [{
+    A linalg op whose iterators are all reductions into a 0-d buffer (the
+    loss, the gradient norm's sums of squares) has no parallel dimension:
+    convert-linalg-to-parallel-loops would leave it a host loop, which
+    pulls every page it reads from the GPU to the host each step. When the
+    body is `acc + g(inputs)` (one `arith.addf` of the accumulator, f32 or
+    f64, static loop ranges, no `linalg.index`), it becomes an
+    `scf.parallel` of `min(N, threads)` threads; thread t sums g over the
+    elements t, t + T, ... (coalesced) and adds its partial sum to the 0-d
+    buffer with `memref.atomic_rmw addf`. The result equals the sequential
+    sum up to floating-point reassociation (the order of the atomic adds
+    varies from run to run).
+  }];
+  let options = [
+    Option<"threads", "threads", "int64_t", /*default=*/"65536",
+           "most threads (partial sums) per reduction">
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::affine::AffineDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def MSAMPGPUTileParallelLoops
     : Pass<"msamp-gpu-tile-parallel-loops", "::mlir::func::FuncOp"> {
-  let summary = "tile outermost scf.parallel loops into blocks x threads";
+  let summary = "collapse and tile outermost scf.parallel loops into blocks x threads";
   let description = [{
-    Each outermost `scf.parallel` is tiled by `block-size` along its
-    innermost (contiguous) dimension and by 1 along the others, without
-    min/max bounds (the tail is an `scf.if` inside the kernel). After
-    `gpu-map-parallel-loops` the tile loop is the grid and the inner loop
-    the block, so neighbouring threads touch neighbouring elements.
+    Each outermost `scf.parallel` is collapsed into one dimension (its
+    iteration space linearized in row-major order, the indices recovered
+    in the body), then tiled by `block-size` without min/max bounds (the
+    tail is an `scf.if` inside the kernel). After `gpu-map-parallel-loops`
+    the tile loop is blockIdx.x and the inner loop threadIdx.x: any tensor
+    fits the 1-D grid (gridDim.y/z and blockDim.z are small), and
+    neighbouring threads touch neighbouring elements.
   }];
   let options = [
     Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
