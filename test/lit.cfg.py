@@ -17,9 +17,11 @@ config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%msamp_src_root", config.msamp_src_root))
-config.substitutions.append(("%shared_examples",
-                             os.path.join(os.path.dirname(config.msamp_src_root),
-                                          "shared", "examples")))
+# The input-contract MLP example, as the repo keeps it (tests never read
+# files outside the checkout: CI runs on a fresh clone).
+config.substitutions.append(("%mlp_example",
+                             os.path.join(config.msamp_src_root, "test",
+                                          "Transforms", "Inputs", "mlp.mlir")))
 
 # Python helpers of the repo (graph generators, checkers) run with the same
 # interpreter as lit, with python/ importable.
