@@ -27,17 +27,11 @@ namespace {
 /// Runs `body(ctx, staging)` under the backend's lock, then finishes.
 template <typename Body>
 msamp_rt_status withBackend(const char *op, Body &&body) {
-  OpScope scope(op);
-  std::mutex *lock = activeBackendLock();
-  const DeviceContext *ctx = activeBackendContext();
-  if (!lock || !ctx)
-    return recordError(MSAMP_RT_ERROR_NO_BACKEND,
-                       "%s: select the cuda backend first", op);
-  std::lock_guard<std::mutex> guard(*lock);
-  MSAMP_RT_RETURN_IF_ERROR(ctx->makeCurrent());
-  Staging st(*ctx);
-  MSAMP_RT_RETURN_IF_ERROR(body(*ctx, st));
-  return st.finish();
+  return withActiveBackend(op, [&](const DeviceContext &ctx) {
+    Staging st(ctx);
+    MSAMP_RT_RETURN_IF_ERROR(body(ctx, st));
+    return st.finish();
+  });
 }
 
 } // namespace

@@ -96,51 +96,39 @@ msamp_rt_status driverFailure(const Driver &d, CUresult result,
       context.empty() ? "" : " ", context.c_str());
 }
 
-/// The backend's device current on this thread, under its lock.
-template <typename Body>
-msamp_rt_status withDevice(const char *op, Body body) {
-  OpScope scope(op);
-  std::mutex *lock = activeBackendLock();
-  const DeviceContext *ctx = activeBackendContext();
-  if (!lock || !ctx)
-    return recordError(MSAMP_RT_ERROR_NO_BACKEND,
-                       "%s: select the cuda backend first", op);
-  std::lock_guard<std::mutex> guard(*lock);
-  MSAMP_RT_RETURN_IF_ERROR(ctx->makeCurrent());
-  return body(*ctx);
-}
-
 msamp_rt_status moduleLoad(const void *image, size_t, int32_t isPtx,
                            int32_t optLevel, void **module) {
-  return withDevice("msamp_rt_gpu_module_load", [&](const DeviceContext &) {
-    const Driver *d = nullptr;
-    MSAMP_RT_RETURN_IF_ERROR(driver(d));
-    // The JIT's error log names the PTX line that failed.
-    static char log[8192];
-    log[0] = 0;
-    CUjit_option options[] = {CU_JIT_ERROR_LOG_BUFFER,
-                              CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
-                              CU_JIT_OPTIMIZATION_LEVEL};
-    void *values[] = {log, reinterpret_cast<void *>(sizeof(log)),
-                      reinterpret_cast<void *>(
-                          static_cast<uintptr_t>(optLevel < 0   ? 0
-                                                 : optLevel > 4 ? 4
-                                                                : optLevel))};
-    CUmodule result = nullptr;
-    CUresult r =
-        d->moduleLoadDataEx(&result, image, isPtx ? 3u : 2u, options, values);
-    if (r != CUDA_SUCCESS)
-      return driverFailure(*d, r, "cuModuleLoadDataEx",
-                           std::string(isPtx ? "(PTX JIT" : "(cubin") +
-                               (log[0] ? std::string(": ") + log : "") + ")");
-    *module = result;
-    return MSAMP_RT_OK;
-  });
+  return withActiveBackend(
+      "msamp_rt_gpu_module_load", [&](const DeviceContext &) {
+        const Driver *d = nullptr;
+        MSAMP_RT_RETURN_IF_ERROR(driver(d));
+        // The JIT's error log names the PTX line that failed.
+        static char log[8192];
+        log[0] = 0;
+        CUjit_option options[] = {CU_JIT_ERROR_LOG_BUFFER,
+                                  CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+                                  CU_JIT_OPTIMIZATION_LEVEL};
+        void *values[] = {log, reinterpret_cast<void *>(sizeof(log)),
+                          reinterpret_cast<void *>(static_cast<uintptr_t>(
+                              optLevel < 0   ? 0
+                              : optLevel > 4 ? 4
+                                             : optLevel))};
+        CUmodule result = nullptr;
+        CUresult r = d->moduleLoadDataEx(&result, image, isPtx ? 3u : 2u,
+                                         options, values);
+        if (r != CUDA_SUCCESS)
+          return driverFailure(*d, r, "cuModuleLoadDataEx",
+                               std::string(isPtx ? "(PTX JIT" : "(cubin") +
+                                   (log[0] ? std::string(": ") + log : "") +
+                                   ")");
+        *module = result;
+        return MSAMP_RT_OK;
+      });
 }
 
 msamp_rt_status moduleGetFunction(void *module, const char *name,
                                   void **function) {
-  return withDevice(
+  return withActiveBackend(
       "msamp_rt_gpu_module_get_function", [&](const DeviceContext &) {
         const Driver *d = nullptr;
         MSAMP_RT_RETURN_IF_ERROR(driver(d));
@@ -161,7 +149,7 @@ void *stream() {
 }
 
 msamp_rt_status streamSynchronize(void *s) {
-  return withDevice(
+  return withActiveBackend(
       "msamp_rt_gpu_stream_synchronize", [&](const DeviceContext &) {
         MSAMP_CUDA_TRY(cudaStreamSynchronize(static_cast<cudaStream_t>(s)));
         return MSAMP_RT_OK;
@@ -172,25 +160,26 @@ msamp_rt_status launchKernel(void *function, intptr_t gx, intptr_t gy,
                              intptr_t gz, intptr_t bx, intptr_t by, intptr_t bz,
                              int32_t shared, void *s, void **params,
                              void **extra) {
-  return withDevice("msamp_rt_gpu_launch_kernel", [&](const DeviceContext &) {
-    const Driver *d = nullptr;
-    MSAMP_RT_RETURN_IF_ERROR(driver(d));
-    if (gx <= 0 || gy <= 0 || gz <= 0)
-      return MSAMP_RT_OK; // an empty grid (a zero-size tensor)
-    CUresult r = d->launchKernel(
-        static_cast<CUfunction>(function), static_cast<unsigned>(gx),
-        static_cast<unsigned>(gy), static_cast<unsigned>(gz),
-        static_cast<unsigned>(bx), static_cast<unsigned>(by),
-        static_cast<unsigned>(bz), static_cast<unsigned>(shared),
-        static_cast<CUstream>(s), params, extra);
-    if (r != CUDA_SUCCESS)
-      return driverFailure(
-          *d, r, "cuLaunchKernel",
-          "(grid " + std::to_string(gx) + "x" + std::to_string(gy) + "x" +
-              std::to_string(gz) + ", block " + std::to_string(bx) + "x" +
-              std::to_string(by) + "x" + std::to_string(bz) + ")");
-    return MSAMP_RT_OK;
-  });
+  return withActiveBackend(
+      "msamp_rt_gpu_launch_kernel", [&](const DeviceContext &) {
+        const Driver *d = nullptr;
+        MSAMP_RT_RETURN_IF_ERROR(driver(d));
+        if (gx <= 0 || gy <= 0 || gz <= 0)
+          return MSAMP_RT_OK; // an empty grid (a zero-size tensor)
+        CUresult r = d->launchKernel(
+            static_cast<CUfunction>(function), static_cast<unsigned>(gx),
+            static_cast<unsigned>(gy), static_cast<unsigned>(gz),
+            static_cast<unsigned>(bx), static_cast<unsigned>(by),
+            static_cast<unsigned>(bz), static_cast<unsigned>(shared),
+            static_cast<CUstream>(s), params, extra);
+        if (r != CUDA_SUCCESS)
+          return driverFailure(
+              *d, r, "cuLaunchKernel",
+              "(grid " + std::to_string(gx) + "x" + std::to_string(gy) + "x" +
+                  std::to_string(gz) + ", block " + std::to_string(bx) + "x" +
+                  std::to_string(by) + "x" + std::to_string(bz) + ")");
+        return MSAMP_RT_OK;
+      });
 }
 
 /// Managed buffers by size, for reuse; and the size of each live one.
@@ -220,7 +209,7 @@ msamp_rt_status alloc(size_t bytes, void **ptr) {
       return MSAMP_RT_OK;
     }
   }
-  return withDevice("msamp_rt_gpu_alloc", [&](const DeviceContext &ctx) {
+  return withActiveBackend("msamp_rt_gpu_alloc", [&](const DeviceContext &ctx) {
     MSAMP_CUDA_TRY_CTX(cudaMallocManaged(ptr, bytes, cudaMemAttachGlobal),
                        "bytes=%zu, device %d", bytes, ctx.device);
     std::lock_guard<std::mutex> guard(c.lock);
