@@ -64,7 +64,9 @@ void mlir::msamp::buildBufferizeTrainStepPipeline(
 }
 
 void mlir::msamp::buildLowerToLLVMPipeline(OpPassManager &pm) {
-  buildBufferizeTrainStepPipeline(pm);
+  buildBufferizeTrainStepPipeline(pm, [](OpPassManager &pm) {
+    pm.addNestedPass<func::FuncOp>(createMSAMPReorderReductionLoops());
+  });
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
