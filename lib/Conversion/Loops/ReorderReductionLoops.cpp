@@ -139,10 +139,10 @@ struct MSAMPReorderReductionLoopsPass
         results.push_back(maps[index].getResult(i));
       }
       rewriter.setInsertionPoint(generic);
-      auto alloc = memref::AllocOp::create(
-          rewriter, generic.getLoc(),
-          MemRefType::get(shape, type.getElementType()), ValueRange{},
-          rewriter.getI64IntegerAttr(64));
+      auto alloc =
+          memref::AllocOp::create(rewriter, generic.getLoc(),
+                                  MemRefType::get(shape, type.getElementType()),
+                                  ValueRange{}, rewriter.getI64IntegerAttr(64));
       linalg::TransposeOp::create(rewriter, generic.getLoc(), source, alloc,
                                   perm);
       newOperand.set(alloc);
