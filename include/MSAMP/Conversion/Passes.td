@@ -79,12 +79,21 @@ def MSAMPReorderReductionLoops
     elementwise over contiguous memory and LLVM vectorizes it. An input that
     would be read with a stride along that dimension is first copied into a
     transposed buffer (linalg.transpose into a new allocation), when the
-    reduction reuses it enough to pay for the copy.
+    reduction reuses it enough to pay for the copy. When that innermost
+    extent is a multiple of 16, the body is pure f32 arith and no input is
+    a view of the output, the reordered op is lowered right away to scf
+    loops over vector<16xf32>: each chunk of up to 8 vectors of an output
+    row is loaded once, carried through the reduction loops as iter_args
+    (the same mulf/addf per lane, in the same order) and stored once.
   }];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
-                           "::mlir::memref::MemRefDialect"];
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect"];
   let statistics = [
     Statistic<"numReordered", "num-reordered", "reductions reordered">,
+    Statistic<"numVectorized", "num-vectorized",
+              "reordered reductions lowered to vector accumulators">,
     Statistic<"numTransposed", "num-transposed-inputs",
               "inputs copied into a transposed buffer">
   ];
