@@ -64,7 +64,9 @@ void mlir::msamp::buildBufferizeTrainStepPipeline(
 }
 
 void mlir::msamp::buildLowerToLLVMPipeline(OpPassManager &pm) {
-  buildBufferizeTrainStepPipeline(pm);
+  buildBufferizeTrainStepPipeline(pm, [](OpPassManager &pm) {
+    pm.addNestedPass<func::FuncOp>(createMSAMPReorderReductionLoops());
+  });
   buildLoopsToLLVMPipeline(pm);
 }
 
@@ -75,6 +77,7 @@ void mlir::msamp::buildLoopsToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createConvertVectorToLLVMPass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertMathToLLVMPass());

@@ -62,4 +62,41 @@ def MSAMPEmitEntryPoint : Pass<"msamp-emit-entry-point", "::mlir::ModuleOp"> {
   }];
 }
 
+def MSAMPReorderReductionLoops
+    : Pass<"msamp-reorder-reduction-loops", "::mlir::func::FuncOp"> {
+  let summary = "put a contiguous parallel loop innermost in buffer reductions";
+  let description = [{
+    After bufferization, on the linalg reductions that stay generated loops
+    (the attention einsums and batched products that are not runtime GEMMs):
+    convert-linalg-to-loops nests the loops in iteration-domain order, so
+    the reduction loop is innermost and every iteration loads and stores the
+    output element (LLVM cannot keep it in a register without alias
+    information) and nothing vectorizes. This pass interchanges the loops so
+    that a parallel dimension along which the output is contiguous becomes
+    the innermost loop, preceded by the reduction loops in their original
+    order. Each output element still sees its reduction terms in the same
+    order, so results are bit-identical; the innermost loop is now
+    elementwise over contiguous memory and LLVM vectorizes it. An input that
+    would be read with a stride along that dimension is first copied into a
+    transposed buffer (linalg.transpose into a new allocation), when the
+    reduction reuses it enough to pay for the copy. When that innermost
+    extent is a multiple of 16, the body is pure f32 arith and no input is
+    a view of the output, the reordered op is lowered right away to scf
+    loops over vector<16xf32>: each chunk of up to 8 vectors of an output
+    row is loaded once, carried through the reduction loops as iter_args
+    (the same mulf/addf per lane, in the same order) and stored once.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect"];
+  let statistics = [
+    Statistic<"numReordered", "num-reordered", "reductions reordered">,
+    Statistic<"numVectorized", "num-vectorized",
+              "reordered reductions lowered to vector accumulators">,
+    Statistic<"numTransposed", "num-transposed-inputs",
+              "inputs copied into a transposed buffer">
+  ];
+}
+
 #endif // MSAMP_CONVERSION_PASSES_TD
