@@ -73,12 +73,19 @@ void mlir::msamp::buildLowerToLLVMPipeline(OpPassManager &pm) {
 void mlir::msamp::buildLoopsToLLVMPipeline(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(createLowerAffinePass());
+  buildHostToLLVMPipeline(pm, [](OpPassManager &pm) {
+    pm.addPass(createConvertVectorToLLVMPass());
+    pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  });
+}
+
+void mlir::msamp::buildHostToLLVMPipeline(
+    OpPassManager &pm, llvm::function_ref<void(OpPassManager &)> lowerMemory) {
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createConvertMathToLibmPass());
-  pm.addPass(createConvertVectorToLLVMPass());
-  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  lowerMemory(pm);
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertFuncToLLVMPass());

@@ -110,23 +110,14 @@ void mlir::msamp::buildLowerToGPUPipeline(OpPassManager &pm,
   pm.addPass(createGpuModuleToBinaryPass(binary));
 
   // 4. Host code -> LLVM dialect.
-  pm.addPass(createSCFToControlFlowPass());
-  pm.addPass(memref::createExpandStridedMetadataPass());
-  pm.addPass(createLowerAffinePass());
-  pm.addPass(createConvertMathToLibmPass());
-  // Before gpu-to-llvm, whose memref patterns would lower memref.alloc to
-  // plain malloc (host memory a kernel cannot reach).
-  FinalizeMemRefToLLVMConversionPassOptions memrefToLLVM;
-  memrefToLLVM.useGenericFunctions = true;
-  pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefToLLVM));
-  pm.addPass(createGpuToLLVMConversionPass());
-  pm.addPass(createArithToLLVMConversionPass());
-  pm.addPass(createConvertMathToLLVMPass());
-  pm.addPass(createConvertFuncToLLVMPass());
-  pm.addPass(createConvertControlFlowToLLVMPass());
-  pm.addPass(createReconcileUnrealizedCastsPass());
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createMSAMPEmitEntryPoint());
+  buildHostToLLVMPipeline(pm, [](OpPassManager &pm) {
+    // Before gpu-to-llvm, whose memref patterns would lower memref.alloc to
+    // plain malloc (host memory a kernel cannot reach).
+    FinalizeMemRefToLLVMConversionPassOptions memrefToLLVM;
+    memrefToLLVM.useGenericFunctions = true;
+    pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefToLLVM));
+    pm.addPass(createGpuToLLVMConversionPass());
+  });
 }
 
 void mlir::msamp::registerMSAMPGPUPipelines() {
