@@ -64,23 +64,8 @@ namespace mlir::msamp {
 using namespace mlir;
 using namespace mlir::msamp;
 
-namespace {
-/// One optimizer update: the op and the gradient operand group it reads.
-struct Update {
-  Operation *op;
-  Value param;
-  Value grad;
-  Value gradScaleInv; // null for an f32 gradient
-};
-} // namespace
-
-static std::optional<Update> asUpdate(Operation *op) {
-  if (auto adam = dyn_cast<AdamUpdateOp>(op))
-    return Update{op, adam.getParam(), adam.getGrad(), adam.getGradScaleInv()};
-  if (auto sgd = dyn_cast<SGDUpdateOp>(op))
-    return Update{op, sgd.getParam(), sgd.getGrad(), sgd.getGradScaleInv()};
-  return std::nullopt;
-}
+/// The updates the statistics read, in program order.
+using Update = OptimizerUpdate;
 
 static void setGrad(Operation *op, Value grad) {
   if (auto adam = dyn_cast<AdamUpdateOp>(op))
@@ -357,7 +342,7 @@ void MSAMPGradStatsPass::runOnOperation() {
   Block &entry = func.getBody().front();
   SmallVector<Update> updates;
   WalkResult walk = func.walk([&](Operation *op) -> WalkResult {
-    std::optional<Update> update = asUpdate(op);
+    std::optional<Update> update = asOptimizerUpdate(op);
     if (!update)
       return WalkResult::advance();
     if (op->getBlock() != &entry) {

@@ -217,15 +217,10 @@ static FailureOr<Report> computeReport(func::FuncOp func) {
   }
   WalkResult walk = func.walk([&](Operation *op) -> WalkResult {
     Value grad;
-    if (sharded) {
-      if (auto reduce = dyn_cast<ReduceOp>(op))
-        grad = reduce.getInput();
-      else
-        return WalkResult::advance();
-    } else if (auto adam = dyn_cast<AdamUpdateOp>(op))
-      grad = adam.getGrad();
-    else if (auto sgd = dyn_cast<SGDUpdateOp>(op))
-      grad = sgd.getGrad();
+    if (auto reduce = dyn_cast<ReduceOp>(op); sharded && reduce)
+      grad = reduce.getInput();
+    else if (auto update = asOptimizerUpdate(op); !sharded && update)
+      grad = update->grad;
     else
       return WalkResult::advance();
     auto storage = getStorage(grad.getType());

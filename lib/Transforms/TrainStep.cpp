@@ -1,6 +1,7 @@
 //===- TrainStep.cpp - conventions of graphs and train steps ----*- C++ -*-===//
 
 #include "MSAMP/Transforms/TrainStep.h"
+#include "MSAMP/Dialect/MSAMPOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Builders.h"
@@ -8,6 +9,16 @@
 
 using namespace mlir;
 using namespace mlir::msamp;
+
+std::optional<OptimizerUpdate> mlir::msamp::asOptimizerUpdate(Operation *op) {
+  if (auto adam = dyn_cast<AdamUpdateOp>(op))
+    return OptimizerUpdate{op, adam.getParam(), adam.getGrad(),
+                           adam.getGradScaleInv()};
+  if (auto sgd = dyn_cast<SGDUpdateOp>(op))
+    return OptimizerUpdate{op, sgd.getParam(), sgd.getGrad(),
+                           sgd.getGradScaleInv()};
+  return std::nullopt;
+}
 
 func::FuncOp mlir::msamp::findFunctionOfKind(ModuleOp module, StringRef kind) {
   func::FuncOp found;

@@ -79,20 +79,6 @@ struct MSAMPZeROShardPass
 };
 } // namespace
 
-static Value updateParam(Operation *op) {
-  if (auto adam = dyn_cast<AdamUpdateOp>(op))
-    return adam.getParam();
-  if (auto sgd = dyn_cast<SGDUpdateOp>(op))
-    return sgd.getParam();
-  return nullptr;
-}
-
-static Value updateGrad(Operation *op) {
-  if (auto adam = dyn_cast<AdamUpdateOp>(op))
-    return adam.getGrad();
-  return cast<SGDUpdateOp>(op).getGrad();
-}
-
 /// The optimizer-state operands of an update (moments, momentum buffer and
 /// their scales): what only the owner keeps.
 static SmallVector<Value> optimizerState(Operation *op) {
@@ -229,7 +215,7 @@ void MSAMPZeROShardPass::runOnOperation() {
     BlockArgument arg = func.getArgument(i);
     Operation *update = nullptr;
     for (Operation *user : arg.getUsers())
-      if (updateParam(user) == arg)
+      if (auto u = asOptimizerUpdate(user); u && u->param == arg)
         update = user;
     if (!update) {
       emitError(arg.getLoc())
@@ -237,7 +223,7 @@ void MSAMPZeROShardPass::runOnOperation() {
           << "' has no optimizer update; O3 shards updates";
       return signalPassFailure();
     }
-    auto reduce = updateGrad(update).getDefiningOp<AllReduceOp>();
+    auto reduce = asOptimizerUpdate(update)->grad.getDefiningOp<AllReduceOp>();
     if (!reduce || reduce.getKind() != ReduceKind::Mean) {
       update->emitError("--")
           << getArgument() << ": the gradient of param '" << getArgName(func, i)

@@ -59,6 +59,18 @@ constexpr llvm::StringLiteral kInitZeros = "zeros";
 constexpr llvm::StringLiteral kInitOnes = "ones";
 constexpr llvm::StringLiteral kInitFromParam = "from_param";
 
+/// One optimizer update (msamp.adam_update or msamp.sgd_update): the op,
+/// its param and the gradient operand group it reads.
+struct OptimizerUpdate {
+  Operation *op;
+  Value param;
+  Value grad;
+  Value gradScaleInv; // null for an f32 gradient
+};
+
+/// `op` as an optimizer update, or std::nullopt for any other op.
+std::optional<OptimizerUpdate> asOptimizerUpdate(Operation *op);
+
 /// The unique function with msamp.kind = `kind`, or null. Emits an error on
 /// the module when there are several.
 func::FuncOp findFunctionOfKind(ModuleOp module, StringRef kind);
