@@ -133,6 +133,14 @@ TEST(ManifestTest, DocumentErrors) {
   doc = validManifest();
   doc["world_size"] = 0;
   expectInvalid(doc, "\"world_size\" must be a positive integer");
+  // O3: the rank a program was compiled for lies inside its group.
+  doc = validManifest();
+  doc["world_size"] = 2;
+  doc["rank"] = 2;
+  expectInvalid(doc, "\"rank\" must be an integer in [0, world_size)");
+  doc = validManifest();
+  doc["rank"] = -1;
+  expectInvalid(doc, "\"rank\" must be an integer in [0, world_size)");
   doc = validManifest();
   doc.erase("state");
   expectInvalid(doc, "missing array \"state\"");
@@ -156,6 +164,9 @@ TEST(ManifestTest, EntryErrors) {
   expectInvalid(withState(1, "role", "input"),
                 "state[1] ('fc1.bias'): role 'input' is not one of param");
   expectInvalid(withState(1, "role", nullptr), "missing string \"role\"");
+  expectInvalid(withState(1, "sharded", "yes"),
+                "state[1] ('fc1.bias'): \"sharded\" must be a boolean of a "
+                "state entry");
   expectInvalid(withState(0, "shape", json::array({5, -3})),
                 "state[0] ('fc1.weight'): shape [5,-3] must list "
                 "non-negative integers");

@@ -14,6 +14,7 @@
 // RUN: not msamp-run %s --backend cuda --cuda-chip sm_80 2>&1 | FileCheck %s --check-prefix=CUDA
 // RUN: not msamp-run %s --backend tpu 2>&1 | FileCheck %s --check-prefix=BACKEND
 // RUN: not msamp-run %s --opt-level O9 2>&1 | FileCheck %s --check-prefix=O9
+// RUN: not msamp-run %s --opt-level O3 --pipeline-options "world-size=3" --synthetic 2>&1 | FileCheck %s --check-prefix=O3WORLD
 // RUN: not msamp-run %s --clip-grad-norm 0 2>&1 | FileCheck %s --check-prefix=CLIP
 // RUN: not msamp-run %s --clip-grad-norm=-1 2>&1 | FileCheck %s --check-prefix=CLIPNEG
 // RUN: not msamp-run %s --data %t/data.safetensors --synthetic 2>&1 | FileCheck %s --check-prefix=BOTH
@@ -53,6 +54,7 @@
 // CUDA: msamp-run: error: --cuda-chip must be sm_90 or sm_89, got 'sm_80'
 // BACKEND: msamp-run: error: unknown backend 'tpu' (expected cpu or cuda)
 // O9: msamp-run: error: --opt-level must be O0, O1, O2 or O3, got 'O9'
+// O3WORLD: msamp-run: error: --pipeline-options asks for world-size=3, but the launcher started 1 rank(s)
 // CLIP: msamp-run: error: invalid value '0' for --clip-grad-norm: expected a positive number
 // CLIPNEG: msamp-run: error: invalid value '-1' for --clip-grad-norm: expected a positive number
 // BOTH: msamp-run: error: --data and --synthetic exclude each other
