@@ -23,6 +23,11 @@ config.substitutions.append(("%mlp_example",
                              os.path.join(config.msamp_src_root, "test",
                                           "Transforms", "Inputs", "mlp.mlir")))
 
+# The MLIR runner libraries (printF64 & co.), for tests that execute a
+# lowered pass output with mlir-runner.
+config.substitutions.append(
+    ("%llvm_lib_dir", os.path.join(os.path.dirname(config.llvm_tools_dir), "lib")))
+
 # Python helpers of the repo (graph generators, checkers) run with the same
 # interpreter as lit, with python/ importable.
 config.substitutions.append(("%python", sys.executable))

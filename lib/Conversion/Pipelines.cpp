@@ -73,6 +73,9 @@ void mlir::msamp::buildLowerToLLVMPipeline(OpPassManager &pm) {
 void mlir::msamp::buildLoopsToLLVMPipeline(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(createLowerAffinePass());
+  // Before convert-math-to-libm (buildHostToLLVMPipeline): a libm tanhf
+  // call keeps GELU's loops scalar.
+  pm.addNestedPass<func::FuncOp>(createMSAMPApproximateTanh());
   buildHostToLLVMPipeline(pm, [](OpPassManager &pm) {
     pm.addPass(createConvertVectorToLLVMPass());
     pm.addPass(createFinalizeMemRefToLLVMConversionPass());
