@@ -115,6 +115,43 @@ TEST_F(CastTest, QuantizeF32InputsMatchCore) {
   }
 }
 
+TEST_F(CastTest, QuantizeF32BitPatternsToF16MatchesCore) {
+  // f16 stores are vectorized (F16C, CpuF16.h) where the CPU has them; this
+  // sweeps f32 bit patterns across every exponent, sign and NaN payload, plus
+  // every halfway point between two f16 values of one binade (ties to even)
+  // and the overflow boundary, at several scales. ctest runs it a second
+  // time with MSAMP_RT_DISABLE_F16C=1 (the portable path).
+  std::vector<float> values;
+  for (uint64_t bits = 0; bits < (uint64_t{1} << 32); bits += 4093)
+    values.push_back(floatOf(static_cast<uint32_t>(bits)));
+  for (uint32_t m = 0; m < 1024; ++m) {
+    // Halfway between f16 (1 + m/1024) * 2^k and its successor, k = 0
+    // (normal) and k = -24 (between subnormals), and just above.
+    const float half = (1.0f + (m + 0.5f) / 1024.0f);
+    values.push_back(half);
+    values.push_back(-std::ldexp(half, -15));
+    values.push_back(std::ldexp(static_cast<float>(m) + 0.5f, -24));
+    values.push_back(std::nextafter(half, 2.0f));
+  }
+  const float extra[] = {65504.0f,
+                         65519.99f,
+                         65520.0f,
+                         -65520.0f,
+                         floatOf(0x7F800001u),
+                         floatOf(0xFFC12345u),
+                         floatOf(0x7FBFFFFFu)};
+  values.insert(values.end(), std::begin(extra), std::end(extra));
+  const OutFormat f16{MSAMP_RT_F16, Format::F16};
+  for (float scale : kScales) {
+    std::vector<uint16_t> got = runQuantize(values, MSAMP_RT_F32, scale, f16);
+    expectNoError();
+    for (size_t i = 0; i < values.size(); ++i)
+      ASSERT_EQ(got[i], numerics::quantize(Format::F16, values[i], scale))
+          << "f32 bits 0x" << std::hex << bitsOf(values[i]) << " scale "
+          << scale;
+  }
+}
+
 TEST_F(CastTest, QuantizeEveryBF16InputMatchesCore) {
   const std::vector<uint16_t> patterns = allPatterns16();
   for (const OutFormat &out : kOutFormats) {

@@ -21,6 +21,7 @@
 #define MSAMP_LIB_RUNTIME_CPU_CPUCONVERT_H
 
 #include "../DType.h"
+#include "CpuF16.h"
 
 #include "MSAMP/Numerics/FP8.h"
 #include "MSAMP/Numerics/FP8EncodeTable.h"
@@ -74,12 +75,10 @@ inline void loadF32(const void *src, int32_t dtype, int64_t begin,
       dst[j] = decodeBF16(s[j]);
     return;
   }
-  case MSAMP_RT_F16: {
-    const uint16_t *s = static_cast<const uint16_t *>(src) + begin;
-    for (int64_t j = 0; j < count; ++j)
-      dst[j] = numerics::dequantize(Format::F16, s[j], scaleInv);
+  case MSAMP_RT_F16:
+    decodeF16Block(static_cast<const uint16_t *>(src) + begin, count, scaleInv,
+                   dst);
     return;
-  }
   default: {
     const float *table = fp8Table(dtype);
     const uint8_t *s = static_cast<const uint8_t *>(src) + begin;
@@ -96,9 +95,7 @@ inline void storeScaled(const float *src, int64_t count, float scale,
                         int32_t dtype, void *dst, int64_t begin) {
   const Format f = toFormat(dtype);
   if (dtype == MSAMP_RT_F16) {
-    uint16_t *d = static_cast<uint16_t *>(dst) + begin;
-    for (int64_t j = 0; j < count; ++j)
-      d[j] = numerics::quantize(f, src[j], scale);
+    encodeF16Block(src, count, scale, static_cast<uint16_t *>(dst) + begin);
     return;
   }
   // The exact table form of numerics::quantize (FP8EncodeTable.h): the
@@ -123,12 +120,9 @@ inline void storeHigh(const float *src, int64_t count, int32_t dtype, void *dst,
       d[j] = encodeBF16(src[j]);
     return;
   }
-  default: {
-    uint16_t *d = static_cast<uint16_t *>(dst) + begin;
-    for (int64_t j = 0; j < count; ++j)
-      d[j] = numerics::encodeF16(src[j]);
+  default:
+    encodeF16Block(src, count, static_cast<uint16_t *>(dst) + begin);
     return;
-  }
   }
 }
 
