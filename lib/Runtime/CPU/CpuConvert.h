@@ -121,7 +121,8 @@ inline void storeHigh(const float *src, int64_t count, int32_t dtype, void *dst,
     return;
   }
   default:
-    encodeF16Block(src, count, static_cast<uint16_t *>(dst) + begin);
+    // x * 1 is x (a NaN stays a NaN, which encodes to the canonical one).
+    encodeF16Block(src, count, 1.0f, static_cast<uint16_t *>(dst) + begin);
     return;
   }
 }

@@ -120,17 +120,6 @@ inline void encodeF16Block(const float *src, int64_t count, float scale,
     dst[j] = numerics::quantize(numerics::Format::F16, src[j], scale);
 }
 
-/// dst[j] = encodeF16(src[j]): an unscaled f16 store (x * 1 is x, NaN
-/// included, so this is the scaled encode with scale 1).
-inline void encodeF16Block(const float *src, int64_t count, uint16_t *dst) {
-#ifdef MSAMP_RT_HAVE_F16C_PATH
-  if (useF16C())
-    return encodeF16BlockF16C(src, count, 1.0f, dst);
-#endif
-  for (int64_t j = 0; j < count; ++j)
-    dst[j] = numerics::encodeF16(src[j]);
-}
-
 } // namespace msamp::runtime::cpu
 
 #endif // MSAMP_LIB_RUNTIME_CPU_CPUF16_H
