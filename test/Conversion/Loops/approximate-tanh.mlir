@@ -1,4 +1,5 @@
 // RUN: msamp-opt %s --pass-pipeline='builtin.module(func.func(msamp-approximate-tanh))' | FileCheck %s
+// RUN: msamp-opt %s --pass-pipeline='builtin.module(func.func(msamp-approximate-tanh))' --remarks-filter=msamp -o /dev/null 2>&1 | FileCheck %s --check-prefix=REMARK
 // RUN: msamp-opt %s --pass-pipeline='builtin.module(func.func(msamp-approximate-tanh))' | mlir-opt --convert-scf-to-cf --convert-math-to-llvm --convert-math-to-libm --convert-arith-to-llvm --convert-vector-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts | mlir-runner -e main -entry-point-result=void -shared-libs=%llvm_lib_dir/libmlir_runner_utils.so,%llvm_lib_dir/libmlir_c_runner_utils.so | FileCheck %s --check-prefix=EXEC
 
 // f32 tanh (scalar and vector) becomes arith plus llvm.intr.fma, never a
@@ -13,6 +14,10 @@
 // CHECK: llvm.intr.fma{{.*}}vector<16xf32>
 // CHECK-LABEL: func.func @f64_untouched(
 // CHECK: math.tanh %{{.*}} : f64
+
+// REMARK-DAG: remark: [Passed] tanh-approximated | Category:msamp:approximate-tanh | Remark="1 f32 math.tanh in @approx replaced
+// REMARK-DAG: Remark="1 f32 math.tanh in @approx_vec replaced
+// REMARK-NOT: @f64_untouched
 
 // Executed against libm's tanhf, which the pass no longer calls: at most 4
 // ulp over a million points of [-12, 12] (saturation included) and 8 ulp
