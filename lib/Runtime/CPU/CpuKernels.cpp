@@ -11,12 +11,13 @@
 // magnitudes as integers).
 //
 // All FP8/f16 rounding, scale selection and amax come from the numerics core
-// (MSAMP/Numerics). The optimizer arithmetic is written out once per
-// optimizer (adamBlock, sgdBlock) and shared by both passes of the two-pass
-// update, which is what makes the recompute of pass 2 bit-identical to the
-// values pass 1 took the amax of. The library is compiled with
-// -ffp-contract=off so that no product is fused into an add behind our back,
-// which would change results between machines with and without FMA.
+// (MSAMP/Numerics), and so does the optimizers' per-element arithmetic
+// (Numerics/Optimizer.h, which the CUDA kernels call too). Both passes of
+// the two-pass update run the same blocks (adamBlock, sgdBlock), which is what
+// makes the recompute of pass 2 bit-identical to the values pass 1 took the
+// amax of. The library is compiled with -ffp-contract=off so that no product is
+// fused into an add behind our back, which would change results between
+// machines with and without FMA.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,6 +26,7 @@
 #include "CpuConvert.h"
 
 #include "MSAMP/Numerics/FP8.h"
+#include "MSAMP/Numerics/Optimizer.h"
 #include "MSAMP/Numerics/Scaling.h"
 
 #include <pthread.h>
@@ -319,72 +321,20 @@ void twoPassUpdate(int64_t numel, StateTensor *(&tensors)[N],
   parallelChunks(numel, chunks, pass2);
 }
 
-/// f32 constants of one Adam step, each rounded once from double.
-struct AdamConstants {
-  float beta1, oneMinusBeta1, beta2, oneMinusBeta2, eps;
-  float stepSize;      ///< lr / (1 - beta1^step)
-  float bc2Sqrt;       ///< sqrt(1 - beta2^step)
-  float decayFactor;   ///< AdamW: 1 - lr * weight_decay
-  float weightDecay;   ///< Adam (L2)
-  float lrWeightDecay; ///< mode 1: lr * weight_decay
-  bool hasWeightDecay, decoupled, mode1;
-};
-
-/// The per-element Adam/AdamW arithmetic of NUMERICS 5.2 in PyTorch's order,
-/// or ONNX Runtime's AdamW mode 1 (Hugging Face order: stepSize is then
-/// lr * sqrt(bc2) / bc1, eps is added to the uncorrected sqrt(v'), the decay
-/// follows the update); w, m, v in place, g read. The CUDA backend's
-/// adamElement (CUDA/optimizer/OptimizerMath.h) is the same sequence of f32
-/// operations.
-inline void adamBlock(const AdamConstants &c, int64_t count, float *w,
+/// The optimizers' per-element arithmetic is the numerics core's
+/// (MSAMP/Numerics/Optimizer.h), shared with the CUDA kernels; here it runs
+/// over a block of decoded f32 values, w/m/v or w/b in place, g read.
+inline void adamBlock(const numerics::AdamConstants &c, int64_t count, float *w,
                       const float *g, float *m, float *v) {
-  for (int64_t j = 0; j < count; ++j) {
-    float gj = g[j];
-    float wj = w[j];
-    if (c.hasWeightDecay && !c.mode1) {
-      if (c.decoupled)
-        wj = wj * c.decayFactor;
-      else
-        gj = gj + c.weightDecay * wj;
-    }
-    const float mj = c.beta1 * m[j] + c.oneMinusBeta1 * gj;
-    const float vj = c.beta2 * v[j] + (c.oneMinusBeta2 * gj) * gj;
-    if (c.mode1) {
-      const float denom = std::sqrt(vj) + c.eps;
-      wj = wj - (c.stepSize * mj) / denom;
-      if (c.hasWeightDecay)
-        wj = wj - c.lrWeightDecay * wj;
-      w[j] = wj;
-    } else {
-      const float denom = std::sqrt(vj) / c.bc2Sqrt + c.eps;
-      w[j] = wj - (c.stepSize * mj) / denom;
-    }
-    m[j] = mj;
-    v[j] = vj;
-  }
+  for (int64_t j = 0; j < count; ++j)
+    numerics::adamElement(c, g[j], w[j], m[j], v[j]);
 }
 
-/// f32 constants of one SGD step.
-struct SgdConstants {
-  float lr, momentum, weightDecay;
-  bool hasWeightDecay, hasBuffer, firstStep, nesterov;
-};
-
-/// PyTorch SGD (dampening 0) per element; w and b in place, g read.
-inline void sgdBlock(const SgdConstants &c, int64_t count, float *w,
+inline void sgdBlock(const numerics::SgdConstants &c, int64_t count, float *w,
                      const float *g, float *b) {
-  for (int64_t j = 0; j < count; ++j) {
-    float gj = g[j];
-    const float wj = w[j];
-    if (c.hasWeightDecay)
-      gj = gj + c.weightDecay * wj;
-    if (c.hasBuffer) {
-      const float bj = c.firstStep ? gj : c.momentum * b[j] + gj;
-      b[j] = bj;
-      gj = c.nesterov ? gj + c.momentum * bj : bj;
-    }
-    w[j] = wj - c.lr * gj;
-  }
+  // Without a momentum buffer `b` is scratch that sgdElement never reads.
+  for (int64_t j = 0; j < count; ++j)
+    numerics::sgdElement(c, g[j], w[j], b[j]);
 }
 
 /// Loads a gradient block: decode * scale_inv, or the f32 values.
@@ -411,28 +361,9 @@ msamp_rt_status adamUpdate(const AdamParams &p) {
                        "msamp_rt_adam_update: step is %lld; the first update "
                        "is step 1",
                        static_cast<long long>(step));
-  // Bias corrections in double from the integer step, as PyTorch computes
-  // them from Python floats; each derived constant is rounded to f32 once.
-  const double lr = *p.lr;
-  const double bc1 = 1.0 - std::pow(p.beta1, static_cast<double>(step));
-  const double bc2 = 1.0 - std::pow(p.beta2, static_cast<double>(step));
-  AdamConstants c;
-  c.beta1 = static_cast<float>(p.beta1);
-  c.oneMinusBeta1 = static_cast<float>(1.0 - p.beta1);
-  c.beta2 = static_cast<float>(p.beta2);
-  c.oneMinusBeta2 = static_cast<float>(1.0 - p.beta2);
-  c.eps = static_cast<float>(p.eps);
-  // Mode 1 folds both bias corrections into the step size (Hugging Face's
-  // step_size = lr * sqrt(bc2) / bc1).
-  c.stepSize =
-      static_cast<float>(p.mode1 ? lr * std::sqrt(bc2) / bc1 : lr / bc1);
-  c.bc2Sqrt = static_cast<float>(std::sqrt(bc2));
-  c.decayFactor = static_cast<float>(1.0 - lr * p.weightDecay);
-  c.weightDecay = static_cast<float>(p.weightDecay);
-  c.lrWeightDecay = static_cast<float>(lr * p.weightDecay);
-  c.hasWeightDecay = p.weightDecay != 0.0;
-  c.decoupled = p.decoupled;
-  c.mode1 = p.mode1;
+  const numerics::AdamConstants c =
+      numerics::makeAdamConstants(*p.lr, step, p.beta1, p.beta2, p.eps,
+                                  p.weightDecay, p.decoupled, p.mode1);
 
   // Every scale is read here, before any output (which may alias it) is
   // written.
@@ -468,14 +399,8 @@ msamp_rt_status sgdUpdate(const SgdParams &p) {
                        "msamp_rt_sgd_update: step is %lld; the first update "
                        "is step 1",
                        static_cast<long long>(step));
-  SgdConstants c;
-  c.lr = *p.lr;
-  c.momentum = static_cast<float>(p.momentum);
-  c.weightDecay = static_cast<float>(p.weightDecay);
-  c.hasWeightDecay = p.weightDecay != 0.0;
-  c.hasBuffer = p.hasMomentumBuffer;
-  c.firstStep = step == 1;
-  c.nesterov = p.nesterov;
+  const numerics::SgdConstants c = numerics::makeSgdConstants(
+      *p.lr, step, p.momentum, p.weightDecay, p.hasMomentumBuffer, p.nesterov);
 
   const GradInput grad = gradInput(p.grad, p.gradScaleInv);
   StateTensor param(p.param, p.outParam, p.paramScale);

@@ -34,9 +34,6 @@
 #include "MSAMP/Runtime/msamp_runtime.h"
 
 #include <cstdint>
-#if !defined(__CUDA_ARCH__)
-#include <cmath>
-#endif
 
 namespace msamp::runtime::cuda {
 
@@ -127,25 +124,6 @@ MSAMP_HOST_DEVICE inline uint32_t magnitudeBits(float x) {
 MSAMP_HOST_DEVICE inline float amaxFromBits(uint32_t bits) {
   return bits > nd::kF32Inf ? nd::bitsToFloat(nd::kF32QuietNaN)
                             : nd::bitsToFloat(bits);
-}
-
-/// f32 subtraction and square root with one IEEE rounding, like the
-/// numerics core's mulRn/addRn/divRn: the _rn intrinsics on the device keep
-/// that under any -use_fast_math/-prec-sqrt setting.
-MSAMP_HOST_DEVICE inline float subRn(float a, float b) {
-#if defined(__CUDA_ARCH__)
-  return __fsub_rn(a, b);
-#else
-  return a - b;
-#endif
-}
-
-MSAMP_HOST_DEVICE inline float sqrtRn(float x) {
-#if defined(__CUDA_ARCH__)
-  return __fsqrt_rn(x);
-#else
-  return std::sqrt(x);
-#endif
 }
 
 } // namespace msamp::runtime::cuda
