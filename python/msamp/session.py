@@ -89,6 +89,7 @@ class Session:
             compiled = CompiledStep(compiled)
         self.compiled = compiled  # keeps a temporary directory alive
         self._lib = _native.libraries().session
+        _native.keep_freed_memory()
         handle = ctypes.c_void_p()
         self._check(self._lib.msamp_session_open(str(compiled.dir).encode(),
                                                  ctypes.byref(handle)))
