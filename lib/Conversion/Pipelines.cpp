@@ -31,14 +31,16 @@
 using namespace mlir;
 
 void mlir::msamp::buildBufferizeTrainStepPipeline(
-    OpPassManager &pm,
-    llvm::function_ref<void(OpPassManager &)> afterBufferize) {
+    OpPassManager &pm, llvm::function_ref<void(OpPassManager &)> afterBufferize,
+    llvm::function_ref<void(OpPassManager &)> onTensors) {
   // Scalar-state arithmetic (step + 1, 1 / scale, warm-up selects) is arith
   // on 0-d tensors: make it linalg so that it bufferizes and fuses.
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   pm.addNestedPass<func::FuncOp>(createLinalgElementwiseOpFusionPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  if (onTensors)
+    onTensors(pm);
   // The runtime calls hand buffers over with bufferization.to_buffer, a Pure
   // op: CSE or canonicalization between here and one-shot bufferization
   // would merge a later read into an earlier to_buffer of the same tensor,
@@ -64,9 +66,15 @@ void mlir::msamp::buildBufferizeTrainStepPipeline(
 }
 
 void mlir::msamp::buildLowerToLLVMPipeline(OpPassManager &pm) {
-  buildBufferizeTrainStepPipeline(pm, [](OpPassManager &pm) {
-    pm.addNestedPass<func::FuncOp>(createMSAMPReorderReductionLoops());
-  });
+  buildBufferizeTrainStepPipeline(
+      pm,
+      [](OpPassManager &pm) {
+        pm.addNestedPass<func::FuncOp>(createMSAMPReorderReductionLoops());
+      },
+      // CPU only: on a GPU the loop over ids would launch a kernel per id.
+      [](OpPassManager &pm) {
+        pm.addNestedPass<func::FuncOp>(createMSAMPOneHotReductionToScatter());
+      });
   buildLoopsToLLVMPipeline(pm);
 }
 

@@ -10,6 +10,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
@@ -25,11 +26,13 @@ namespace mlir::msamp {
 
 /// Steps 1-3 of --msamp-lower-to-llvm, shared with --msamp-lower-to-gpu:
 /// elementwise fusion, runtime calls, one-shot bufferization, buffer
-/// deallocation and msamp-finalize-runtime-calls. `afterBufferize` may add
-/// passes between bufferization and deallocation.
+/// deallocation and msamp-finalize-runtime-calls. `onTensors` may add
+/// passes after fusion, before the runtime calls (on tensors);
+/// `afterBufferize` between bufferization and deallocation.
 void buildBufferizeTrainStepPipeline(
     OpPassManager &pm,
-    llvm::function_ref<void(OpPassManager &)> afterBufferize = {});
+    llvm::function_ref<void(OpPassManager &)> afterBufferize = {},
+    llvm::function_ref<void(OpPassManager &)> onTensors = {});
 
 /// Step 4 of --msamp-lower-to-llvm: bufferized linalg, loops and runtime
 /// calls -> LLVM dialect for the host, plus the packed entry point.

@@ -398,8 +398,9 @@ Error biasGelu(NodeContext &ctx, bool grad) {
 /// Lowered as one linalg.generic that reduces over the index dims:
 ///   dX[.., v, ..] = sum_i (norm(indices[i]) == v ? dY[.., i, ..] : 0)
 /// with norm() the forward Gather's (negative indices count from the end,
-/// out-of-range ones clamp). It costs |dX| * |indices| compares, fine for
-/// embedding tables of test models.
+/// out-of-range ones clamp). As a reduction it costs |dX| * |indices|
+/// compares; the CPU lowering turns it into a loop of row adds
+/// (msamp-one-hot-reduction-to-scatter).
 Error gatherGrad(NodeContext &ctx) {
   if (auto e = ctx.requireInputs(3))
     return e;
