@@ -58,31 +58,37 @@
 using namespace mlir;
 namespace cl = llvm::cl;
 
-static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.mlir>"),
-                                      cl::Required);
-static cl::opt<std::string> outputDir("o", cl::desc("output directory"),
+/// The tool's own options: --help lists these, not the hundreds that
+/// linking LLVM registers.
+static cl::OptionCategory toolOptions("msamp-compile options");
+
+static cl::opt<std::string> inputFile(cl::Positional, cl::cat(toolOptions),
+                                      cl::desc("<model.mlir>"), cl::Required);
+static cl::opt<std::string> outputDir("o", cl::cat(toolOptions),
+                                      cl::desc("output directory"),
                                       cl::value_desc("dir"), cl::Required);
 static cl::opt<std::string>
-    optLevel("opt-level",
+    optLevel("opt-level", cl::cat(toolOptions),
              cl::desc("O0 (f32), O1, O2 or O3 (one rank's program: "
                       "--pipeline-options \"world-size=N rank=R\")"),
              cl::init("O2"));
 static cl::opt<std::string>
-    pipelineOptions("pipeline-options",
+    pipelineOptions("pipeline-options", cl::cat(toolOptions),
                     cl::desc("options of the --msamp-oN pipeline, e.g. "
                              "\"scale-kind=exact amax-history-len=1024\""),
                     cl::init(""));
 static cl::opt<std::string>
-    target("target",
+    target("target", cl::cat(toolOptions),
            cl::desc("where the step's elementwise code runs: cpu, "
                     "or cuda (GPU kernels, PTX embedded); "
                     "cuda-host-emulation (tests) runs the GPU pipeline's "
                     "loop nests on the host"),
            cl::init("cpu"));
 static cl::opt<std::string>
-    chip("chip", cl::desc("GPU architecture for --target cuda: sm_90 or sm_89"),
+    chip("chip", cl::cat(toolOptions),
+         cl::desc("GPU architecture for --target cuda: sm_90 or sm_89"),
          cl::init("sm_90"));
-static cl::opt<bool> emitLLVMIR("emit-llvm",
+static cl::opt<bool> emitLLVMIR("emit-llvm", cl::cat(toolOptions),
                                 cl::desc("also write train_step.ll"),
                                 cl::init(false));
 
@@ -147,6 +153,7 @@ static LogicalResult writeKernels(ModuleOp module, StringRef dir) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM y(argc, argv);
+  cl::HideUnrelatedOptions(toolOptions);
   cl::ParseCommandLineOptions(
       argc, argv, "msamp ahead-of-time compiler for training steps\n");
   if (optLevel != "O0" && optLevel != "O1" && optLevel != "O2" &&

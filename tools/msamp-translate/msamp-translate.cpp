@@ -24,27 +24,32 @@
 using namespace mlir;
 namespace cl = llvm::cl;
 
-static cl::opt<std::string> importOnnx("import-onnx",
+/// The tool's own options: --help lists these, not the hundreds that
+/// linking LLVM registers.
+static cl::OptionCategory toolOptions("msamp-translate options");
+
+static cl::opt<std::string> importOnnx("import-onnx", cl::cat(toolOptions),
                                        cl::desc("ONNX model to import"),
                                        cl::value_desc("model.onnx"));
-static cl::opt<std::string> outputFile("o", cl::desc("output MLIR file"),
+static cl::opt<std::string> outputFile("o", cl::cat(toolOptions),
+                                       cl::desc("output MLIR file"),
                                        cl::value_desc("file"), cl::init("-"));
 static cl::opt<std::string>
-    optimizerModel("optimizer-model",
+    optimizerModel("optimizer-model", cl::cat(toolOptions),
                    cl::desc("ONNX Runtime optimizer model (msamp.optimizer)"),
                    cl::value_desc("opt.onnx"));
 static cl::opt<std::string>
-    weightsIn("weights-in",
+    weightsIn("weights-in", cl::cat(toolOptions),
               cl::desc("f32 param values for params without initializers"),
               cl::value_desc("w.safetensors"));
 static cl::opt<std::string>
-    weightsOut("weights-out",
+    weightsOut("weights-out", cl::cat(toolOptions),
                cl::desc("write every param's f32 value (msamp-run --init)"),
                cl::value_desc("w.safetensors"));
-static cl::list<std::string> dims("dim",
+static cl::list<std::string> dims("dim", cl::cat(toolOptions),
                                   cl::desc("size of a symbolic dimension"),
                                   cl::value_desc("NAME=SIZE"));
-static cl::opt<std::string> funcName("func-name",
+static cl::opt<std::string> funcName("func-name", cl::cat(toolOptions),
                                      cl::desc("name of the generated function"),
                                      cl::init("main_graph"));
 
@@ -55,6 +60,7 @@ static int fail(const llvm::Twine &message) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(toolOptions);
   cl::ParseCommandLineOptions(argc, argv,
                               "msamp-translate: models to msamp's contract\n");
   if (importOnnx.empty())
