@@ -83,15 +83,8 @@ public:
 /// code with the larger decoded value, a NaN operand wins, ties keep `a`.
 inline uint8_t combineFP8(numerics::Format format, CollectiveOp op, uint8_t a,
                           uint8_t b) {
-  if (op == CollectiveOp::Sum)
-    return numerics::addViaHalf(format, a, b);
-  const float x = numerics::decode(format, a);
-  const float y = numerics::decode(format, b);
-  if (numerics::detail::isNaN(x))
-    return a;
-  if (numerics::detail::isNaN(y))
-    return b;
-  return y > x ? b : a;
+  return op == CollectiveOp::Sum ? numerics::addViaHalf(format, a, b)
+                                 : numerics::maxOfCodes(format, a, b);
 }
 
 /// One hop of an f32 reduction: an f32 add, or max with NaN propagation.

@@ -201,6 +201,19 @@ MSAMP_HOST_DEVICE inline float amax(const float *x, long long n) {
   return detail::bitsToFloat(largest);
 }
 
+/// One hop of an FP8 max reduction (amax all-reduce): the code with the
+/// larger decoded value; a NaN operand wins (`a` when both are), ties keep
+/// `a`. `f` must be E4M3 or E5M2.
+MSAMP_HOST_DEVICE inline uint8_t maxOfCodes(Format f, uint8_t a, uint8_t b) {
+  const float x = decode(f, a);
+  const float y = decode(f, b);
+  if (detail::isNaN(x))
+    return a;
+  if (detail::isNaN(y))
+    return b;
+  return y > x ? b : a;
+}
+
 } // namespace msamp::numerics
 
 #endif // MSAMP_NUMERICS_SCALING_H
