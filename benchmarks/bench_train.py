@@ -166,6 +166,14 @@ def main():
     else:
         print(f"| PyTorch eager f32 | {torch_s * 1e3:.0f} | {torch_s / base:.2f} "
               f"| | | | |")
+    # The targets, as ratios measured in this run.
+    o2 = rows["O2"]["step"] / base
+    print(f"\nO2 / O0 step time: {o2:.2f}x (target <= 2x: "
+          f"{'met' if o2 <= 2 else 'missed'})")
+    if torch_s is not None:
+        vs = base / torch_s
+        print(f"O0 / PyTorch step time: {vs:.2f}x (target <= 1.5x: "
+              f"{'met' if vs <= 1.5 else 'missed'})")
 
 
 if __name__ == "__main__":
