@@ -55,6 +55,8 @@ void mlir::msamp::buildBufferizeTrainStepPipeline(
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   pm.addPass(createCanonicalizerPass());
+  // Before deallocation: a copy-back extends its buffer to the step's end.
+  pm.addNestedPass<func::FuncOp>(createMSAMPCheckInPlaceStates());
   if (afterBufferize)
     afterBufferize(pm);
   bufferization::BufferDeallocationPipelineOptions dealloc;

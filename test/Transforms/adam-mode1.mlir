@@ -18,11 +18,11 @@
 // The bias: f32 param and gradient, low-precision moments.
 // O2: msamp.adam_update param %{{.+}} : tensor<8xf32>, grad %{{.+}} : tensor<8xf32>, exp_avg %{{.+}} scale %{{.+}} : tensor<8xf8E4M3FN>, {{.*}} {adam_mode = 1 : i64,
 
-// RT-COUNT-2: call @msamp_rt_adam_update__{{[0-9]+}}({{.*}}, %c3_i32{{[_0-9]*}}) :
+// RT-COUNT-2: call @msamp_rt_adam_update__{{[0-9]+}}({{.*}}, %c3_i32{{[_0-9]*}}){{( {msamp.in_place_args = .*})?}} :
 // RT-NOT: msamp.adam_update
 
 // MODE0-NOT: adam_mode = 1
-// MODE0-COUNT-2: call @msamp_rt_adam_update__{{[0-9]+}}({{.*}}, %c1_i32{{[_0-9]*}}) :
+// MODE0-COUNT-2: call @msamp_rt_adam_update__{{[0-9]+}}({{.*}}, %c1_i32{{[_0-9]*}}){{( {msamp.in_place_args = .*})?}} :
 
 module attributes {msamp.optimizer = {kind = "adamw", lr = 1.0e-02 : f64,
                                       weight_decay = 1.0e-02 : f64,

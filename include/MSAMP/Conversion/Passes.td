@@ -152,4 +152,26 @@ def MSAMPOneHotReductionToScatter
   ];
 }
 
+
+def MSAMPCheckInPlaceStates
+    : Pass<"msamp-check-in-place-states", "::mlir::func::FuncOp"> {
+  let summary = "after bufferization: state outputs written in place really "
+                "are the state arguments, else copy them back";
+  let description = [{
+    Runtime calls that update a state argument in place (convert-msamp-to-
+    runtime: optimizer and broadcast outputs of a state's last reader) carry
+    `msamp.in_place_args` = (operand index, argument number) pairs. After
+    one-shot bufferization each such operand should be the argument's
+    buffer (through casts); where bufferization wrote a copy instead (the
+    old value is still read after the call), this pass copies that buffer
+    into the argument at the end of the function. It then drops the
+    attribute.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+  let statistics = [
+    Statistic<"numCopiedBack", "num-copied-back",
+              "in-place state outputs bufferized out of place and copied back">
+  ];
+}
+
 #endif // MSAMP_CONVERSION_PASSES_TD

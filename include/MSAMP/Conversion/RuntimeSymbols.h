@@ -63,6 +63,11 @@ func::FuncOp getOrInsertTypedRuntimeDecl(ModuleOp module, RuntimeFn fn,
 /// Attribute naming the canonical runtime symbol of a typed declaration.
 constexpr llvm::StringLiteral kRuntimeSymbolAttr = "msamp.runtime_symbol";
 
+/// On a runtime call, from convert-msamp-to-runtime until
+/// msamp-check-in-place-states: pairs (operand index, argument number) of
+/// the outputs that must be the step's state arguments themselves.
+constexpr llvm::StringLiteral kInPlaceArgsAttr = "msamp.in_place_args";
+
 /// The runtime's dtype code of an element type (msamp_rt_dtype), or -1.
 int32_t getRuntimeDTypeCode(Type elementType);
 

@@ -111,8 +111,11 @@ public:
   void call(OpBuilder &b, Location loc, RuntimeFn fn, ValueRange args) {
     func::FuncOp decl =
         getOrInsertTypedRuntimeDecl(module, fn, args.getTypes());
-    func::CallOp::create(b, loc, decl, args);
+    lastCall = func::CallOp::create(b, loc, decl, args);
   }
+
+  /// The call `call` created last.
+  func::CallOp lastCall;
 
 private:
   /// Ranked buffer -> unranked buffer of the same element type. The calls
@@ -155,8 +158,23 @@ private:
   /// invisible to the rest of the step).
   BlockArgument inPlaceTarget(Operation *op, Value operand, Value result);
 
+  /// Moves the current op's in-place output buffers right before `call`,
+  /// after every buffer it reads (one of which may be the same argument's
+  /// old value: a read after the to_buffer that writes would be a conflict
+  /// for one-shot bufferization), and records on the call which operand
+  /// must be which argument (kInPlaceArgsAttr, see msamp-check-in-place-
+  /// states).
+  void placeInPlaceOutputs(func::CallOp call);
+
   func::FuncOp step;
   llvm::DenseMap<Value, unsigned> stateResultArg; // returned value -> arg
+  /// Buffers of state arguments that a runtime call writes in place (the
+  /// to_buffer of the argument) with their argument, and the tensors
+  /// wrapping them after the call with their buffer.
+  llvm::DenseMap<Value, BlockArgument> inPlaceBuffers;
+  llvm::DenseMap<Value, Value> inPlaceResults;
+  /// The current op's in-place outputs: the call operand and its argument.
+  SmallVector<std::pair<Value, BlockArgument>> opInPlaceHandles;
 };
 
 /// True when every use of `value` (through view-like ops) is before `op`.
@@ -196,6 +214,25 @@ BlockArgument ConvertMSAMPToRuntimePass::inPlaceTarget(Operation *op,
   return arg;
 }
 
+void ConvertMSAMPToRuntimePass::placeInPlaceOutputs(func::CallOp call) {
+  if (opInPlaceHandles.empty())
+    return;
+  SmallVector<int64_t> pairs; // operand index, argument number, ...
+  for (auto [handle, arg] : opInPlaceHandles) {
+    Operation *cast = handle.getDefiningOp();
+    Operation *toBuffer = cast->getOperand(0).getDefiningOp();
+    toBuffer->moveBefore(call);
+    cast->moveBefore(call);
+    for (OpOperand &use : call->getOpOperands())
+      if (use.get() == handle) {
+        pairs.push_back(use.getOperandNumber());
+        pairs.push_back(arg.getArgNumber());
+      }
+  }
+  call->setAttr(kInPlaceArgsAttr,
+                DenseI64ArrayAttr::get(call.getContext(), pairs));
+}
+
 void ConvertMSAMPToRuntimePass::runOnOperation() {
   ModuleOp module = getOperation();
   step = getTrainStepOrError(module, "--convert-msamp-to-runtime");
@@ -218,6 +255,7 @@ void ConvertMSAMPToRuntimePass::runOnOperation() {
   for (Operation *op : ops) {
     OpBuilder b(op);
     Location loc = op->getLoc();
+    opInPlaceHandles.clear();
     // Results are (buffer, tensor type) pairs wrapped after the call.
     SmallVector<std::pair<Value, Type>> outputs;
     auto out = [&](Type type) {
@@ -230,6 +268,8 @@ void ConvertMSAMPToRuntimePass::runOnOperation() {
       if (BlockArgument arg = inPlaceTarget(op, operand, result)) {
         Value buffer;
         Value handle = rt.inPlaceOutput(b, loc, arg, buffer);
+        inPlaceBuffers[buffer] = arg;
+        opInPlaceHandles.push_back({handle, arg});
         outputs.push_back({buffer, result.getType()});
         ++numInPlace;
         return handle;
@@ -375,6 +415,7 @@ void ConvertMSAMPToRuntimePass::runOnOperation() {
       return signalPassFailure();
     }
     ++numCalls;
+    placeInPlaceOutputs(rt.lastCall);
 
     // Wrap the outputs back into tensors and replace the op's results, in
     // order (outputs were created in result order).
@@ -384,6 +425,8 @@ void ConvertMSAMPToRuntimePass::runOnOperation() {
              op->getResult(resultIndex).getType() != type)
         ++resultIndex;
       Value tensor = rt.finish(b, loc, buffer, type);
+      if (inPlaceBuffers.count(buffer))
+        inPlaceResults[tensor] = buffer;
       op->getResult(resultIndex++).replaceAllUsesWith(tensor);
     }
     op->erase();
@@ -419,8 +462,18 @@ void ConvertMSAMPToRuntimePass::runOnOperation() {
     BlockArgument arg = step.getArgument(updates.getInt());
     if (value == arg)
       continue;
-    Value dest;
-    rt.inPlaceOutput(b, loc, arg, dest);
+    // A value a runtime call already wrote into the argument's buffer is
+    // materialized into that same buffer value: a fresh to_buffer of the
+    // argument here would read its value from before the call, and one-shot
+    // bufferization would then copy every such argument before its call.
+    // The materialize still reads `value` at the end, so no later op may
+    // reuse its buffer; should bufferization nevertheless write the call's
+    // output out of place, msamp-check-in-place-states copies it back.
+    Value dest = inPlaceResults.lookup(value);
+    if (dest && inPlaceBuffers.lookup(dest) != arg)
+      dest = nullptr;
+    if (!dest)
+      rt.inPlaceOutput(b, loc, arg, dest);
     bufferization::MaterializeInDestinationOp::create(
         b, loc, TypeRange{}, value, dest, /*restrict=*/true,
         /*writable=*/true);
