@@ -22,9 +22,11 @@
 //
 // The state contract changes here from "results marked msamp.updates" to
 // "arguments updated in place": each updated state argument receives its new
-// value with bufferization.materialize_in_destination (an optimizer op that
-// is the last reader of its state writes it directly, so the copy folds
-// away), the loss and then every "metric" result (--msamp-grad-stats:
+// value with bufferization.materialize_in_destination (an optimizer or
+// broadcast op that is the last reader of its state writes it directly and
+// the materialize is then a self-copy; msamp-check-in-place-states checks
+// after bufferization that it stayed so), the loss and then every "metric"
+// result (--msamp-grad-stats:
 // grad_norm, nonfinite), in result order, are written into trailing 0-d
 // output arguments (roles "loss_output" and "metric_output"), and the
 // function returns nothing.
