@@ -26,10 +26,9 @@
 // broadcast op that is the last reader of its state writes it directly and
 // the materialize is then a self-copy; msamp-check-in-place-states checks
 // after bufferization that it stayed so), the loss and then every "metric"
-// result (--msamp-grad-stats:
-// grad_norm, nonfinite), in result order, are written into trailing 0-d
-// output arguments (roles "loss_output" and "metric_output"), and the
-// function returns nothing.
+// result (--msamp-grad-stats: grad_norm, nonfinite), in result order, are
+// written into trailing 0-d output arguments (roles "loss_output" and
+// "metric_output"), and the function returns nothing.
 //
 //===----------------------------------------------------------------------===//
 
