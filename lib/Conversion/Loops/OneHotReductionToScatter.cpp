@@ -284,27 +284,21 @@ struct MSAMPOneHotReductionToScatterPass
     for (Operation *inner : m.rowOps)
       b.clone(*inner, mapping);
     Value row = mapping.lookupOrDefault(m.rowValue);
-    int64_t rows = outType.getDimSize(m.rowDim);
-    Value rowIndex = row;
-    Value inRange;
-    if (row.getType().isIndex()) {
-      Value lo =
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, row, zero);
-      Value hi =
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, row,
-                                arith::ConstantIndexOp::create(b, loc, rows));
-      inRange = arith::AndIOp::create(b, loc, lo, hi);
-    } else {
-      Type t = row.getType();
-      Value lo = arith::CmpIOp::create(
-          b, loc, arith::CmpIPredicate::sge, row,
-          arith::ConstantOp::create(b, loc, b.getIntegerAttr(t, 0)));
-      Value hi = arith::CmpIOp::create(
-          b, loc, arith::CmpIPredicate::slt, row,
-          arith::ConstantOp::create(b, loc, b.getIntegerAttr(t, rows)));
-      inRange = arith::AndIOp::create(b, loc, lo, hi);
-      rowIndex = arith::IndexCastOp::create(b, loc, b.getIndexType(), row);
-    }
+    // 0 <= r < rows, compared in r's own type (an integer or index).
+    Type rowType = row.getType();
+    auto constant = [&](int64_t v) {
+      return arith::ConstantOp::create(b, loc, b.getIntegerAttr(rowType, v));
+    };
+    Value lo = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, row,
+                                     constant(0));
+    Value hi = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, row,
+                                     constant(outType.getDimSize(m.rowDim)));
+    Value inRange = arith::AndIOp::create(b, loc, lo, hi);
+    Value rowIndex =
+        rowType.isIndex()
+            ? row
+            : arith::IndexCastOp::create(b, loc, b.getIndexType(), row)
+                  .getResult();
 
     auto ifOp = scf::IfOp::create(b, loc, TypeRange{carried.getType()}, inRange,
                                   /*withElseRegion=*/true);
