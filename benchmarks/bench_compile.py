@@ -7,7 +7,7 @@ clock), and prints a Markdown table with the op count, the times and the O1/O2
 time as a ratio to O0 measured in the same run. Also reports the memory
 report's bytes per parameter for each level.
 
-    python3 benchmarks/bench_compile.py --build build [--layers 2,8,16]
+    .venv/bin/python benchmarks/bench_compile.py --build build [--layers 2,8,16]
 """
 
 import argparse

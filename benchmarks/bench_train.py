@@ -13,7 +13,7 @@ Compiles one model at O0, O1 and O2 (msamp-compile), trains each for
 * PyTorch eager f32 on the same model and batch, when torch is importable
   (the same architecture written in torch, AdamW, one fwd+bwd+step).
 
-    python3 benchmarks/bench_train.py --build build [--layers 2 --dim 384 ...]
+    .venv/bin/python benchmarks/bench_train.py --build build [--layers 2 --dim 384 ...]
 """
 
 import argparse

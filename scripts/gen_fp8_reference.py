@@ -12,7 +12,7 @@ max is itself representable.
 
 Regenerate (needs numpy and ml_dtypes from PyPI), from the repository root:
 
-    python3 scripts/gen_fp8_reference.py
+    .venv/bin/python scripts/gen_fp8_reference.py
 
 which writes unittests/Numerics/Inputs/fp8_reference.bin (or pass another
 output path as the only argument). The output depends only on this script, so

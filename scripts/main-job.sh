@@ -15,13 +15,14 @@ BUILD=${MSAMP_BUILD_DIR:-build}
 
 scripts/setup.sh
 scripts/build.sh
+source scripts/python-env.sh
 mkdir -p "$OUT"
 export PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}"
 
 echo "== generating the model and the data"
-python3 -m msamp.graphs transformer-lm --layers 2 --dim 384 --heads 6 --seq 64 \
+"$MSAMP_PYTHON" -m msamp.graphs transformer-lm --layers 2 --dim 384 --heads 6 --seq 64 \
   --batch 8 --ffn 1536 --vocab 256 --lr 3e-4 -o "$OUT/lm.mlir"
-python3 examples/tiny-lm/make_data.py --vocab 256 --seq 64 --batch 8 \
+"$MSAMP_PYTHON" examples/tiny-lm/make_data.py --vocab 256 --seq 64 --batch 8 \
   --batches 64 -o "$OUT/data.safetensors"
 
 for level in O0 O2; do
@@ -40,7 +41,7 @@ for rank in 0 1 2 3; do
     --msamp-memory-report=format=json -o /dev/null > "$OUT/o3-rank$rank.json"
 done
 
-python3 - "$OUT" <<'PY'
+"$MSAMP_PYTHON" - "$OUT" <<'PY'
 import json, sys
 out = sys.argv[1]
 reports = {lvl: json.load(open(f"{out}/lm-{lvl}/memory.json")) for lvl in ("O0", "O2")}

@@ -28,9 +28,18 @@ config.substitutions.append(("%mlp_example",
 config.substitutions.append(
     ("%llvm_lib_dir", os.path.join(os.path.dirname(config.llvm_tools_dir), "lib")))
 
-# Python helpers of the repo (graph generators, checkers) run with the same
-# interpreter as lit, with python/ importable.
-config.substitutions.append(("%python", sys.executable))
+# One Python environment for everything (scripts/python-env.sh): the one
+# CMake was configured with. lit itself must run in it too, so that a test
+# can never pass on packages of some other interpreter (lit's own shebang
+# names /usr/bin/python3); ctest starts lit that way.
+if os.path.realpath(sys.prefix) != os.path.realpath(config.python_prefix):
+    lit_config.fatal(
+        "lit runs under %s (environment %s), but the build was configured with "
+        "%s (environment %s). Run the tests through ctest, or as: %s %s %s"
+        % (sys.executable, sys.prefix, config.python_executable,
+           config.python_prefix, config.python_executable, sys.argv[0],
+           " ".join(sys.argv[1:])))
+config.substitutions.append(("%python", config.python_executable))
 config.environment["PYTHONPATH"] = os.path.join(config.msamp_src_root, "python")
 
 llvm_config.use_default_substitutions()

@@ -13,7 +13,7 @@ target arguments (`input_ids`, `targets`), each with one extra leading
 dimension K (the number of batches): msamp-run takes slice (s-1) mod K at step
 s (INTERFACES.md 5).
 
-    python3 examples/tiny-lm/make_data.py --vocab 256 --seq 64 --batch 8 \
+    .venv/bin/python examples/tiny-lm/make_data.py --vocab 256 --seq 64 --batch 8 \
         --batches 64 -o out/tiny-lm-data.safetensors
 """
 
