@@ -7,6 +7,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/python-env.sh
 BUILD_DIR=${MSAMP_BUILD_DIR:-build}
+# Paths below the checkout reach ccache relative, so that another clone (CI's
+# fresh one) or worktree hits the objects this one compiled.
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD}
 CUDA_ARGS=()
 if [ -x /usr/local/cuda/bin/nvcc ]; then
   CUDA_ARGS+=(-DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc)
