@@ -294,9 +294,16 @@ private:
       return;
     }
     Type element = cast<TensorType>(type).getElementType();
-    if ((role == kRoleParam || role == kRoleBuffer) && !element.isF32())
+    if (role == kRoleParam && !element.isF32())
       error(loc) << what << " (" << role << ") has type " << type
-                 << "; params and buffers must be f32 tensors";
+                 << "; params must be f32 tensors";
+    // Buffers are not trained: integer ones (position ids, masks, counters)
+    // are carried as they are.
+    if (role == kRoleBuffer && !element.isF32() &&
+        !element.isSignlessInteger(64) && !element.isSignlessInteger(32) &&
+        !element.isSignlessInteger(1))
+      error(loc) << what << " (" << role << ") has type " << type
+                 << "; buffers must be f32, i64, i32 or i1 tensors";
     if ((role == kRoleInput || role == kRoleTarget) && !element.isF32() &&
         !element.isSignlessInteger(32) && !element.isSignlessInteger(64))
       error(loc) << what << " (" << role << ") has type " << type

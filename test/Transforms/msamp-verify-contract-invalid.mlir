@@ -148,12 +148,27 @@ func.func @fb(
 
 // Params are f32 (the compiler picks their storage precision).
 func.func @fb(
-    // expected-error @+1 {{argument #0 ("w") (param) has type 'tensor<4xf16>'; params and buffers must be f32 tensors}}
+    // expected-error @+1 {{argument #0 ("w") (param) has type 'tensor<4xf16>'; params must be f32 tensors}}
     %w: tensor<4xf16> {msamp.role = "param", msamp.name = "w"})
     -> (tensor<f32> {msamp.role = "loss"}, tensor<4xf16> {msamp.role = "grad", msamp.name = "w"})
     attributes {msamp.kind = "forward_backward"} {
   %l = arith.constant dense<1.0> : tensor<f32>
   return %l, %w : tensor<f32>, tensor<4xf16>
+}
+
+// -----
+
+// Buffers are f32 or integer (i64, i32, i1), not other floats.
+func.func @fb(
+    %w: tensor<4xf32> {msamp.role = "param", msamp.name = "w"},
+    %ids: tensor<4xi64> {msamp.role = "buffer", msamp.name = "position_ids"},
+    %mask: tensor<4xi1> {msamp.role = "buffer", msamp.name = "mask"},
+    // expected-error @+1 {{argument #3 ("stat") (buffer) has type 'tensor<4xf64>'; buffers must be f32, i64, i32 or i1 tensors}}
+    %stat: tensor<4xf64> {msamp.role = "buffer", msamp.name = "stat"})
+    -> (tensor<f32> {msamp.role = "loss"}, tensor<4xf32> {msamp.role = "grad", msamp.name = "w"})
+    attributes {msamp.kind = "forward_backward"} {
+  %l = arith.constant dense<1.0> : tensor<f32>
+  return %l, %w : tensor<f32>, tensor<4xf32>
 }
 
 // -----
