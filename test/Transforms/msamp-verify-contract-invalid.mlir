@@ -173,6 +173,23 @@ func.func @fb(
 
 // -----
 
+// Param groups: per-param optimizer settings are f64 numbers >= 0, on params.
+func.func @fb(
+    // expected-error @+1 {{argument #0 ("w") has msamp.weight_decay = 1.000000e-01 : f32; expected an f64 number (e.g. msamp.weight_decay = 0.0 : f64)}}
+    %w: tensor<4xf32> {msamp.role = "param", msamp.name = "w", msamp.weight_decay = 0.1 : f32},
+    // expected-error @+1 {{argument #1 ("b") has msamp.lr_scale = -5.000000e-01; expected a finite number >= 0}}
+    %b: tensor<4xf32> {msamp.role = "param", msamp.name = "b", msamp.lr_scale = -0.5 : f64},
+    // expected-error @+1 {{argument #2 ("x") (input) has msamp.weight_decay; only params have optimizer settings}}
+    %x: tensor<4xf32> {msamp.role = "input", msamp.name = "x", msamp.weight_decay = 0.0 : f64})
+    -> (tensor<f32> {msamp.role = "loss"}, tensor<4xf32> {msamp.role = "grad", msamp.name = "w"},
+        tensor<4xf32> {msamp.role = "grad", msamp.name = "b"})
+    attributes {msamp.kind = "forward_backward"} {
+  %l = arith.constant dense<1.0> : tensor<f32>
+  return %l, %w, %b : tensor<f32>, tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
 // Buffers are f32 tensors, not scalars.
 func.func @fb(
     // expected-error @+1 {{argument #0 ("count") has type 'f32'; arguments must be ranked tensors (tensor semantics)}}
