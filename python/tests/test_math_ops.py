@@ -117,13 +117,13 @@ OPS = {
     "cttz": _bits(lambda v: 32 if v == 0 else (int(_u32(v)) & -int(_u32(v))).bit_length() - 1),
     "ctpop": _bits(lambda v: bin(int(_u32(v))).count("1")),
     "ipowi": dict(body=("%i = arith.fptosi %a : f32 to i32\n"
-                        "%e = arith.fptosi %b : f32 to i32\n"
-                        "%j = math.ipowi %i, %e : i32\n"
+                        "%n = arith.fptosi %b : f32 to i32\n"
+                        "%j = math.ipowi %i, %n : i32\n"
                         "%r = arith.sitofp %j : i32 to f32"),
                   x=INTS, x2=EXPONENTS,
                   ref=lambda a, b: np.array([_ipow(int(p), int(q)) for p, q in zip(a, b)])),
-    "fpowi": dict(body=("%e = arith.fptosi %b : f32 to i32\n"
-                        "%r = math.fpowi %a, %e : f32, i32"),
+    "fpowi": dict(body=("%n = arith.fptosi %b : f32 to i32\n"
+                        "%r = math.fpowi %a, %n : f32, i32"),
                   x=GENERAL, x2=EXPONENTS,
                   ref=lambda a, b: np.power(a, b.astype(np.int64).astype(np.float64))),
     "isfinite": _classify(np.isfinite),
