@@ -30,17 +30,6 @@ STORAGE_DTYPES = {
 }
 
 
-# Symbols a compiled step may reference that no library provides: what the
-# model did to need them, and how to avoid it (docs/Python.md, Limitations).
-_LOAD_HINTS = {
-    "memrefCopy": "the step copies a strided view, e.g. torch.split/chunk of "
-                  "a fused projection along the feature dimension; the runtime "
-                  "does not provide MLIR's memrefCopy yet: use separate layers",
-    "rsqrtf": "the graph uses math.rsqrt, whose lowering calls a libm function "
-              "that does not exist; write 1 / sqrt(x) (msamp.export does)",
-}
-
-
 class SessionError(RuntimeError):
     """A libmsamp_session call failed. ``status`` is the status name, e.g.
     ``MSAMP_ERROR_MISMATCH``; the message is the library's."""
@@ -106,9 +95,6 @@ class Session:
         if status != 0:
             name = self._lib.msamp_status_name(status).decode()
             message = self._lib.msamp_last_error_message().decode()
-            for symbol, hint in _LOAD_HINTS.items():
-                if f"undefined symbol: {symbol}" in message:
-                    message += f" ({hint})"
             cls = NonFiniteLossError if name == "MSAMP_ERROR_NONFINITE" else SessionError
             raise cls(name, message)
 
