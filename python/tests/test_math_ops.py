@@ -5,9 +5,12 @@ fails here until it is covered. For each op, a one-op graph computes
 y = op(x[, x2]) elementwise over 8 values and the loss sum(w * y), whose
 gradient is y; one SGD step with lr 1 from w = 0 leaves w = -y exactly, so
 the compiled op's every value is read back and compared with numpy (f64 on
-the same f32 inputs). On the CPU target (O0) every op must match; for the GPU
-target (--target cuda) every op must compile and its kernels assemble with
-ptxas for sm_90 (as test/CUDA does; that part needs the CUDA toolkit).
+the same f32 inputs). On the CPU target (O0) every op must match, computed
+in f32 and (the float ops) in f64; all float ops in f16 and in bf16 must
+compile (one graph per type). For the GPU target (--target cuda) every op
+(f32; all float ops in f64, f16 and bf16, one kernel per type) must compile
+and its kernels assemble with ptxas for sm_90 (as test/CUDA does; that part
+needs the CUDA toolkit).
 """
 
 import math
@@ -151,8 +154,51 @@ def dialect_ops():
     return sorted(set(re.findall(r'^def Math_\w+\s*:\s*Math_\w+<"(\w+)"', text, re.M)))
 
 
-def graph(op):
-    body = "\n          ".join(OPS[op]["body"].format(op=op).split("\n"))
+FLOAT_TYPES = ("f32", "f64", "f16", "bf16")
+
+
+def is_float_op(op):
+    """Computes on floats (the integer ops take i32; fpowi a float base)."""
+    return op == "fpowi" or "i32" not in OPS[op]["body"]
+
+
+def body_in(op, dtype):
+    """The op's body computing in `dtype`: operands cast from f32, the result
+    cast back (classification results are i1 already)."""
+    body = OPS[op]["body"].format(op=op)
+    if dtype == "f32":
+        return body
+    cast, back = ("extf", "truncf") if dtype == "f64" else ("truncf", "extf")
+    lines = [f"%{v}_w = arith.{cast} %{v} : f32 to {dtype}" for v in "abc"]
+    for v in "abc":
+        body = re.sub(rf"%{v}\b", f"%{v}_w", body)
+    body = body.replace(": f32, i32", f": {dtype}, i32").replace(": f32", f": {dtype}")
+    if "uitofp" in body:
+        body = body.replace(f"i1 to {dtype}", "i1 to f32")
+    else:
+        body = re.sub(r"^%r = ", "%r_w = ", body, flags=re.M)
+        body += f"\n%r = arith.{back} %r_w : {dtype} to f32"
+    return "\n".join(lines) + "\n" + body
+
+
+def combined_body(dtype):
+    """Every float op computing in `dtype`, in one body (one kernel): the sum
+    of their results, so none is dead code."""
+    lines, total = [], None
+    for i, op in enumerate(op for op in sorted(OPS) if is_float_op(op)):
+        body = re.sub(r"%(?![abc]\b)(\w+)", rf"%\1_{i}", body_in(op, dtype))
+        lines.append(body)
+        if total is None:
+            total = f"%r_{i}"
+        else:
+            lines.append(f"%sum_{i} = arith.addf {total}, %r_{i} : f32")
+            total = f"%sum_{i}"
+    lines.append(f"%r = arith.addf {total}, %c : f32")
+    return "\n".join(lines)
+
+
+def graph(op, dtype="f32", body=None):
+    body = "\n          ".join((body or body_in(op, dtype)).split("\n"))
     return f'''module attributes {{msamp.optimizer = {{kind = "sgd", lr = 1.0 : f64}}}} {{
   func.func @fwd_bwd(%w: tensor<{N}xf32> {{msamp.role = "param", msamp.name = "w"}},
                      %x: tensor<{N}xf32> {{msamp.role = "input", msamp.name = "x"}},
@@ -194,23 +240,42 @@ def test_every_dialect_op_is_covered():
     assert sorted(OPS) == ops
 
 
-@pytest.mark.parametrize("op", sorted(OPS))
-def test_op_runs_on_cpu(op, tmp_path):
+# f32 for every op, f64 for the float ops: run and compared with numpy.
+NUMERIC_CASES = ([(op, "f32") for op in sorted(OPS)]
+                 + [(op, "f64") for op in sorted(OPS) if is_float_op(op)])
+
+
+@pytest.mark.parametrize("op,dtype", NUMERIC_CASES)
+def test_op_runs_on_cpu(op, dtype, tmp_path):
     spec = OPS[op]
     x = np.array(spec["x"], np.float32)
     x2 = np.array(spec.get("x2", GENERAL), np.float32)
-    step = msamp.compile(graph(op), "O0", out_dir=tmp_path)
+    step = msamp.compile(graph(op, dtype), "O0", out_dir=tmp_path)
     with step.session() as session:
         session.init(params={"w": np.zeros(N, np.float32)})
         session.step({"x": x, "x2": x2})
         got = -session.param("w").astype(np.float64)
     with np.errstate(all="ignore"):
-        want = np.asarray(spec["ref"](x.astype(np.float64), x2.astype(np.float64)),
-                          np.float64)
+        if op == "isnormal":
+            # Normal in the type computed in: 1e-40 is subnormal in f32 only.
+            tiny = np.finfo(np.float64 if dtype == "f64" else np.float32).tiny
+            want = (np.isfinite(x) & (np.abs(x.astype(np.float64)) >= tiny)).astype(np.float64)
+        else:
+            want = np.asarray(spec["ref"](x.astype(np.float64), x2.astype(np.float64)),
+                              np.float64)
     # Within a few f32 ulp of the f64 value (after rounding it to f32).
     want32 = want.astype(np.float32).astype(np.float64)
     np.testing.assert_allclose(got, want32, rtol=4e-7 * 8, atol=1e-30,
-                               equal_nan=True, err_msg=f"math.{op}")
+                               equal_nan=True, err_msg=f"math.{op} on {dtype}")
+
+
+@pytest.mark.parametrize("dtype", ["f16", "bf16"])
+def test_float_ops_compile_for_cpu(dtype, tmp_path):
+    """f16 and bf16 compile only (their inputs would be rounded and
+    overflow): msamp-compile links the step only if every symbol it needs
+    exists."""
+    msamp.compile(graph(None, body=combined_body(dtype)), "O0", out_dir=tmp_path)
+    assert (tmp_path / "train_step.so").exists()
 
 
 def _ptxas():
@@ -220,15 +285,31 @@ def _ptxas():
     return None
 
 
-@pytest.mark.skipif(_ptxas() is None, reason="no CUDA toolkit (ptxas), as test/CUDA's REQUIRES: nvcc")
+_needs_ptxas = pytest.mark.skipif(
+    _ptxas() is None, reason="no CUDA toolkit (ptxas), as test/CUDA's REQUIRES: nvcc")
+
+
+def _compile_for_gpu(text, what, out):
+    msamp.compile(text, "O0", out_dir=out, target="cuda", chip="sm_90")
+    kernels = sorted((out / "kernels").glob("*.ptx"))
+    assert kernels
+    ptx = "".join(k.read_text() for k in kernels)
+    # No call is left to a function the kernel module does not define.
+    assert ".extern .func" not in ptx, f"{what}: {ptx[:2000]}"
+    for kernel in kernels:
+        subprocess.run([_ptxas(), "-arch=sm_90", str(kernel), "-o", str(kernel) + ".cubin"],
+                       check=True)
+
+
+@_needs_ptxas
 @pytest.mark.parametrize("op", sorted(OPS))
 def test_op_compiles_for_gpu(op, tmp_path):
-    msamp.compile(graph(op), "O0", out_dir=tmp_path, target="cuda", chip="sm_90")
-    kernels = sorted((tmp_path / "kernels").glob("*.ptx"))
-    assert kernels
-    text = "".join(k.read_text() for k in kernels)
-    # No call is left to a function the kernel module does not define.
-    assert ".extern .func" not in text, f"math.{op}: {text[:2000]}"
-    for ptx in kernels:
-        subprocess.run([_ptxas(), "-arch=sm_90", str(ptx), "-o", str(ptx) + ".cubin"],
-                       check=True)
+    _compile_for_gpu(graph(op), f"math.{op}", tmp_path)
+
+
+@_needs_ptxas
+@pytest.mark.parametrize("dtype", ["f64", "f16", "bf16"])
+def test_float_ops_compile_for_gpu(dtype, tmp_path):
+    """Every float op computing in `dtype`, in one kernel."""
+    _compile_for_gpu(graph(None, body=combined_body(dtype)), f"float ops on {dtype}",
+                     tmp_path)
