@@ -12,7 +12,11 @@
 //  3. one-shot bufferization across function boundaries (identity layouts so
 //     the runtime sees plain contiguous buffers), then ownership-based
 //     deallocation frees every temporary inside the step;
-//  4. linalg -> loops -> LLVM, plus the packed entry point.
+//  4. linalg -> loops -> LLVM, plus the packed entry point. Strided copies
+//     become loops and every math op a libm call or an LLVM intrinsic
+//     (msamp-legalize-math first rewrites those neither provides), so the
+//     object references nothing but the runtime, libc and libm: msamp-compile
+//     checks that before linking.
 //
 //===----------------------------------------------------------------------===//
 
@@ -87,7 +91,7 @@ void mlir::msamp::buildLoopsToLLVMPipeline(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(createMSAMPStridedCopiesToLoops());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(createLowerAffinePass());
-  // Before convert-math-to-libm (buildHostToLLVMPipeline): a libm tanhf
+  // Before msamp-math-to-libm-or-llvm (buildHostToLLVMPipeline): a libm tanhf
   // call keeps GELU's loops scalar.
   pm.addNestedPass<func::FuncOp>(createMSAMPApproximateTanh());
   buildHostToLLVMPipeline(pm, [](OpPassManager &pm) {
