@@ -12,7 +12,11 @@
 //  3. one-shot bufferization across function boundaries (identity layouts so
 //     the runtime sees plain contiguous buffers), then ownership-based
 //     deallocation frees every temporary inside the step;
-//  4. linalg -> loops -> LLVM, plus the packed entry point.
+//  4. linalg -> loops -> LLVM, plus the packed entry point. Strided copies
+//     become loops and every math op a libm call or an LLVM intrinsic
+//     (msamp-legalize-math first rewrites those neither provides), so the
+//     object references nothing but the runtime, libc and libm: msamp-compile
+//     checks that before linking.
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,6 +40,7 @@ void mlir::msamp::buildBufferizeTrainStepPipeline(
   // Scalar-state arithmetic (step + 1, 1 / scale, warm-up selects) is arith
   // on 0-d tensors: make it linalg so that it bufferizes and fuses.
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
+  pm.addNestedPass<func::FuncOp>(createMSAMPLegalizeMath());
   pm.addNestedPass<func::FuncOp>(createLinalgElementwiseOpFusionPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
@@ -81,9 +86,12 @@ void mlir::msamp::buildLowerToLLVMPipeline(OpPassManager &pm) {
 }
 
 void mlir::msamp::buildLoopsToLLVMPipeline(OpPassManager &pm) {
+  // After convert-bufferization-to-memref, the last pass that makes copies
+  // (a bufferization.clone becomes alloc + memref.copy).
+  pm.addNestedPass<func::FuncOp>(createMSAMPStridedCopiesToLoops());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(createLowerAffinePass());
-  // Before convert-math-to-libm (buildHostToLLVMPipeline): a libm tanhf
+  // Before msamp-math-to-libm-or-llvm (buildHostToLLVMPipeline): a libm tanhf
   // call keeps GELU's loops scalar.
   pm.addNestedPass<func::FuncOp>(createMSAMPApproximateTanh());
   buildHostToLLVMPipeline(pm, [](OpPassManager &pm) {
@@ -97,10 +105,9 @@ void mlir::msamp::buildHostToLLVMPipeline(
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
-  pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createMSAMPMathToLibmOrLLVM());
   lowerMemory(pm);
   pm.addPass(createArithToLLVMConversionPass());
-  pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
