@@ -249,7 +249,10 @@ Error initializeState(const std::vector<TensorBuffer *> &state, uint64_t seed,
                     buffer->data());
   }
 
-  // 2. Values from an --init file replace the manifest init of params.
+  // 2. Values from an --init file replace the manifest init of params and
+  //    buffers. A buffer (BatchNorm statistics, position ids, a constant
+  //    table) is taken as stored, in its own dtype: it is no trained value
+  //    to cast, and integers must stay exact.
   int64_t fromFile = 0;
   if (initFile) {
     for (const SafeTensor &t : initFile->tensors()) {
@@ -258,9 +261,20 @@ Error initializeState(const std::vector<TensorBuffer *> &state, uint64_t seed,
                      initFile->path() + ": tensor '" + t.name + "': " + what);
       };
       auto it = byName.find(t.name);
-      if (it == byName.end() || it->second->spec().role != "param")
-        return fail("not a param of this model");
+      const std::string role =
+          it == byName.end() ? std::string() : it->second->spec().role;
+      if (role != "param" && role != "buffer")
+        return fail("not a param or buffer of this model");
       const TensorSpec &spec = it->second->spec();
+      if (role == "buffer") {
+        if (t.dtype != spec.dtype || t.shape != spec.shape)
+          return fail(std::string("a buffer of dtype ") +
+                      safetensorsName(t.dtype) + " " + shapeToString(t.shape) +
+                      ", expected " + safetensorsName(spec.dtype) + " " +
+                      shapeToString(spec.shape));
+        std::memcpy(it->second->data(), t.data, t.numBytes);
+        continue;
+      }
       if (t.dtype != ElementType::F32)
         return fail(std::string("dtype ") + safetensorsName(t.dtype) +
                     ", expected F32 (initial values are f32; msamp casts them "
