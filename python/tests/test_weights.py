@@ -342,3 +342,36 @@ def test_o3_two_ranks_export_complete_weights(lm):
     os.remove(tmp / "o3-ck.rank1.safetensors")
     with pytest.raises(msamp.SessionError, match="rank 1's is missing"):
         msamp.state_dict(tmp / "o3-ck.safetensors")
+
+
+def test_integer_buffers_and_scaled_weights_from_a_checkpoint(tmp_path):
+    """The checkpoint path on a hand-written checkpoint: an i64 buffer
+    (position ids, BatchNorm's num_batches_tracked) keeps its dtype and
+    values, an f16 weight is decoded over its scale, a master wins over its
+    param, keys follow the recorded layout."""
+    from safetensors.numpy import save_file
+    w16 = np.array([[1.5, -2.25], [0.125, 3.0]], np.float16)
+    ids = np.arange(6, dtype=np.int64).reshape(1, 6)
+    layout = [["position_ids", "position_ids"], ["w", "w"], ["tied", "w"], ["m", "m"]]
+    save_file({"position_ids": ids, "w": w16, "w.scale": np.array(4.0, np.float32),
+               "m": np.array([9, 9], np.float16), "m.master": np.array([0.5, -1], np.float16),
+               "m.master.scale": np.array(0.5, np.float32)},
+              str(tmp_path / "ck.safetensors"),
+              metadata={"level": "O2", "step": "7", "msamp_state_dict": json.dumps(layout)})
+    sd = msamp.state_dict(tmp_path / "ck.safetensors", as_numpy=True)
+    assert list(sd) == ["position_ids", "w", "tied", "m"]
+    assert sd["position_ids"].dtype == np.int64 and np.array_equal(sd["position_ids"], ids)
+    assert sd["w"].dtype == np.float32
+    assert np.array_equal(sd["w"], w16.astype(np.float32) / 4)
+    assert np.array_equal(sd["tied"], sd["w"])
+    assert np.array_equal(sd["m"], np.array([1.0, -2.0], np.float32))
+    # A layout naming a tensor the checkpoint lacks.
+    save_file({"w": w16}, str(tmp_path / "bad.safetensors"),
+              metadata={"level": "O0", "step": "1",
+                        "msamp_state_dict": json.dumps([["x", "missing"]])})
+    with pytest.raises(msamp.SessionError, match="'x' comes from 'missing'"):
+        msamp.state_dict(tmp_path / "bad.safetensors")
+    # Not a checkpoint at all.
+    save_file({"w": w16}, str(tmp_path / "plain.safetensors"))
+    with pytest.raises(msamp.SessionError, match="not a checkpoint written by msamp"):
+        msamp.state_dict(tmp_path / "plain.safetensors")
