@@ -947,14 +947,16 @@ int run(const Options &o) {
         if (!ok)
           message = msamp_last_error_message();
       }
-      // The temporary checkpoint goes once every rank is past reading it.
-      if (int rc = agree(ok ? 0 : kRunError, message))
-        return rc;
+      // The temporary checkpoint goes once every rank is past reading it,
+      // whether the export worked or not.
+      const int rc = agree(ok ? 0 : kRunError, message);
       if (!o.save) {
         std::remove(shardPathOf(checkpoint, group.rank).c_str());
         if (lead)
           std::remove(checkpoint.c_str());
       }
+      if (rc)
+        return rc;
     }
     if (speak)
       std::printf("msamp-run: exported the weights to %s\n", out.c_str());
