@@ -126,9 +126,17 @@ Error writeWeights(const std::map<std::string, StoredTensor> &state,
       // FP16 master on its owner and an FP8 cast of it on every rank).
       std::string valueName = entry.source + ".master";
       const StoredTensor *value = find(valueName);
-      if (!value || value->numElements != source->numElements) {
+      if (!value) {
         valueName = entry.source;
         value = source;
+      } else if (value->numElements != source->numElements ||
+                 !isFloatType(value->dtype)) {
+        return Error(MSAMP_ERROR_MISMATCH,
+                     "master copy '" + valueName + "' (" +
+                         safetensorsName(value->dtype) + " " +
+                         shapeToString(value->shape) + ") does not fit '" +
+                         entry.source + "' (" + shapeToString(source->shape) +
+                         ")");
       }
       float scaleInv = 1.0f;
       if (const StoredTensor *scale = find(scaleName(valueName)))
