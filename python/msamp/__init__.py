@@ -10,7 +10,9 @@ The Python package drives the C++ tools and runtime (found by msamp._native)::
     trainer.memory_report(); msamp.inspect.scaling_table(trainer)
 
 ``msamp.export(model, loss_fn, example_batch, optimizer=...)`` turns a PyTorch
-module into a contract graph (needs the optional torch + torch-mlir).
+module into a contract graph (needs the optional torch + torch-mlir);
+``msamp.state_dict(trainer)`` gives the trained weights back for
+``model.load_state_dict``.
 Modules: compiler, session, inspect, numerics, data, plot, export, graphs.
 """
 
@@ -19,9 +21,11 @@ __version__ = "0.1.0"
 from .compiler import CompiledStep, CompileError, compile, compile_all  # noqa: A004
 from .session import NonFiniteLossError, Session, SessionError, Trainer
 from .export import ExportedGraph, export
+from .weights import export_weights, state_dict
 from ._native import NativeNotFoundError
 from . import checkpoint, data, inspect, numerics  # noqa: E402  (submodules as attributes)
 
 __all__ = ["CompiledStep", "CompileError", "ExportedGraph", "NativeNotFoundError",
            "NonFiniteLossError", "Session", "SessionError", "Trainer", "checkpoint",
-           "compile", "compile_all", "data", "export", "inspect", "numerics"]
+           "compile", "compile_all", "data", "export", "export_weights", "inspect",
+           "numerics", "state_dict"]

@@ -234,6 +234,8 @@ def _declare_session(lib):
            ctypes.POINTER(ctypes.c_float), i64)
     _proto(lib, "msamp_session_init", status, vp, ctypes.c_uint64, cp, c_int64_p)
     _proto(lib, "msamp_session_save", status, vp, cp)
+    _proto(lib, "msamp_session_export_weights", status, vp, cp)
+    _proto(lib, "msamp_export_checkpoint_weights", status, cp, cp, cp)
     _proto(lib, "msamp_session_load", status, vp, cp)
     _proto(lib, "msamp_session_set_input", status, vp, cp, vp, i64)
     _proto(lib, "msamp_session_open_data", status, vp, cp, c_int64_p, c_int64_p)

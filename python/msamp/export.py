@@ -65,6 +65,11 @@ class ExportedGraph:
     args: list
     param_values: dict = field(default_factory=dict)
     optimizer: str = ""
+    # Back to PyTorch (msamp.weights): the buffers' values at export time,
+    # and [(state_dict key, param or buffer name)] in state_dict order (tied
+    # weights: several keys, one param).
+    buffer_values: dict = field(default_factory=dict)
+    state_dict_layout: list = field(default_factory=list)
 
     @property
     def params(self):
@@ -81,10 +86,16 @@ class ExportedGraph:
 
     def write_init(self, path):
         """The params' current values as f32 safetensors (msamp-run --init,
-        Session.init(init_file=...))."""
+        Session.init(init_file=...)), the buffers' in their dtype, and the
+        state_dict layout in the metadata (msamp.state_dict's names)."""
+        import json
         from safetensors.numpy import save_file
-        save_file({k: np.ascontiguousarray(v, np.float32)
-                   for k, v in self.param_values.items()}, str(path))
+        from .weights import LAYOUT_KEY
+        tensors = {k: np.ascontiguousarray(v, np.float32)
+                   for k, v in self.param_values.items()}
+        tensors.update({k: np.ascontiguousarray(v) for k, v in self.buffer_values.items()})
+        metadata = {LAYOUT_KEY: json.dumps([list(e) for e in self.state_dict_layout])}
+        save_file(tensors, str(path), metadata=metadata if self.state_dict_layout else None)
         return path
 
 
@@ -403,6 +414,11 @@ def export(model, loss_fn, example_batch, optimizer=None, targets=None,
                           "embeddings)")
     values = {n: state[n].detach().cpu().numpy().astype(np.float32) for n in param_names}
     graph = ExportedGraph(text=text, args=args, param_values=values, optimizer=opt_text)
+    # Back to PyTorch: buffers start from their values, and the names of the
+    # module's state_dict are recorded (msamp/weights.py).
+    from .weights import state_dict_layout
+    graph.buffer_values = {n: bufs[n].detach().cpu().numpy().copy() for n in buffer_names}
+    graph.state_dict_layout = state_dict_layout(model, param_names, buffer_names)
     if init_file is not None:
         graph.write_init(os.fspath(init_file))
     return graph

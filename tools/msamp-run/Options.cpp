@@ -40,10 +40,14 @@ or a directory written by msamp-compile.
   --synthetic-classes C      integer inputs and targets are uniform in
                              [0, C) (default 2; an input's "num_classes" in
                              the manifest wins)
-  --init FILE.safetensors    f32 initial values of params (buffers: in their
-                             own dtype), by name
+  --init FILE.safetensors    f32 initial values of params, by name (and
+                             buffers in their dtype; msamp.export's file)
   --save FILE.safetensors    checkpoint at the end (and every --save-every)
   --save-every N             also checkpoint every N steps
+  --export-weights FILE.safetensors
+                             the trained weights at the end as a PyTorch
+                             state_dict (f32, original names; O3: gathered
+                             from every rank's checkpoint shard)
   --resume FILE.safetensors  continue from a checkpoint
   --eval                     compute the loss without updating the state
   --clip-grad-norm X         clip the global norm of the (dequantized)
@@ -194,6 +198,7 @@ bool parseOptions(int argc, char **argv, Options &o, std::string &error) {
       {"init", true, pathFlag(o.init), "a file name"},
       {"save", true, pathFlag(o.save), "a file name"},
       {"save-every", true, intFlag(o.saveEvery, 1), "a positive integer"},
+      {"export-weights", true, pathFlag(o.exportWeights), "a file name"},
       {"resume", true, pathFlag(o.resume), "a file name"},
       {"eval", false, boolFlag(o.eval), ""},
       {"skip-nonfinite", false, boolFlag(o.skipNonFinite), ""},

@@ -38,6 +38,7 @@ struct Options {
   std::optional<std::string> save;
   int64_t saveEvery = 0;
   std::optional<std::string> resume;
+  std::optional<std::string> exportWeights;
   bool eval = false;
   bool skipNonFinite = false;
   std::string backend = "cpu";

@@ -126,6 +126,17 @@ int agree(int code, const std::string &message) {
   return static_cast<int>(flags[2]);
 }
 
+/// Rank r's shard of the O3 checkpoint FILE.ext: FILE.rank<r>.ext
+/// (INTERFACES.md 5; libmsamp_session writes and reads it).
+std::string shardPathOf(const std::string &path, int rank) {
+  const size_t slash = path.find_last_of('/');
+  const size_t dot = path.find_last_of('.');
+  const std::string tag = ".rank" + std::to_string(rank);
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash))
+    return path + tag;
+  return path.substr(0, dot) + tag + path.substr(dot);
+}
+
 /// One value every rank must agree on at start-up, with its spelling for
 /// the message.
 struct Setting {
@@ -465,6 +476,11 @@ int run(const Options &o) {
                 "every state tensor)");
   if (o.saveEvery && !o.save)
     return fail(kUsageError, "--save-every needs --save FILE");
+  if (o.exportWeights && o.eval)
+    return fail(kUsageError,
+                "--export-weights writes trained weights and --eval trains "
+                "nothing (export a checkpoint's weights with --resume FILE "
+                "--steps 0)");
   if (o.cudaChip != "sm_90" && o.cudaChip != "sm_89")
     return fail(kUsageError,
                 "--cuda-chip must be sm_90 or sm_89, got '" + o.cudaChip + "'");
@@ -491,19 +507,24 @@ int run(const Options &o) {
       return rc;
   }
 
-  // A checkpoint that cannot be written should fail the run before it
-  // trains, not after. Only rank 0 writes it.
-  if (o.save) {
-    size_t slash = o.save->find_last_of('/');
+  // A checkpoint or weights file that cannot be written should fail the run
+  // before it trains, not after. Only rank 0 writes them.
+  auto checkWritable = [&](const char *flag, const std::string &file) -> int {
+    size_t slash = file.find_last_of('/');
     std::string parent = slash == std::string::npos ? "."
                          : slash == 0               ? "/"
-                                                    : o.save->substr(0, slash);
+                                                    : file.substr(0, slash);
     int code = lead && access(parent.c_str(), W_OK) != 0 ? kRunError : 0;
     std::string why = code ? std::strerror(errno) : "";
-    if (int rc = agree(code, "--save " + *o.save + ": cannot write to '" +
-                                 parent + "': " + why))
+    return agree(code, std::string(flag) + " " + file + ": cannot write to '" +
+                           parent + "': " + why);
+  };
+  if (o.save)
+    if (int rc = checkWritable("--save", *o.save))
       return rc;
-  }
+  if (o.exportWeights)
+    if (int rc = checkWritable("--export-weights", *o.exportWeights))
+      return rc;
 
   // ---- The compiled step. ----
   struct stat st;
@@ -696,7 +717,9 @@ int run(const Options &o) {
                    "msamp-run: note: %lld tensor(s) in %s name no input of "
                    "the model and are ignored\n",
                    static_cast<long long>(ignored), o.data->c_str());
-  } else if (!o.synthetic && !dataArgs.empty()) {
+  } else if (!o.synthetic && !dataArgs.empty() && o.steps.value_or(1) != 0) {
+    // (--steps 0 reads no batch: --resume CK --steps 0 --export-weights W
+    // converts a checkpoint.)
     std::string names;
     for (const std::string &n : dataArgs)
       names += (names.empty() ? "'" : ", '") + n + "'";
@@ -893,6 +916,54 @@ int run(const Options &o) {
   if (o.save)
     if (int rc = save())
       return rc;
+
+  // --export-weights: the trained weights as a PyTorch state_dict
+  // (libmsamp_session's one definition, the same as Python's
+  // msamp.state_dict). Replicas are identical, so rank 0's session has them
+  // all, except at O3 where each rank holds only the masters it owns: there
+  // every rank saves a checkpoint (--save's, or a temporary one next to the
+  // output) and rank 0 assembles it from the rank files, which the
+  // all-reduce in agree() guarantees are complete.
+  if (o.exportWeights) {
+    const std::string &out = *o.exportWeights;
+    if (!sharded) {
+      const bool ok = !lead || msamp_session_export_weights(
+                                   session.get(), out.c_str()) == MSAMP_OK;
+      if (int rc =
+              agree(ok ? 0 : kRunError, ok ? "" : msamp_last_error_message()))
+        return rc;
+    } else {
+      const std::string checkpoint =
+          o.save ? *o.save : out + ".gather.safetensors";
+      if (!o.save) {
+        const bool saved =
+            msamp_session_save(session.get(), checkpoint.c_str()) == MSAMP_OK;
+        if (int rc = agree(saved ? 0 : kRunError,
+                           saved ? "" : msamp_last_error_message()))
+          return rc;
+      }
+      bool ok = true;
+      std::string message;
+      if (lead) {
+        ok = msamp_export_checkpoint_weights(checkpoint.c_str(), dir.c_str(),
+                                             out.c_str()) == MSAMP_OK;
+        if (!ok)
+          message = msamp_last_error_message();
+      }
+      // The temporary checkpoint goes once every rank is past reading it,
+      // whether the export worked or not.
+      const int rc = agree(ok ? 0 : kRunError, message);
+      if (!o.save) {
+        std::remove(shardPathOf(checkpoint, group.rank).c_str());
+        if (lead)
+          std::remove(checkpoint.c_str());
+      }
+      if (rc)
+        return rc;
+    }
+    if (speak)
+      std::printf("msamp-run: exported the weights to %s\n", out.c_str());
+  }
 
   // --check-replicas: the data-parallel invariant, byte for byte.
   if (o.checkReplicas) {

@@ -180,8 +180,13 @@ MSAMP_SESSION_EXPORT msamp_status msamp_session_read_param(
  *  after params; their values replace the random init of those params (every
  *  tensor in it must be a param of matching shape; params it does not name
  *  keep their manifest init). Params are then cast to their storage dtype
- *  (with their scale) by msamp's numerics core. `*num_from_file` (may be
- *  NULL) receives how many params came from the file. */
+ *  (with their scale) by msamp's numerics core. It may also hold buffers,
+ *  in the buffer's own dtype and shape, copied as they are. A __metadata__
+ *  "msamp_state_dict" (the state_dict layout msamp.export records, see
+ *  msamp_session_export_weights) is kept by the session and written into
+ *  its checkpoints; every state tensor it names must be a param or buffer.
+ *  `*num_from_file` (may be NULL) receives how many params came from the
+ *  file. */
 MSAMP_SESSION_EXPORT msamp_status msamp_session_init(msamp_session *s,
                                                      uint64_t seed,
                                                      const char *init_file,
@@ -207,6 +212,38 @@ MSAMP_SESSION_EXPORT msamp_status msamp_session_save(const msamp_session *s,
  *  changed unless everything checks out. */
 MSAMP_SESSION_EXPORT msamp_status msamp_session_load(msamp_session *s,
                                                      const char *path);
+
+/*===----------------------------------------------------------------------===
+ * Trained weights for PyTorch (INTERFACES.md 5 --export-weights)
+ *===----------------------------------------------------------------------===*/
+
+/** Writes the trained weights to the safetensors file `path` (atomically) as
+ *  a PyTorch state_dict, for `model.load_state_dict(..., strict=True)`: one
+ *  tensor per entry of the state_dict layout (the init file's or the
+ *  checkpoint's "msamp_state_dict" metadata: [key, state name] pairs in the
+ *  module's state_dict order, tied weights several keys of one param; when
+ *  none was recorded, every param then every buffer under its manifest
+ *  name). Floating entries are f32: the FP16 master "<P>.master" when there
+ *  is one, else the param, decoded and multiplied by the inverse of its
+ *  "<tensor>.scale" (msamp_session_read_param's arithmetic); integer
+ *  buffers keep their dtype. __metadata__: format "pt", msamp_version,
+ *  level, step and the layout. At O3 with several ranks each rank holds
+ *  only the masters it owns: this fails (MSAMP_ERROR_INVALID_ARGUMENT);
+ *  save a checkpoint on every rank and use
+ *  msamp_export_checkpoint_weights. */
+MSAMP_SESSION_EXPORT msamp_status
+msamp_session_export_weights(const msamp_session *s, const char *path);
+
+/** The same file from a checkpoint written by msamp_session_save, without a
+ *  session: at O3 from the replicated part at `checkpoint` and every rank's
+ *  shard next to it (a missing or mismatched shard is an error naming it).
+ *  `step_dir` (may be NULL) is the compiled step of the checkpoint: another
+ *  level or graph is MSAMP_ERROR_INCOMPATIBLE_CHECKPOINT, naming both; it
+ *  names the params and buffers when the checkpoint records no layout
+ *  (without either, the call fails). The bytes equal those
+ *  msamp_session_export_weights writes for the session that saved it. */
+MSAMP_SESSION_EXPORT msamp_status msamp_export_checkpoint_weights(
+    const char *checkpoint, const char *step_dir, const char *path);
 
 /** SHA-256 (64 hex digits plus NUL in `hex`) over every state tensor's name
  *  (NUL-terminated) and bytes, in manifest order. With `replicated_only`

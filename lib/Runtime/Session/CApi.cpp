@@ -224,6 +224,24 @@ msamp_status msamp_session_init(msamp_session *s, uint64_t seed,
   });
 }
 
+msamp_status msamp_session_export_weights(const msamp_session *s,
+                                          const char *path) {
+  if (!s || !path)
+    return invalid("msamp_session_export_weights: null argument");
+  return guarded("msamp_session_export_weights",
+                 [&] { return s->impl->exportWeights(path); });
+}
+
+msamp_status msamp_export_checkpoint_weights(const char *checkpoint,
+                                             const char *step_dir,
+                                             const char *path) {
+  if (!checkpoint || !path)
+    return invalid("msamp_export_checkpoint_weights: null argument");
+  return guarded("msamp_export_checkpoint_weights", [&] {
+    return exportCheckpointWeights(checkpoint, step_dir ? step_dir : "", path);
+  });
+}
+
 msamp_status msamp_session_save(const msamp_session *s, const char *path) {
   if (!s || !path)
     return invalid("msamp_session_save: null argument");

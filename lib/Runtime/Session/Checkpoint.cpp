@@ -53,18 +53,27 @@ std::string shardPath(const std::string &path, int64_t rank) {
 }
 
 std::string Session::replicatedLayoutHash() const {
-  // Names, dtypes and shapes of the state every rank of an O3 group holds:
-  // equal on every rank of one group, whatever it owns.
-  Sha256 hash;
-  for (const auto &buffer : state_) {
-    const TensorSpec &spec = buffer->spec();
-    if (spec.sharded)
-      continue;
-    std::string line = spec.name + ":" + safetensorsName(spec.dtype) + ":" +
-                       shapeToString(spec.shape) + ";";
-    hash.update(line.data(), line.size());
+  return session::replicatedLayoutHash(manifest_.state);
+}
+
+Error Session::readStateDictLayout(const SafeTensorsReader &file,
+                                   std::vector<LayoutEntry> &layout) const {
+  layout.clear();
+  auto recorded = file.metadata().find(kStateDictLayoutKey);
+  if (recorded == file.metadata().end())
+    return Error::success();
+  if (Error e = parseStateDictLayout(recorded->second, file.path(), layout))
+    return e;
+  for (const LayoutEntry &entry : layout) {
+    const TensorBuffer *source = findState(entry.source);
+    if (!source ||
+        (source->spec().role != "param" && source->spec().role != "buffer"))
+      return Error(MSAMP_ERROR_MISMATCH,
+                   file.path() + ": state_dict entry '" + entry.key +
+                       "' comes from '" + entry.source +
+                       "', which is not a param or buffer of this model");
   }
-  return "sha256:" + hash.hexDigest();
+  return Error::success();
 }
 
 Error Session::save(const std::string &path) const {
@@ -77,6 +86,10 @@ Error Session::save(const std::string &path) const {
       {"rank", std::to_string(msamp_rt_rank())},
       {"step", std::to_string(completedSteps())},
   };
+  // The state_dict layout of the init file travels on, so the weights of a
+  // resumed run keep their PyTorch names (Weights.h).
+  if (!stateDictLayout_.empty())
+    metadata[kStateDictLayoutKey] = formatStateDictLayout(stateDictLayout_);
   auto part = [&](bool sharded) {
     std::vector<TensorToWrite> tensors;
     for (const auto &buffer : state_) {
@@ -118,6 +131,7 @@ Error Session::load(const std::string &path) {
     parts.push_back({shardPath(path, manifest_.rank), nullptr});
 
   std::vector<const SafeTensor *> sources(state_.size(), nullptr);
+  std::vector<LayoutEntry> layout;
   std::string firstStep;
   for (Part &part : parts) {
     const bool isShard = &part != &parts.front();
@@ -167,8 +181,11 @@ Error Session::load(const std::string &path) {
       return refuse("it holds step " + thisStep + ", but '" + path +
                     "' holds step " + firstStep +
                     " (the parts of a checkpoint must come from one save)");
-    if (!isShard)
+    if (!isShard) {
       firstStep = thisStep;
+      if (Error e = readStateDictLayout(*part.reader, layout))
+        return e;
+    }
 
     // Check every tensor of this part before changing any buffer.
     auto fail = [&](const std::string &what) {
@@ -218,6 +235,10 @@ Error Session::load(const std::string &path) {
     std::memcpy(state_[i]->data(), sources[i]->data, sources[i]->numBytes);
   if (!stepState_)
     localSteps_ = steps;
+  // A checkpoint without a layout (written before layouts were recorded, or
+  // by a run not initialized from an export's init file) keeps the current.
+  if (!layout.empty())
+    stateDictLayout_ = std::move(layout);
   return Error::success();
 }
 

@@ -110,19 +110,9 @@ Error Session::open(const std::string &dir, std::unique_ptr<Session> &out) {
                                        std::to_string(msamp_rt_rank()));
 
   // The graph hash identifies the compiled step in checkpoints.
-  const std::string mlirPath = joinPath(dir, "train_step.mlir");
-  std::ifstream mlirFile(mlirPath, std::ios::binary);
-  if (!mlirFile)
-    return Error(MSAMP_ERROR_LOAD, "cannot read '" + mlirPath +
-                                       "' (the graph hash is computed from "
-                                       "it): " +
-                                       systemError(errno));
-  std::stringstream mlirText;
-  mlirText << mlirFile.rdbuf();
-  const std::string text = mlirText.str();
-  Sha256 hash;
-  hash.update(text.data(), text.size());
-  s->graphHash_ = "sha256:" + hash.hexDigest();
+  std::string text;
+  if (Error e = readGraph(dir, text, s->graphHash_))
+    return e;
   if (m.lr)
     s->defaultLR_ = *m.lr;
   else if (std::optional<double> lr = findCompiledLR(text))
@@ -241,17 +231,41 @@ TensorBuffer *Session::findInput(const std::string &name) const {
   return nullptr;
 }
 
+Error readGraph(const std::string &dir, std::string &text, std::string &hash) {
+  const std::string mlirPath = joinPath(dir, "train_step.mlir");
+  std::ifstream mlirFile(mlirPath, std::ios::binary);
+  if (!mlirFile)
+    return Error(MSAMP_ERROR_LOAD, "cannot read '" + mlirPath +
+                                       "' (the graph hash is computed from "
+                                       "it): " +
+                                       systemError(errno));
+  std::stringstream mlirText;
+  mlirText << mlirFile.rdbuf();
+  text = mlirText.str();
+  Sha256 sha;
+  sha.update(text.data(), text.size());
+  hash = "sha256:" + sha.hexDigest();
+  return Error::success();
+}
+
 Error Session::initialize(uint64_t seed, const std::string *initFile,
                           int64_t *numFromFile) {
   std::unique_ptr<SafeTensorsReader> reader;
   if (initFile)
     if (Error e = SafeTensorsReader::open(*initFile, reader))
       return e;
+  // The init file's state_dict layout (msamp.export records it) names the
+  // weights msamp_session_export_weights writes.
+  std::vector<LayoutEntry> layout;
+  if (reader)
+    if (Error e = readStateDictLayout(*reader, layout))
+      return e;
   std::vector<TensorBuffer *> state;
   for (const auto &buffer : state_)
     state.push_back(buffer.get());
   if (Error e = initializeState(state, seed, reader.get(), numFromFile))
     return e;
+  stateDictLayout_ = std::move(layout);
   localSteps_ = 0;
   return Error::success();
 }

@@ -19,6 +19,7 @@
 #include "Manifest.h"
 #include "SafeTensors.h"
 #include "State.h"
+#include "Weights.h"
 
 #include <memory>
 #include <string>
@@ -29,6 +30,10 @@ namespace msamp::session {
 /// FILE.ext -> FILE.rank<r>.ext: rank r's shard of an O3 checkpoint
 /// (INTERFACES.md 5).
 std::string shardPath(const std::string &path, int64_t rank);
+
+/// Reads `dir`/train_step.mlir into `text` and its graph hash,
+/// "sha256:<hex>", into `hash` (what checkpoints record as "graph_hash").
+Error readGraph(const std::string &dir, std::string &text, std::string &hash);
 
 class Session {
 public:
@@ -53,6 +58,13 @@ public:
   /// rank 0, the replicated state at `path`.
   Error save(const std::string &path) const;
   Error load(const std::string &path);
+  /// Writes the trained weights as a PyTorch state_dict (Weights.h).
+  Error exportWeights(const std::string &path) const;
+  /// The state_dict layout from the init file or checkpoint the state came
+  /// from; empty when it recorded none.
+  const std::vector<LayoutEntry> &stateDictLayout() const {
+    return stateDictLayout_;
+  }
 
   Error setInput(const std::string &name, const void *data, int64_t numBytes);
   Error openData(const std::string &path, int64_t &numBatches,
@@ -94,6 +106,10 @@ private:
   /// A non-finite step: skipped (state restored, counted) when `skip`,
   /// else the MSAMP_ERROR_NONFINITE `message`.
   Error finishNonFinite(bool skip, int64_t before, const std::string &message);
+  /// Reads the state_dict layout from a file's __metadata__ (none: empty)
+  /// and checks that every source is a param or buffer of this step.
+  Error readStateDictLayout(const SafeTensorsReader &file,
+                            std::vector<LayoutEntry> &layout) const;
   void restoreState();
 
   std::string dir_;
@@ -125,6 +141,7 @@ private:
   int64_t numBatches_ = 0;
 
   std::vector<uint8_t> snapshot_;
+  std::vector<LayoutEntry> stateDictLayout_;
 };
 
 } // namespace msamp::session

@@ -250,7 +250,9 @@ Error initializeState(const std::vector<TensorBuffer *> &state, uint64_t seed,
   }
 
   // 2. Values from an --init file replace the manifest init of params and
-  //    buffers.
+  //    buffers. A buffer (BatchNorm statistics, position ids, a constant
+  //    table) is taken as stored, in its own dtype: it is no trained value
+  //    to cast, and integers must stay exact.
   int64_t fromFile = 0;
   if (initFile) {
     for (const SafeTensor &t : initFile->tensors()) {

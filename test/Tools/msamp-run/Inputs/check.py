@@ -9,6 +9,11 @@ package and plain json (so msamp's writer is tested against another reader).
   check.py close A B NAME [--tol T]               a tensor of two checkpoints
   check.py metadata CKPT KEY=VALUE ...            __metadata__ entries
   check.py same-state A B                         identical tensors + metadata
+  check.py weights W CKPT NAME ...                --export-weights' file W
+                                                  holds exactly NAME ..., each
+                                                  f32 and equal to CKPT's
+                                                  stored value times the f32
+                                                  inverse of its scale
 """
 
 import json
@@ -117,6 +122,19 @@ def main(argv):
                 if a.get_tensor(key).tobytes() != b.get_tensor(key).tobytes():
                     fail(f"tensor {key} differs")
         print("same-state ok")
+    elif cmd == "weights":
+        with safe_open(args[0], "np") as w, safe_open(args[1], "np") as ck:
+            if sorted(w.keys()) != sorted(args[2:]):
+                fail(f"weights {sorted(w.keys())}, expected {sorted(args[2:])}")
+            for key in w.keys():
+                got = w.get_tensor(key)
+                stored = ck.get_tensor(key).astype(np.float32)
+                inverse = np.float32(1)
+                if key + ".scale" in ck.keys():
+                    inverse = np.float32(1) / ck.get_tensor(key + ".scale").astype(np.float32)
+                if got.dtype != np.float32 or not np.array_equal(got, stored * inverse):
+                    fail(f"weight {key} is not the checkpoint's value")
+        print("weights ok:", " ".join(sorted(args[2:])))
     else:
         fail(__doc__)
 
