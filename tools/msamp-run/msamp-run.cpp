@@ -864,16 +864,32 @@ int run(const Options &o) {
     loss = meanOverRanks(loss);
     const StepMetrics metrics = readMetrics(session.get());
     writeLogLine(log, s, loss, lr, false, metrics, commBytes);
+    // A run that skips step after step makes no progress and would still
+    // end "successfully"; every rank skipped the same steps (the session
+    // agrees on them), so every rank stops here together. msamp has no
+    // dynamic loss scaling, so every skip is a non-finite step.
+    const int64_t inARow = msamp_session_num_consecutive_skipped(session.get());
+    if (inARow > o.maxSkippedSteps)
+      return agree(kRunError,
+                   "step " + std::to_string(s) + ": " + std::to_string(inARow) +
+                       " steps in a row were skipped, more than "
+                       "--max-skipped-steps " +
+                       std::to_string(o.maxSkippedSteps) + " (the last: " +
+                       msamp_session_last_skip_reason(session.get()) +
+                       "); stopping without saving");
     lastLoss = loss;
     ++intervalSteps;
     if (speak && ((s - start) % o.logEvery == 0 || s == last)) {
       double t = now();
       double rate = t > intervalStart ? intervalSteps / (t - intervalStart) : 0;
       // A skipped step (--skip-nonfinite) says why.
+      const bool wasSkipped =
+          msamp_session_num_consecutive_skipped(session.get()) > 0;
       const char *skipped =
-          !std::isfinite(loss)     ? "  (skipped: non-finite loss)"
+          !wasSkipped              ? ""
+          : !std::isfinite(loss)   ? "  (skipped: non-finite loss)"
           : metrics.nonFiniteGrads ? "  (skipped: non-finite gradients)"
-                                   : "";
+                                   : "  (skipped: non-finite input or state)";
       std::printf("step %lld/%lld  loss %s  lr %.2e  %.1f steps/s%s\n",
                   static_cast<long long>(s), static_cast<long long>(last),
                   formatLoss(loss).c_str(), lr, rate, skipped);
@@ -934,8 +950,8 @@ int run(const Options &o) {
                   "per rank\n",
                   static_cast<long long>(totalCommBytes / steps));
     if (int64_t skipped = msamp_session_num_skipped(session.get()))
-      std::printf("msamp-run: skipped %lld step(s) with a non-finite loss "
-                  "or non-finite gradients\n",
+      std::printf("msamp-run: skipped %lld step(s) with a non-finite loss, "
+                  "non-finite gradients, input or updated state\n",
                   static_cast<long long>(skipped));
     if (o.save)
       std::printf(

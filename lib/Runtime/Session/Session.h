@@ -74,6 +74,16 @@ public:
   std::string replicatedLayoutHash() const;
   int64_t completedSteps() const;
   int64_t numSkipped() const { return numSkipped_; }
+  /// Steps skipped in a row up to the last one (0 after a committed step),
+  /// and why the last skipped step was skipped.
+  int64_t consecutiveSkipped() const { return consecutiveSkipped_; }
+  const std::string &lastSkipReason() const { return lastSkipReason_; }
+  /// "'NAME' holds inf at element I" for the first tensor of `buffers`
+  /// (with `dataOnly`, of the inputs and targets only) that holds a NaN or
+  /// an infinity, else "".
+  std::string
+  findNonFiniteTensor(const std::vector<std::unique_ptr<TensorBuffer>> &buffers,
+                      bool dataOnly) const;
 
   /// The clipping threshold fed as "max_grad_norm" to every following step
   /// (<= 0: no clipping). A positive value needs a step that has the input.
@@ -91,8 +101,9 @@ private:
   Session() = default;
   void setCompletedSteps(int64_t steps);
   void snapshotState();
-  /// A non-finite step: skipped (state restored, counted) when `skip`,
-  /// else the MSAMP_ERROR_NONFINITE `message`.
+  /// A non-finite step: the state is restored; then the step is skipped
+  /// (counted, the counter advanced) when `skip`, else the
+  /// MSAMP_ERROR_NONFINITE `message`.
   Error finishNonFinite(bool skip, int64_t before, const std::string &message);
   void restoreState();
 
@@ -117,6 +128,8 @@ private:
   float maxGradNorm_ = 0.0f;
   int64_t localSteps_ = 0; // the counter when the graph has no step state
   int64_t numSkipped_ = 0;
+  int64_t consecutiveSkipped_ = 0;
+  std::string lastSkipReason_;
 
   std::unique_ptr<SafeTensorsReader> data_;
   /// The data tensor of each input/target, parallel to inputs_ (null for
