@@ -9,6 +9,7 @@ package and plain json (so msamp's writer is tested against another reader).
   check.py close A B NAME [--tol T]               a tensor of two checkpoints
   check.py metadata CKPT KEY=VALUE ...            __metadata__ entries
   check.py same-state A B                         identical tensors + metadata
+  check.py finite CKPT                            no NaN or Inf in any tensor
 """
 
 import json
@@ -117,6 +118,14 @@ def main(argv):
                 if a.get_tensor(key).tobytes() != b.get_tensor(key).tobytes():
                     fail(f"tensor {key} differs")
         print("same-state ok")
+    elif cmd == "finite":
+        with safe_open(args[0], "np") as f:
+            for key in f.keys():
+                value = f.get_tensor(key)
+                if value.dtype.kind == "f" or "float8" in str(value.dtype):
+                    if not np.all(np.isfinite(value.astype(np.float32))):
+                        fail(f"tensor {key} holds a NaN or an infinity")
+        print("finite ok")
     else:
         fail(__doc__)
 
