@@ -50,8 +50,10 @@ class SessionError(RuntimeError):
 
 
 class NonFiniteLossError(SessionError):
-    """A step's loss was NaN or infinite (the state holds that step's update;
-    ``skip_nonfinite=True`` restores the state instead)."""
+    """A non-finite step: NaN or Inf in the input data, the loss, the
+    gradients or the state the update would leave. The state is restored
+    (the step did not happen); ``skip_nonfinite=True`` skips such a step
+    instead (counted, the step counter advanced)."""
 
 
 @dataclass(frozen=True)
@@ -285,9 +287,15 @@ class Session:
         """One training step; returns the loss computed before the update.
 
         ``batch``: a dict of arrays, or None to reuse the bound inputs.
-        ``lr``: defaults to the graph's. A non-finite loss raises
-        NonFiniteLossError unless ``skip_nonfinite`` (then the state is
-        restored, the step counted as skipped and the loss returned).
+        ``lr``: defaults to the graph's; NaN, infinite or negative raises
+        SessionError (MSAMP_ERROR_INVALID_ARGUMENT), 0 is allowed. A
+        non-finite step (input data, loss, gradients or updated state)
+        raises NonFiniteLossError unless ``skip_nonfinite`` (then the state
+        is restored, the step counted as skipped and the loss returned). An
+        index input outside its valid range (a token id >= the vocabulary)
+        raises SessionError naming the input, the value and the range,
+        whatever ``skip_nonfinite`` says. A failed step never changes the
+        state.
         """
         if batch is not None:
             self.set_batch(batch)
