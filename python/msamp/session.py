@@ -50,10 +50,11 @@ class SessionError(RuntimeError):
 
 
 class NonFiniteLossError(SessionError):
-    """A non-finite step: NaN or Inf in the input data, the loss, the
-    gradients or the state the update would leave. The state is restored
-    (the step did not happen); ``skip_nonfinite=True`` skips such a step
-    instead (counted, the step counter advanced)."""
+    """A non-finite step: NaN or Inf in the input data (found before the
+    step runs), the loss, the gradients or the state the update left (the
+    state then holds that step's update, and save() refuses non-finite
+    state); ``skip_nonfinite=True`` skips such a step instead (the state
+    restored, the step counted, the counter advanced)."""
 
 
 @dataclass(frozen=True)
@@ -166,6 +167,17 @@ class Session:
     @property
     def num_skipped(self):
         return self._lib.msamp_session_num_skipped(self._handle())
+
+    @property
+    def consecutive_skipped(self):
+        """Steps skipped in a row up to the last one (0 after a committed
+        step)."""
+        return self._lib.msamp_session_num_consecutive_skipped(self._handle())
+
+    @property
+    def last_skip_reason(self):
+        """Why the last skipped step was skipped ("" before the first)."""
+        return self._lib.msamp_session_last_skip_reason(self._handle()).decode()
 
     @property
     def param_names(self):
@@ -294,8 +306,7 @@ class Session:
         is restored, the step counted as skipped and the loss returned). An
         index input outside its valid range (a token id >= the vocabulary)
         raises SessionError naming the input, the value and the range,
-        whatever ``skip_nonfinite`` says. A failed step never changes the
-        state.
+        whatever ``skip_nonfinite`` says, before the step runs.
         """
         if batch is not None:
             self.set_batch(batch)

@@ -139,28 +139,55 @@ def test_nonfinite_data_is_a_nonfinite_step(mlp, level, value, spelled):
             s.eval(bad)
 
 
-def test_nonfinite_update_is_undone(tmp_path, mlp):
+def _overflowing_steps(session, skip):
+    """Steps at lr 1e5 at O2 until one has a finite loss and gradient norm
+    but overflows the f16 second moment; returns (state before it, its
+    number, the error or None when skipped)."""
+    rng = np.random.default_rng(0)
+    for _ in range(30):
+        before = session.state_dict()
+        number = session.global_step + 1
+        batch = {"x": rng.normal(size=(4, 3)), "y": rng.normal(size=(4, 2))}
+        try:
+            session.step(batch, lr=1e5, skip_nonfinite=skip)
+        except msamp.NonFiniteLossError as e:
+            if "non-finite state after the update" in str(e):
+                return before, number, e
+            raise
+        if skip and "non-finite state" in session.last_skip_reason:
+            return before, number, None
+    pytest.fail("no update overflowed the state")
+
+
+def test_nonfinite_update_is_undone_when_skipping(tmp_path, mlp):
     """lr 1e5 at O2: a finite loss whose update overflows the f16 second
-    moment. The update is undone, and no checkpoint is written of it."""
+    moment. Under skip_nonfinite the update is undone and the state can
+    be saved."""
     with mlp["O2"].session() as s:
         s.init(seed=0)
-        rng = np.random.default_rng(0)
-        for step in range(1, 30):
-            before = s.state_dict()
-            batch = {"x": rng.normal(size=(4, 3)), "y": rng.normal(size=(4, 2))}
-            try:
-                s.step(batch, lr=1e5)
-            except msamp.NonFiniteLossError as e:
-                if "non-finite state after the update" not in str(e):
-                    continue
-                assert "holds inf" in str(e) and "(the update was undone)" in str(e)
-                assert s.global_step == step - 1
-                assert _same_state(before, s.state_dict())
-                break
-        else:
-            pytest.fail("no update overflowed the state")
-        # The state is still finite, so it can be saved.
+        before, number, _ = _overflowing_steps(s, skip=True)
+        assert s.last_skip_reason.startswith(
+            f"non-finite state after the update at step {number}: '")
+        assert "holds inf" in s.last_skip_reason
+        assert s.last_skip_reason.endswith("(the update was undone)")
+        assert s.global_step == number and s.consecutive_skipped >= 1
+        after = s.state_dict()
+        assert all(after[k].tobytes() == before[k].tobytes()
+                   for k in before if k != "step")
         s.save(tmp_path / "ck.safetensors")
+
+
+def test_nonfinite_update_is_an_error_and_never_saved(tmp_path, mlp):
+    with mlp["O2"].session() as s:
+        s.init(seed=0)
+        _, number, error = _overflowing_steps(s, skip=False)
+        assert f"non-finite state after the update at step {number}: '" in str(error)
+        path = tmp_path / "ck.safetensors"
+        with pytest.raises(msamp.NonFiniteLossError,
+                           match="refusing to write a checkpoint of non-finite "
+                                 "state: '.*' holds inf at element"):
+            s.save(path)
+        assert not path.exists()
 
 
 def test_checkpoint_of_nonfinite_state_is_refused(tmp_path, mlp):

@@ -258,20 +258,26 @@ MSAMP_SESSION_EXPORT msamp_status msamp_session_synthetic_batch(
  *===----------------------------------------------------------------------===*/
 
 /** Flags of msamp_session_step. */
-/** If the step is non-finite (below), restore the state, advance the step
- *  counter anyway and count the step as skipped (the call then succeeds;
- *  the loss and the metrics are those of the skipped step). */
+/** Copy the state before the step; if the step is non-finite (below),
+ *  restore it, advance the step counter anyway and count the step as
+ *  skipped (the call then succeeds; the loss and the metrics are those of
+ *  the skipped step). */
 #define MSAMP_STEP_SKIP_NONFINITE 0x1u
-/** Always restore the state: the loss only. */
+/** Copy the state before the step and always restore it: the loss only. */
 #define MSAMP_STEP_EVAL 0x2u
 
 /** Runs one step at learning rate `lr` on the current inputs and stores the
- *  loss (computed before the update) in `*loss`. `lr` must be finite and
- *  >= 0 (0 is a finished schedule); NaN, infinity or a negative value is
- *  MSAMP_ERROR_INVALID_ARGUMENT and nothing runs.
+ *  loss (computed before the update) in `*loss`.
  *
- *  The state is copied before the step, and every failed step restores it:
- *  a failed call never changes the state or the step counter.
+ *  Refused before the step runs (the state and the counter unchanged):
+ *  - `lr` NaN, infinite or negative: MSAMP_ERROR_INVALID_ARGUMENT (0 is
+ *    allowed: a finished schedule), whatever the flags;
+ *  - an index input outside the range the graph reads it in (a token id >=
+ *    the vocabulary, a negative class; the loss's ignore_index is allowed):
+ *    the compiled step checks it first and does not run (docs/RuntimeABI.md
+ *    11.1); MSAMP_ERROR_RUNTIME "step 3: the runtime reported error 1:
+ *    msamp_train_step: input 'ids': value 64 at [0, 3] is outside the
+ *    valid range [0, 64)", whatever the flags.
  *
  *  A step is non-finite when, in this order, a float input or target holds
  *  a NaN or an infinity ("non-finite input at step 3: 'x' holds inf at
@@ -281,16 +287,16 @@ MSAMP_SESSION_EXPORT msamp_status msamp_session_synthetic_batch(
  *  gradient whose amax recorded before its saturating cast is not finite;
  *  "non-finite gradients (detected from amax) at step 3 (grad norm inf)"),
  *  or the update left a NaN or an infinity in the state ("non-finite state
- *  after the update at step 3: 'w.exp_avg_sq' holds inf at element 0 (the
- *  update was undone)"). Without a flag that is MSAMP_ERROR_NONFINITE with
- *  that message. With MSAMP_STEP_EVAL only the inputs are checked.
+ *  after the update at step 3: 'w.exp_avg_sq' holds inf at element 0").
+ *  Without a flag that is MSAMP_ERROR_NONFINITE with that message; non-
+ *  finite data of a single process is found before the step runs, in the
+ *  other cases the state then holds the update of that step (and
+ *  msamp_session_save refuses it if it is not finite). With
+ *  MSAMP_STEP_SKIP_NONFINITE the step is skipped and the update undone.
+ *  With MSAMP_STEP_EVAL only the inputs are checked.
  *
- *  An index input outside the range the graph reads it in (a token id >=
- *  the vocabulary, a negative class; the loss's ignore_index is allowed)
- *  makes the compiled step refuse to run: MSAMP_ERROR_RUNTIME with the
- *  message "msamp_train_step: input 'ids': value 64 at element 3 is
- *  outside the valid range [0, 64)" (docs/RuntimeABI.md 11), whatever the
- *  flags. A runtime error also restores the state.
+ *  A runtime error (MSAMP_ERROR_RUNTIME) during the step leaves the state
+ *  undefined unless a flag made a copy, which is then restored.
  *
  *  With several data-parallel ranks (msamp_rt_world_size() > 1) every rank
  *  decides on the non-finite flags of all ranks (one small all-reduce per

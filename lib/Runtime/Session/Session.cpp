@@ -457,32 +457,43 @@ Error Session::step(float lr, uint32_t flags, float &loss) {
     std::memcpy(lrInput_->data(), &lr, sizeof(lr));
   if (maxGradNormInput_)
     std::memcpy(maxGradNormInput_->data(), &maxGradNorm_, sizeof(maxGradNorm_));
-  // Every step can be undone: a failed or non-finite step, and an update
-  // that leaves non-finite state, restore this copy (one pass over the
-  // state; docs/Design.md "Bad data and bad updates").
-  snapshotState();
+  // Non-finite data: FP8 casts saturate an Inf input to the format's
+  // maximum, so at O1-O3 the loss can stay finite; read the inputs. One
+  // process decides before the step, so nothing runs and nothing needs
+  // undoing; data-parallel ranks run the step and agree on the flag after
+  // it (a rank that stayed out of the step's collectives would hang them).
+  const std::string badInput = findNonFiniteTensor(inputs_, /*dataOnly=*/true);
+  const std::string at = " at step " + std::to_string(number);
+  if (!badInput.empty() && msamp_rt_world_size() == 1) {
+    const std::string message = "non-finite input" + at + ": " + badInput;
+    if (eval || !skipNonFinite)
+      return Error(MSAMP_ERROR_NONFINITE, message);
+    haveSnapshot_ = false;
+    return finishNonFinite(true, before, message);
+  }
+  // The copy costs one pass over the state; take it only when asked.
+  haveSnapshot_ = eval || skipNonFinite;
+  if (haveSnapshot_)
+    snapshotState();
 
   msamp_rt_clear_error();
   packed_(descriptors_.data());
   if (msamp_rt_status status = msamp_rt_get_last_error()) {
     std::string message = msamp_rt_get_last_error_message();
     msamp_rt_clear_error();
-    restoreState();
+    if (haveSnapshot_)
+      restoreState();
     return Error(MSAMP_ERROR_RUNTIME,
                  "step " + std::to_string(number) +
                      ": the runtime reported error " +
                      std::to_string(static_cast<int>(status)) + ": " + message);
   }
   std::memcpy(&loss, loss_->data(), sizeof(loss));
-  // Non-finite data: FP8 casts saturate an Inf input to the format's
-  // maximum, so at O1-O3 the loss can stay finite; read the inputs.
-  const std::string badInput = findNonFiniteTensor(inputs_, /*dataOnly=*/true);
   if (eval) {
     restoreState();
     if (!badInput.empty())
-      return Error(MSAMP_ERROR_NONFINITE, "non-finite input at step " +
-                                              std::to_string(number) + ": " +
-                                              badInput);
+      return Error(MSAMP_ERROR_NONFINITE,
+                   "non-finite input" + at + ": " + badInput);
     return Error::success();
   }
   if (!stepState_)
@@ -513,14 +524,14 @@ Error Session::step(float lr, uint32_t flags, float &loss) {
     if (msamp_rt_allreduce_f32(flags, 4, /*max=*/1) != MSAMP_RT_OK) {
       std::string message = msamp_rt_get_last_error_message();
       msamp_rt_clear_error();
-      restoreState();
+      if (haveSnapshot_)
+        restoreState();
       return Error(MSAMP_ERROR_RUNTIME,
                    "step " + std::to_string(number) +
                        ": agreeing on the non-finite check across ranks "
                        "failed: " +
                        message);
     }
-    const std::string at = " at step " + std::to_string(number);
     if (flags[2] != 0.0f && !dataBad)
       return finishNonFinite(skipNonFinite, before,
                              "non-finite input on another rank" + at);
@@ -538,7 +549,6 @@ Error Session::step(float lr, uint32_t flags, float &loss) {
     consecutiveSkipped_ = 0;
     return Error::success();
   }
-  const std::string at = " at step " + std::to_string(number);
   if (dataBad)
     return finishNonFinite(skipNonFinite, before,
                            "non-finite input" + at + ": " + badInput);
@@ -558,18 +568,16 @@ Error Session::step(float lr, uint32_t flags, float &loss) {
   }
   return finishNonFinite(skipNonFinite, before,
                          "non-finite state after the update" + at + ": " +
-                             badState + " (the update was undone)");
+                             badState +
+                             (skipNonFinite ? " (the update was undone)" : ""));
 }
 
 Error Session::finishNonFinite(bool skip, int64_t before,
                                const std::string &message) {
-  restoreState();
-  if (!skip) {
-    // Without the flag the step did not happen: the counter stays too.
-    if (!stepState_)
-      localSteps_ = before;
+  if (!skip)
     return Error(MSAMP_ERROR_NONFINITE, message);
-  }
+  if (haveSnapshot_)
+    restoreState();
   setCompletedSteps(before + 1);
   ++numSkipped_;
   ++consecutiveSkipped_;

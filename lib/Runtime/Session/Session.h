@@ -101,8 +101,8 @@ private:
   Session() = default;
   void setCompletedSteps(int64_t steps);
   void snapshotState();
-  /// A non-finite step: the state is restored; then the step is skipped
-  /// (counted, the counter advanced) when `skip`, else the
+  /// A non-finite step: skipped (the state restored from the snapshot if
+  /// the step ran, counted, the counter advanced) when `skip`, else the
   /// MSAMP_ERROR_NONFINITE `message`.
   Error finishNonFinite(bool skip, int64_t before, const std::string &message);
   void restoreState();
@@ -138,6 +138,7 @@ private:
   int64_t numBatches_ = 0;
 
   std::vector<uint8_t> snapshot_;
+  bool haveSnapshot_ = false; // snapshot_ holds the state before this step
 };
 
 } // namespace msamp::session
