@@ -8,6 +8,7 @@ cannot be found (ctest sets MSAMP_BUILD_DIR).
 """
 
 import math
+import re
 import os
 import sys
 
@@ -212,3 +213,46 @@ def test_checkpoint_of_nonfinite_state_is_refused(tmp_path, mlp):
                                  "state: 'fc2.bias' holds inf at element 1"):
             s.save(path)
         assert not path.exists()
+
+
+def test_exported_cross_entropy_keeps_its_ignore_index(tmp_path):
+    """torch's F.cross_entropy (ignore_index=-100) through msamp.export:
+    -100 targets train, a target or token id == vocab is refused."""
+    torch = pytest.importorskip("torch")
+    nn, F = torch.nn, torch.nn.functional
+
+    class Tiny(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.tok = nn.Embedding(VOCAB, 8)
+            self.head = nn.Linear(8, VOCAB)
+
+        def forward(self, ids):
+            return self.head(self.tok(ids))
+
+    def loss(logits, targets):
+        return F.cross_entropy(logits.reshape(-1, VOCAB), targets.reshape(-1))
+
+    torch.manual_seed(0)
+    model = Tiny()
+    ids = torch.randint(0, VOCAB, (2, 4))
+    graph = msamp.export(model, loss,
+                         {"input_ids": ids, "targets": torch.roll(ids, 1, 1)},
+                         optimizer=torch.optim.SGD(model.parameters(), lr=0.1))
+    step = msamp.compile(graph, "O0", out_dir=tmp_path / "o0")
+    with step.session() as s:
+        s.init(seed=0)
+        batch = {"input_ids": ids.numpy(), "targets": torch.roll(ids, 1, 1).numpy()}
+        batch["targets"][0, 1] = -100
+        assert math.isfinite(s.step(batch))
+        for name, message in (
+                ("targets", f"input 'targets': value {VOCAB} at [1, 2] is "
+                            f"outside the valid range [0, {VOCAB}) (or -100, "
+                            f"the loss's ignore_index)"),
+                ("input_ids", f"input 'input_ids': value {VOCAB} at [1, 2] "
+                              f"is outside the valid range [0, {VOCAB})")):
+            bad = {k: v.copy() for k, v in batch.items()}
+            bad[name][1, 2] = VOCAB
+            with pytest.raises(msamp.SessionError, match=re.escape(message)):
+                s.step(bad)
+        assert s.global_step == 1
