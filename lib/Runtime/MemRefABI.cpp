@@ -774,4 +774,45 @@ MSAMP_RT_EXPORT void _mlir_ciface_msamp_rt_sgd_update(
   finish(fn, backend, backend->sgdUpdate(p));
 }
 
+MSAMP_RT_EXPORT msamp_rt_status msamp_rt_check_index(
+    const msamp_rt_unranked_memref *ids, int32_t dtype, int64_t lower,
+    int64_t upper, int64_t ignore_index, int32_t has_ignore, const char *name) {
+  const char *fn = "msamp_train_step";
+  char what[160];
+  std::snprintf(what, sizeof(what), "input '%s'", name ? name : "?");
+  if (dtype != MSAMP_RT_I64 && dtype != MSAMP_RT_I32)
+    return unsupportedDType(fn, what, dtype, "i64 or i32");
+  View view;
+  if (msamp_rt_status status = unpack(fn, what, ids, dtype, view))
+    return status;
+  for (int64_t i = 0; i < view.numel; ++i) {
+    const int64_t value = dtype == MSAMP_RT_I64
+                              ? static_cast<const int64_t *>(view.data)[i]
+                              : static_cast<const int32_t *>(view.data)[i];
+    if ((value >= lower && value < upper) ||
+        (has_ignore && value == ignore_index))
+      continue;
+    // The element's coordinates, innermost dimension last.
+    int64_t coords[kMaxRank];
+    for (int64_t d = view.rank - 1, rest = i; d >= 0; --d) {
+      coords[d] = view.sizes[d] ? rest % view.sizes[d] : 0;
+      rest = view.sizes[d] ? rest / view.sizes[d] : 0;
+    }
+    char at[256], ignored[96] = "";
+    if (has_ignore)
+      std::snprintf(ignored, sizeof(ignored),
+                    " (or %lld, the loss's "
+                    "ignore_index)",
+                    static_cast<long long>(ignore_index));
+    return recordError(MSAMP_RT_ERROR_INVALID_ARGUMENT,
+                       "%s: %s: value %lld at %s is outside the valid range "
+                       "[%lld, %lld)%s",
+                       fn, what, static_cast<long long>(value),
+                       formatArray(coords, view.rank, at, sizeof(at)),
+                       static_cast<long long>(lower),
+                       static_cast<long long>(upper), ignored);
+  }
+  return MSAMP_RT_OK;
+}
+
 } // extern "C"

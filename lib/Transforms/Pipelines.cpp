@@ -142,6 +142,8 @@ void buildPipeline(OpPassManager &pm, const MSAMPPipelineOptions &opts,
 
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  // On the final graph, so that the ranges are those of the reads that run.
+  pm.addPass(createMSAMPIndexChecks());
   pm.addPass(createMSAMPVerifyTrainStep());
 }
 } // namespace

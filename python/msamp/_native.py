@@ -246,6 +246,8 @@ def _declare_session(lib):
            ctypes.c_uint32, ctypes.POINTER(ctypes.c_float))
     _proto(lib, "msamp_session_get_step", i64, vp)
     _proto(lib, "msamp_session_num_skipped", i64, vp)
+    _proto(lib, "msamp_session_num_consecutive_skipped", i64, vp)
+    _proto(lib, "msamp_session_last_skip_reason", ctypes.c_char_p, vp)
     _proto(lib, "msamp_lr_at", ctypes.c_double, ctypes.c_int, ctypes.c_double,
            i64, i64, i64)
     _proto(lib, "msamp_session_memory_report", status, vp,

@@ -40,8 +40,11 @@ class SessionError(RuntimeError):
 
 
 class NonFiniteLossError(SessionError):
-    """A step's loss was NaN or infinite (the state holds that step's update;
-    ``skip_nonfinite=True`` restores the state instead)."""
+    """A non-finite step: NaN or Inf in the input data (found before the
+    step runs), the loss, the gradients or the state the update left (the
+    state then holds that step's update, and save() refuses non-finite
+    state); ``skip_nonfinite=True`` skips such a step instead (the state
+    restored, the step counted, the counter advanced)."""
 
 
 @dataclass(frozen=True)
@@ -151,6 +154,17 @@ class Session:
     @property
     def num_skipped(self):
         return self._lib.msamp_session_num_skipped(self._handle())
+
+    @property
+    def consecutive_skipped(self):
+        """Steps skipped in a row up to the last one (0 after a committed
+        step)."""
+        return self._lib.msamp_session_num_consecutive_skipped(self._handle())
+
+    @property
+    def last_skip_reason(self):
+        """Why the last skipped step was skipped ("" before the first)."""
+        return self._lib.msamp_session_last_skip_reason(self._handle()).decode()
 
     @property
     def param_names(self):
@@ -280,9 +294,14 @@ class Session:
         """One training step; returns the loss computed before the update.
 
         ``batch``: a dict of arrays, or None to reuse the bound inputs.
-        ``lr``: defaults to the graph's. A non-finite loss raises
-        NonFiniteLossError unless ``skip_nonfinite`` (then the state is
-        restored, the step counted as skipped and the loss returned).
+        ``lr``: defaults to the graph's; NaN, infinite or negative raises
+        SessionError (MSAMP_ERROR_INVALID_ARGUMENT), 0 is allowed. A
+        non-finite step (input data, loss, gradients or updated state)
+        raises NonFiniteLossError unless ``skip_nonfinite`` (then the state
+        is restored, the step counted as skipped and the loss returned). An
+        index input outside its valid range (a token id >= the vocabulary)
+        raises SessionError naming the input, the value and the range,
+        whatever ``skip_nonfinite`` says, before the step runs.
         """
         if batch is not None:
             self.set_batch(batch)

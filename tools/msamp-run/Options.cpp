@@ -54,9 +54,12 @@ or a directory written by msamp-compile.
                              gradients to X > 0, as PyTorch's
                              clip_grad_norm_; the norm is logged as
                              "grad_norm" in --log-json
-  --skip-nonfinite           skip (undo) steps whose loss or gradients are
-                             not finite (FP8 overflow is detected from the
-                             recorded amax)
+  --skip-nonfinite           skip (undo) steps whose input data, loss,
+                             gradients or updated state are not finite (FP8
+                             overflow is detected from the recorded amax)
+  --max-skipped-steps N      with --skip-nonfinite: stop with an error when
+                             more than N steps in a row are skipped
+                             (default 10)
   --backend cpu|cuda         where the step runs; cuda compiles it with
                              msamp-compile --target cuda (generated kernels,
                              runtime GEMMs) and needs an sm_89+ GPU
@@ -202,6 +205,8 @@ bool parseOptions(int argc, char **argv, Options &o, std::string &error) {
       {"resume", true, pathFlag(o.resume), "a file name"},
       {"eval", false, boolFlag(o.eval), ""},
       {"skip-nonfinite", false, boolFlag(o.skipNonFinite), ""},
+      {"max-skipped-steps", true, intFlag(o.maxSkippedSteps, 0),
+       "a non-negative integer"},
       {"backend", true,
        [&](const std::string &v) {
          o.backend = v;

@@ -41,6 +41,7 @@ struct Options {
   std::optional<std::string> exportWeights;
   bool eval = false;
   bool skipNonFinite = false;
+  int64_t maxSkippedSteps = 10; // consecutive skips before the run stops
   std::string backend = "cpu";
   std::string cudaChip = "sm_90"; // --target cuda --chip of --backend cuda
   std::optional<int64_t> threads;

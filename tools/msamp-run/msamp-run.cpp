@@ -270,6 +270,9 @@ std::string formatLoss(float loss) {
 struct StepMetrics {
   std::optional<float> gradNorm; // before clipping
   bool nonFiniteGrads = false;
+  /// The session refused or skipped the step as non-finite (also for
+  /// non-finite input data or updated state, which no metric shows).
+  bool nonFiniteStep = false;
 };
 
 StepMetrics readMetrics(msamp_session *session) {
@@ -284,15 +287,16 @@ StepMetrics readMetrics(msamp_session *session) {
 
 /// One line of --log-json: INTERFACES.md 5's keys, then "grad_norm" when the
 /// step reports it (null when not finite) and, with several ranks,
-/// "comm_bytes". "nonfinite" is true when the loss
-/// or the gradients were not finite (the update is not applied, or the run
-/// stops); only a non-finite loss is null. Numbers are printed with 9
-/// significant digits, enough to round-trip an f32 exactly.
+/// "comm_bytes". "nonfinite" is true when the input data, the loss, the
+/// gradients or the updated state were not finite (the update is not
+/// applied, or the run stops); only a non-finite loss is null. Numbers are
+/// printed with 9 significant digits, enough to round-trip an f32 exactly.
 void writeLogLine(FILE *log, int64_t step, float loss, double lr, bool eval,
                   const StepMetrics &metrics, int64_t commBytes) {
   if (!log)
     return;
-  const bool nonFinite = !std::isfinite(loss) || metrics.nonFiniteGrads;
+  const bool nonFinite =
+      !std::isfinite(loss) || metrics.nonFiniteGrads || metrics.nonFiniteStep;
   std::fprintf(log, "{\"step\": %lld, ", static_cast<long long>(step));
   if (std::isfinite(loss))
     std::fprintf(log, "\"loss\": %.9g, ", static_cast<double>(loss));
@@ -880,16 +884,33 @@ int run(const Options &o) {
     if (status == MSAMP_ERROR_NONFINITE) {
       std::string message = msamp_last_error_message();
       loss = meanOverRanks(loss);
-      writeLogLine(log, s, loss, lr, false, readMetrics(session.get()),
-                   commBytes);
+      StepMetrics metrics = readMetrics(session.get());
+      metrics.nonFiniteStep = true;
+      writeLogLine(log, s, loss, lr, false, metrics, commBytes);
       return agree(kRunError, message + "; stopping without saving "
                                         "(--skip-nonfinite skips such steps)");
     }
     if (status != MSAMP_OK)
       return fail(kRunError, msamp_last_error_message());
     loss = meanOverRanks(loss);
-    const StepMetrics metrics = readMetrics(session.get());
+    StepMetrics metrics = readMetrics(session.get());
+    // A committed step resets the count: a positive one means this step
+    // was skipped.
+    const int64_t inARow = msamp_session_num_consecutive_skipped(session.get());
+    metrics.nonFiniteStep = inARow > 0;
     writeLogLine(log, s, loss, lr, false, metrics, commBytes);
+    // A run that skips step after step makes no progress and would still
+    // end "successfully"; every rank skipped the same steps (the session
+    // agrees on them), so every rank stops here together. msamp has no
+    // dynamic loss scaling, so every skip is a non-finite step.
+    if (inARow > o.maxSkippedSteps)
+      return agree(kRunError,
+                   "step " + std::to_string(s) + ": " + std::to_string(inARow) +
+                       " steps in a row were skipped, more than "
+                       "--max-skipped-steps " +
+                       std::to_string(o.maxSkippedSteps) + " (the last: " +
+                       msamp_session_last_skip_reason(session.get()) +
+                       "); stopping without saving");
     lastLoss = loss;
     ++intervalSteps;
     if (speak && ((s - start) % o.logEvery == 0 || s == last)) {
@@ -897,9 +918,10 @@ int run(const Options &o) {
       double rate = t > intervalStart ? intervalSteps / (t - intervalStart) : 0;
       // A skipped step (--skip-nonfinite) says why.
       const char *skipped =
-          !std::isfinite(loss)     ? "  (skipped: non-finite loss)"
+          !metrics.nonFiniteStep   ? ""
+          : !std::isfinite(loss)   ? "  (skipped: non-finite loss)"
           : metrics.nonFiniteGrads ? "  (skipped: non-finite gradients)"
-                                   : "";
+                                   : "  (skipped: non-finite input or state)";
       std::printf("step %lld/%lld  loss %s  lr %.2e  %.1f steps/s%s\n",
                   static_cast<long long>(s), static_cast<long long>(last),
                   formatLoss(loss).c_str(), lr, rate, skipped);
@@ -1008,8 +1030,8 @@ int run(const Options &o) {
                   "per rank\n",
                   static_cast<long long>(totalCommBytes / steps));
     if (int64_t skipped = msamp_session_num_skipped(session.get()))
-      std::printf("msamp-run: skipped %lld step(s) with a non-finite loss "
-                  "or non-finite gradients\n",
+      std::printf("msamp-run: skipped %lld step(s) with a non-finite loss, "
+                  "non-finite gradients, input or updated state\n",
                   static_cast<long long>(skipped));
     if (o.save)
       std::printf(

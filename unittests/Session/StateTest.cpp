@@ -23,6 +23,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 using namespace msamp::session;
 using namespace msamp_session_test;
@@ -292,6 +293,45 @@ TEST(StateTest, EncodeDecode) {
   EXPECT_EQ(storageMaxFinite(ElementType::F8E4M3FN), 448.0f);
   EXPECT_EQ(storageMaxFinite(ElementType::F8E5M2), 57344.0f);
   EXPECT_EQ(storageMaxFinite(ElementType::F32), 0.0f);
+}
+
+// The session's non-finite scan of inputs and state (docs/Design.md "Bad
+// data and bad updates"): every storage type, read from the bits; FP8
+// E4M3FN has no infinity, its NaNs are 0x7F and 0xFF.
+TEST(NonFiniteScan, EveryStorageType) {
+  std::vector<float> f32(3000, 1.5f);
+  EXPECT_EQ(findNonFinite(ElementType::F32, f32.data(), 3000), -1);
+  f32[2500] = -INFINITY;
+  f32[2999] = NAN;
+  EXPECT_EQ(findNonFinite(ElementType::F32, f32.data(), 3000), 2500);
+  EXPECT_STREQ(spellNonFinite(ElementType::F32, f32.data(), 2500), "-inf");
+  EXPECT_STREQ(spellNonFinite(ElementType::F32, f32.data(), 2999), "nan");
+  f32[3] = std::numeric_limits<float>::max(); // finite: not reported
+  EXPECT_EQ(findNonFinite(ElementType::F32, f32.data(), 2500), -1);
+
+  std::vector<uint16_t> f16 = {0x3C00, 0x7BFF, 0xFBFF, 0x7C00, 0xFE00};
+  EXPECT_EQ(findNonFinite(ElementType::F16, f16.data(), 3), -1);
+  EXPECT_EQ(findNonFinite(ElementType::F16, f16.data(), 5), 3);
+  EXPECT_STREQ(spellNonFinite(ElementType::F16, f16.data(), 3), "inf");
+  EXPECT_STREQ(spellNonFinite(ElementType::F16, f16.data(), 4), "nan");
+  std::vector<uint16_t> bf16 = {0x3F80, 0x7F7F, 0xFF80};
+  EXPECT_EQ(findNonFinite(ElementType::BF16, bf16.data(), 3), 2);
+  EXPECT_STREQ(spellNonFinite(ElementType::BF16, bf16.data(), 2), "-inf");
+
+  // E4M3FN: 0x7E (448) and 0xFE (-448) are finite, 0x7F and 0xFF NaN.
+  std::vector<uint8_t> e4m3 = {0x00, 0x7E, 0xFE, 0xFF};
+  EXPECT_EQ(findNonFinite(ElementType::F8E4M3FN, e4m3.data(), 3), -1);
+  EXPECT_EQ(findNonFinite(ElementType::F8E4M3FN, e4m3.data(), 4), 3);
+  EXPECT_STREQ(spellNonFinite(ElementType::F8E4M3FN, e4m3.data(), 3), "nan");
+  // E5M2: 0x7B (57344) finite, 0x7C Inf, 0x7D NaN.
+  std::vector<uint8_t> e5m2 = {0x7B, 0xFB, 0x7C, 0x7D};
+  EXPECT_EQ(findNonFinite(ElementType::F8E5M2, e5m2.data(), 2), -1);
+  EXPECT_EQ(findNonFinite(ElementType::F8E5M2, e5m2.data(), 4), 2);
+  EXPECT_STREQ(spellNonFinite(ElementType::F8E5M2, e5m2.data(), 3), "nan");
+
+  // Integers have no non-finite values, whatever their bits.
+  std::vector<int64_t> ids = {-1, INT64_MAX};
+  EXPECT_EQ(findNonFinite(ElementType::I64, ids.data(), 2), -1);
 }
 
 } // namespace

@@ -405,6 +405,19 @@ MSAMP_RT_EXPORT void _mlir_ciface_msamp_rt_sgd_update(
     msamp_rt_unranked_memref *out_buf, int32_t param_dtype, int32_t grad_dtype,
     double momentum, double weight_decay, int32_t flags);
 
+/** The range check of an index input (docs/RuntimeABI.md 11.1), called by
+ *  a compiled step's packed entry point before the step runs: every element
+ *  of `ids` (i64 or i32, read on the host, so host or managed memory) must
+ *  lie in [lower, upper), or equal `ignore_index` when `has_ignore` is
+ *  non-zero (the loss's ignore_index). The first element that does not
+ *  records MSAMP_RT_ERROR_INVALID_ARGUMENT, "msamp_train_step: input
+ *  'ids': value 70 at [1, 3] is outside the valid range [0, 64)", and is
+ *  returned; the step then does not run. `name` is the input's manifest
+ *  name. */
+MSAMP_RT_EXPORT msamp_rt_status msamp_rt_check_index(
+    const msamp_rt_unranked_memref *ids, int32_t dtype, int64_t lower,
+    int64_t upper, int64_t ignore_index, int32_t has_ignore, const char *name);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -201,7 +201,9 @@ MSAMP_SESSION_EXPORT msamp_status msamp_session_init(msamp_session *s,
  *  each writes its sharded state (the manifest's "sharded" entries) to
  *  `path` with ".rank<r>" before the extension (metadata "part": "shard"),
  *  and rank 0 also writes the state every rank holds to `path` ("part":
- *  "replicated", "layout_hash" instead of "graph_hash", "shards": N). */
+ *  "replicated", "layout_hash" instead of "graph_hash", "shards": N).
+ *  State holding a NaN or an infinity is never written:
+ *  MSAMP_ERROR_NONFINITE naming the tensor and the element. */
 MSAMP_SESSION_EXPORT msamp_status msamp_session_save(const msamp_session *s,
                                                      const char *path);
 
@@ -293,8 +295,8 @@ MSAMP_SESSION_EXPORT msamp_status msamp_session_synthetic_batch(
  *===----------------------------------------------------------------------===*/
 
 /** Flags of msamp_session_step. */
-/** Copy the state before the step; if the loss or the gradients are not
- *  finite, restore it, advance the step counter anyway and count the step as
+/** Copy the state before the step; if the step is non-finite (below),
+ *  restore it, advance the step counter anyway and count the step as
  *  skipped (the call then succeeds; the loss and the metrics are those of
  *  the skipped step). */
 #define MSAMP_STEP_SKIP_NONFINITE 0x1u
@@ -302,14 +304,37 @@ MSAMP_SESSION_EXPORT msamp_status msamp_session_synthetic_batch(
 #define MSAMP_STEP_EVAL 0x2u
 
 /** Runs one step at learning rate `lr` on the current inputs and stores the
- *  loss (computed before the update) in `*loss`. Without a flag a non-finite
- *  loss, or non-finite gradients (the step's "nonfinite" metric is 1: a NaN
- *  or Inf gradient, or an FP8 gradient whose amax recorded before its
- *  saturating cast is not finite), returns MSAMP_ERROR_NONFINITE naming the
- *  step ("non-finite loss (inf) at step 3", "non-finite gradients (detected
- *  from amax) at step 3 (grad norm inf)"); the state then holds the update
- *  of that step. A runtime error (MSAMP_ERROR_RUNTIME) leaves the state
+ *  loss (computed before the update) in `*loss`.
+ *
+ *  Refused before the step runs (the state and the counter unchanged):
+ *  - `lr` NaN, infinite or negative: MSAMP_ERROR_INVALID_ARGUMENT (0 is
+ *    allowed: a finished schedule), whatever the flags;
+ *  - an index input outside the range the graph reads it in (a token id >=
+ *    the vocabulary, a negative class; the loss's ignore_index is allowed):
+ *    the compiled step checks it first and does not run (docs/RuntimeABI.md
+ *    11.1); MSAMP_ERROR_RUNTIME "step 3: the runtime reported error 1:
+ *    msamp_train_step: input 'ids': value 64 at [0, 3] is outside the
+ *    valid range [0, 64)", whatever the flags.
+ *
+ *  A step is non-finite when, in this order, a float input or target holds
+ *  a NaN or an infinity ("non-finite input at step 3: 'x' holds inf at
+ *  element 5"; FP8 casts would saturate it silently), the loss is not
+ *  finite ("non-finite loss (inf) at step 3"), the gradients are not (the
+ *  step's "nonfinite" metric is 1: a NaN or Inf gradient, or an FP8
+ *  gradient whose amax recorded before its saturating cast is not finite;
+ *  "non-finite gradients (detected from amax) at step 3 (grad norm inf)"),
+ *  or the update left a NaN or an infinity in the state ("non-finite state
+ *  after the update at step 3: 'w.exp_avg_sq' holds inf at element 0").
+ *  Without a flag that is MSAMP_ERROR_NONFINITE with that message; non-
+ *  finite data of a single process is found before the step runs, in the
+ *  other cases the state then holds the update of that step (and
+ *  msamp_session_save refuses it if it is not finite). With
+ *  MSAMP_STEP_SKIP_NONFINITE the step is skipped and the update undone.
+ *  With MSAMP_STEP_EVAL only the inputs are checked.
+ *
+ *  A runtime error (MSAMP_ERROR_RUNTIME) during the step leaves the state
  *  undefined unless a flag made a copy, which is then restored.
+ *
  *  With several data-parallel ranks (msamp_rt_world_size() > 1) every rank
  *  decides on the non-finite flags of all ranks (one small all-reduce per
  *  step): a rank whose own loss is finite still skips or fails the step
@@ -356,6 +381,16 @@ MSAMP_SESSION_EXPORT int64_t msamp_session_get_step(const msamp_session *s);
 
 /** Steps skipped by MSAMP_STEP_SKIP_NONFINITE since the session opened. */
 MSAMP_SESSION_EXPORT int64_t msamp_session_num_skipped(const msamp_session *s);
+
+/** Steps skipped in a row up to the last step (0 after a step that was
+ *  committed), and why the last skipped step was skipped ("non-finite
+ *  state after the update at step 3: 'w.exp_avg_sq' holds inf at element
+ *  0 (the update was undone)"; "" before the first skip). The string is
+ *  valid until the next step. */
+MSAMP_SESSION_EXPORT int64_t
+msamp_session_num_consecutive_skipped(const msamp_session *s);
+MSAMP_SESSION_EXPORT const char *
+msamp_session_last_skip_reason(const msamp_session *s);
 
 /*===----------------------------------------------------------------------===
  * Learning-rate schedules and memory

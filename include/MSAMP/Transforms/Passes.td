@@ -249,6 +249,41 @@ def MSAMPGradStats : Pass<"msamp-grad-stats", "::mlir::ModuleOp"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def MSAMPIndexChecks : Pass<"msamp-index-checks", "::mlir::ModuleOp"> {
+  let summary = "find the valid range of every index input of @train_step";
+  let description = [{
+    An integer input or target that the graph uses as an index (a token id
+    gathered from an embedding table, a class compared against a one-hot
+    iota, an ONNX Gather or SoftmaxCrossEntropyLoss label) reads out of
+    bounds or trains on garbage when its value is outside the table. This
+    pass follows each integer input/target argument of @train_step through
+    reshapes and copies into the linalg.generic bodies that read it and
+    derives its valid range:
+
+    - `tensor.extract %t[..., v, ...]` with v the element (through integer
+      casts, clamps and selects): [0, dim of %t);
+    - `arith.cmpi eq|ne` of the element with the loop index of a dimension
+      (`linalg.index d`, directly or as an iota tensor operand): [0, the
+      dimension's extent);
+    - `arith.cmpi eq|ne` with a constant outside that range: the loss's
+      ignore_index (-100 in PyTorch), which is allowed too.
+
+    The tightest upper bound wins. The result is the module attribute
+    `msamp.index_checks`, one dictionary per checked argument:
+
+    ```mlir
+    module attributes {msamp.index_checks = [
+        {arg = 9 : i64, name = "input_ids", rank = 2 : i64, type = i64,
+         lower = 0 : i64, upper = 64 : i64},
+        {arg = 10 : i64, name = "labels", ..., ignore_index = -100 : i64} ] }
+    ```
+
+    `msamp-emit-entry-point` turns each entry into a call of the runtime's
+    `msamp_rt_check_index` before the step runs (docs/RuntimeABI.md 11.1).
+    An argument whose uses show no bound is not checked.
+  }];
+}
+
 def MSAMPVerifyTrainStep
     : Pass<"msamp-verify-train-step", "::mlir::ModuleOp"> {
   let summary = "final invariant check of a compiled train step";

@@ -33,6 +33,9 @@ constexpr llvm::StringLiteral kGemmWeightAttr = "msamp.gemm_weight";
 constexpr llvm::StringLiteral kZeroAttr = "msamp.zero";
 /// O3: unit attribute on the state arguments only this rank holds.
 constexpr llvm::StringLiteral kShardedAttr = "msamp.sharded";
+/// Module attribute written by --msamp-index-checks and consumed by
+/// msamp-emit-entry-point: the range checks of the index inputs.
+constexpr llvm::StringLiteral kIndexChecksAttr = "msamp.index_checks";
 
 // Function kinds.
 constexpr llvm::StringLiteral kForwardBackward = "forward_backward";

@@ -15,10 +15,17 @@
 // none for steps compiled without --msamp-grad-stats), as
 // convert-msamp-to-runtime appended them (docs/RuntimeABI.md 11).
 //
+// Before the step runs, the packed entry point checks every index input the
+// module's msamp.index_checks attribute lists (--msamp-index-checks) with
+// msamp_rt_check_index. A failed check has recorded the runtime's sticky
+// error (input, value, valid range); the entry point then returns without
+// calling the step, so nothing (no param, moment or scale) is updated.
+//
 //===----------------------------------------------------------------------===//
 
 #include "MSAMP/Conversion/Passes.h"
 #include "MSAMP/Conversion/RuntimeSymbols.h"
+#include "MSAMP/Transforms/TrainStep.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Builders.h"
@@ -34,6 +41,90 @@ namespace {
 struct MSAMPEmitEntryPointPass
     : ::mlir::msamp::impl::MSAMPEmitEntryPointBase<MSAMPEmitEntryPointPass> {
   using Base::Base;
+
+  /// At the builder's position in `packed`: one msamp_rt_check_index call
+  /// per entry of msamp.index_checks (on the argument's ranked descriptor,
+  /// wrapped as an unranked memref), returning early on the first failure.
+  /// Leaves the builder in the block where the step is called.
+  LogicalResult emitIndexChecks(OpBuilder &b, ModuleOp module,
+                                LLVM::LLVMFuncOp packed, ArrayRef<Value> args) {
+    auto checks = module->getAttrOfType<ArrayAttr>(msamp::kIndexChecksAttr);
+    if (!checks)
+      return success();
+    module->removeAttr(msamp::kIndexChecksAttr);
+    MLIRContext *ctx = module.getContext();
+    Location loc = packed.getLoc();
+    auto ptr = LLVM::LLVMPointerType::get(ctx);
+    auto i32 = IntegerType::get(ctx, 32);
+    auto i64 = IntegerType::get(ctx, 64);
+    // msamp_rt_status msamp_rt_check_index(const msamp_rt_unranked_memref *,
+    //     int32_t dtype, int64_t lower, int64_t upper, int64_t ignore_index,
+    //     int32_t has_ignore, const char *name)
+    auto checkFn =
+        module.lookupSymbol<LLVM::LLVMFuncOp>("msamp_rt_check_index");
+    if (!checkFn) {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(module.getBody());
+      checkFn = LLVM::LLVMFuncOp::create(
+          b, loc, "msamp_rt_check_index",
+          LLVM::LLVMFunctionType::get(i32,
+                                      {ptr, i32, i64, i64, i64, i32, ptr}));
+    }
+    auto unranked = LLVM::LLVMStructType::getLiteral(ctx, {i64, ptr});
+    Block *refuse = nullptr;
+    for (auto [n, attr] : llvm::enumerate(checks)) {
+      auto check = dyn_cast<DictionaryAttr>(attr);
+      auto arg = check ? check.getAs<IntegerAttr>("arg") : nullptr;
+      auto name = check ? check.getAs<StringAttr>("name") : nullptr;
+      auto rank = check ? check.getAs<IntegerAttr>("rank") : nullptr;
+      auto type = check ? check.getAs<TypeAttr>("type") : nullptr;
+      auto lower = check ? check.getAs<IntegerAttr>("lower") : nullptr;
+      auto upper = check ? check.getAs<IntegerAttr>("upper") : nullptr;
+      auto ignore = check ? check.getAs<IntegerAttr>("ignore_index") : nullptr;
+      if (!arg || !name || !rank || !type || !lower || !upper ||
+          arg.getInt() < 0 || arg.getInt() >= static_cast<int64_t>(args.size()))
+        return module.emitError("malformed ")
+               << msamp::kIndexChecksAttr << " entry " << n << ": " << attr;
+      int32_t dtype = msamp::getRuntimeDTypeCode(type.getValue());
+      auto c64 = [&](int64_t v) -> Value {
+        return LLVM::ConstantOp::create(b, loc, i64, v);
+      };
+      auto c32 = [&](int64_t v) -> Value {
+        return LLVM::ConstantOp::create(b, loc, i32, v);
+      };
+      Value memref = LLVM::UndefOp::create(b, loc, unranked);
+      memref = LLVM::InsertValueOp::create(b, loc, memref, c64(rank.getInt()),
+                                           ArrayRef<int64_t>{0});
+      memref = LLVM::InsertValueOp::create(b, loc, memref, args[arg.getInt()],
+                                           ArrayRef<int64_t>{1});
+      Value slot = LLVM::AllocaOp::create(b, loc, ptr, unranked, c64(1));
+      LLVM::StoreOp::create(b, loc, memref, slot);
+      std::string text = name.getValue().str();
+      text.push_back('\0');
+      Value namePtr = LLVM::createGlobalString(
+          loc, b, "msamp_index_check_name_" + std::to_string(n), text,
+          LLVM::Linkage::Internal);
+      Value status =
+          LLVM::CallOp::create(b, loc, checkFn,
+                               ValueRange{slot, c32(dtype), c64(lower.getInt()),
+                                          c64(upper.getInt()),
+                                          c64(ignore ? ignore.getInt() : 0),
+                                          c32(ignore ? 1 : 0), namePtr})
+              .getResult();
+      Value failed =
+          LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::ne, status, c32(0));
+      Block *current = b.getInsertionBlock();
+      if (!refuse) {
+        refuse = b.createBlock(&packed.getBody());
+        LLVM::ReturnOp::create(b, loc, ValueRange{});
+      }
+      Block *next = b.createBlock(&packed.getBody());
+      b.setInsertionPointToEnd(current);
+      LLVM::CondBrOp::create(b, loc, failed, refuse, next);
+      b.setInsertionPointToStart(next);
+    }
+    return success();
+  }
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -70,6 +161,8 @@ struct MSAMPEmitEntryPointPass
                               ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(i)});
       args.push_back(LLVM::LoadOp::create(b, loc, ptr, slot));
     }
+    if (failed(emitIndexChecks(b, module, packed, args)))
+      return signalPassFailure();
     LLVM::CallOp::create(b, loc, target, args);
     LLVM::ReturnOp::create(b, loc, ValueRange{});
 

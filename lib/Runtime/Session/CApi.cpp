@@ -342,6 +342,14 @@ int64_t msamp_session_num_skipped(const msamp_session *s) {
   return s ? s->impl->numSkipped() : 0;
 }
 
+int64_t msamp_session_num_consecutive_skipped(const msamp_session *s) {
+  return s ? s->impl->consecutiveSkipped() : 0;
+}
+
+const char *msamp_session_last_skip_reason(const msamp_session *s) {
+  return s ? s->impl->lastSkipReason().c_str() : "";
+}
+
 double msamp_lr_at(msamp_lr_schedule schedule, double base_lr, int64_t warmup,
                    int64_t total_steps, int64_t step) {
   if (step < 1)

@@ -77,6 +77,15 @@ Error Session::readStateDictLayout(const SafeTensorsReader &file,
 }
 
 Error Session::save(const std::string &path) const {
+  // A checkpoint is what a run resumes from: one holding a NaN or an
+  // infinity would poison every later step.
+  const std::string bad = findNonFiniteTensor(state_, /*dataOnly=*/false);
+  if (!bad.empty())
+    return Error(MSAMP_ERROR_NONFINITE,
+                 path +
+                     ": refusing to write a checkpoint of non-finite "
+                     "state: " +
+                     bad);
   std::map<std::string, std::string> metadata = {
       {"msamp_version", MSAMP_VERSION_STRING},
       {"abi_version", std::to_string(manifest_.abiVersion)},

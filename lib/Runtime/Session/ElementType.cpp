@@ -6,6 +6,7 @@
 
 #include "ElementType.h"
 
+#include <cstring>
 #include <iterator>
 
 namespace msamp::session {
@@ -47,7 +48,96 @@ const TypeRow &row(ElementType type) {
   return kTypes[0]; // unreachable: every enumerator has a row
 }
 
+/// Exponent mask (all ones: Inf or NaN) and mantissa mask of an IEEE-style
+/// binary format, for the non-finite test on the raw bits; f8E4M3FN is
+/// special (its all-ones exponent holds ordinary values).
+struct FloatBits {
+  int bytes;
+  uint64_t exponent;
+  uint64_t mantissa;
+  uint64_t sign;
+};
+
+std::optional<FloatBits> floatBits(ElementType type) {
+  switch (type) {
+  case ElementType::F32:
+    return FloatBits{4, 0x7F800000u, 0x007FFFFFu, 0x80000000u};
+  case ElementType::F16:
+    return FloatBits{2, 0x7C00u, 0x03FFu, 0x8000u};
+  case ElementType::BF16:
+    return FloatBits{2, 0x7F80u, 0x007Fu, 0x8000u};
+  case ElementType::F8E5M2:
+    return FloatBits{1, 0x7Cu, 0x03u, 0x80u};
+  case ElementType::F64:
+    return FloatBits{8, 0x7FF0000000000000ull, 0x000FFFFFFFFFFFFFull,
+                     0x8000000000000000ull};
+  default:
+    return std::nullopt;
+  }
+}
+
+uint64_t loadBits(const void *data, int64_t index, int bytes) {
+  uint64_t bits = 0;
+  std::memcpy(&bits, static_cast<const char *>(data) + index * bytes,
+              static_cast<size_t>(bytes)); // little-endian hosts only
+  return bits;
+}
+
+/// The first element whose bits under `mask` are all set. The state is
+/// scanned after every step, so the common all-finite case is a branch-free
+/// OR over blocks, which the compiler vectorizes; only a block that has a
+/// hit is searched element by element.
+template <typename Word>
+int64_t findAllOnes(const void *data, int64_t count, uint64_t mask64) {
+  const Word mask = static_cast<Word>(mask64);
+  constexpr int64_t kBlock = 1024;
+  for (int64_t begin = 0; begin < count; begin += kBlock) {
+    const int64_t end = begin + kBlock < count ? begin + kBlock : count;
+    Word words[kBlock];
+    std::memcpy(words, static_cast<const char *>(data) + begin * sizeof(Word),
+                static_cast<size_t>(end - begin) * sizeof(Word));
+    bool hit = false;
+    for (int64_t i = 0; i < end - begin; ++i)
+      hit |= (words[i] & mask) == mask;
+    if (!hit)
+      continue;
+    for (int64_t i = 0; i < end - begin; ++i)
+      if ((words[i] & mask) == mask)
+        return begin + i;
+  }
+  return -1;
+}
+
 } // namespace
+
+int64_t findNonFinite(ElementType type, const void *data, int64_t count) {
+  // f8E4M3FN's NaNs are the bytes with all seven magnitude bits set.
+  if (type == ElementType::F8E4M3FN)
+    return findAllOnes<uint8_t>(data, count, 0x7F);
+  std::optional<FloatBits> f = floatBits(type);
+  if (!f)
+    return -1;
+  switch (f->bytes) {
+  case 1:
+    return findAllOnes<uint8_t>(data, count, f->exponent);
+  case 2:
+    return findAllOnes<uint16_t>(data, count, f->exponent);
+  case 4:
+    return findAllOnes<uint32_t>(data, count, f->exponent);
+  default:
+    return findAllOnes<uint64_t>(data, count, f->exponent);
+  }
+}
+
+const char *spellNonFinite(ElementType type, const void *data, int64_t index) {
+  std::optional<FloatBits> f = floatBits(type);
+  if (!f)
+    return "nan"; // f8E4M3FN: no infinity
+  uint64_t bits = loadBits(data, index, f->bytes);
+  if (bits & f->mantissa)
+    return "nan";
+  return (bits & f->sign) ? "-inf" : "inf";
+}
 
 int64_t elementSize(ElementType type) { return row(type).size; }
 const char *mlirName(ElementType type) { return row(type).mlir; }

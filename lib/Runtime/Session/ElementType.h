@@ -63,6 +63,16 @@ inline bool isFloatType(ElementType type) {
          type == ElementType::F8E5M2 || type == ElementType::F64;
 }
 
+/// The index of the first element of `data` (`count` elements of `type`)
+/// that is NaN or infinite, read from the bit pattern (f8E4M3FN has no
+/// infinity: its NaNs are 0x7F and 0xFF), or -1 when all are finite or the
+/// type is not a floating-point type.
+int64_t findNonFinite(ElementType type, const void *data, int64_t count);
+
+/// "nan", "inf" or "-inf" for the element at `index` (which findNonFinite
+/// returned).
+const char *spellNonFinite(ElementType type, const void *data, int64_t index);
+
 } // namespace msamp::session
 
 #endif // MSAMP_LIB_RUNTIME_SESSION_ELEMENTTYPE_H

@@ -431,17 +431,63 @@ void Session::restoreState() {
   }
 }
 
+/// "nan", "inf" or "-inf".
+static std::string spellFloat(float v) {
+  return std::isnan(v) ? "nan" : v > 0 ? "inf" : "-inf";
+}
+
+std::string Session::findNonFiniteTensor(
+    const std::vector<std::unique_ptr<TensorBuffer>> &buffers,
+    bool dataOnly) const {
+  for (const auto &buffer : buffers) {
+    const TensorSpec &spec = buffer->spec();
+    if (dataOnly && spec.role != "input" && spec.role != "target")
+      continue;
+    int64_t at = findNonFinite(spec.dtype, buffer->data(), spec.numElements);
+    if (at >= 0)
+      return "'" + spec.name + "' holds " +
+             spellNonFinite(spec.dtype, buffer->data(), at) + " at element " +
+             std::to_string(at);
+  }
+  return "";
+}
+
 Error Session::step(float lr, uint32_t flags, float &loss) {
   const bool eval = flags & MSAMP_STEP_EVAL;
   const bool skipNonFinite = flags & MSAMP_STEP_SKIP_NONFINITE;
   const int64_t before = completedSteps();
   const int64_t number = before + 1;
+  // The step multiplies the update by lr: NaN or Inf turns every parameter
+  // into NaN (with a finite loss, so the checks below would not see it
+  // until the next step) and a negative one ascends the loss. 0 is a
+  // finished schedule.
+  if (!(lr >= 0.0f) || std::isinf(lr))
+    return Error(MSAMP_ERROR_INVALID_ARGUMENT,
+                 "step " + std::to_string(number) +
+                     ": the learning rate must be finite and >= 0, got " +
+                     (std::isnan(lr) || std::isinf(lr) ? spellFloat(lr)
+                                                       : std::to_string(lr)));
   if (lrInput_)
     std::memcpy(lrInput_->data(), &lr, sizeof(lr));
   if (maxGradNormInput_)
     std::memcpy(maxGradNormInput_->data(), &maxGradNorm_, sizeof(maxGradNorm_));
+  // Non-finite data: FP8 casts saturate an Inf input to the format's
+  // maximum, so at O1-O3 the loss can stay finite; read the inputs. One
+  // process decides before the step, so nothing runs and nothing needs
+  // undoing; data-parallel ranks run the step and agree on the flag after
+  // it (a rank that stayed out of the step's collectives would hang them).
+  const std::string badInput = findNonFiniteTensor(inputs_, /*dataOnly=*/true);
+  const std::string at = " at step " + std::to_string(number);
+  if (!badInput.empty() && msamp_rt_world_size() == 1) {
+    const std::string message = "non-finite input" + at + ": " + badInput;
+    if (eval || !skipNonFinite)
+      return Error(MSAMP_ERROR_NONFINITE, message);
+    haveSnapshot_ = false;
+    return finishNonFinite(true, before, message);
+  }
   // The copy costs one pass over the state; take it only when asked.
-  if (eval || skipNonFinite)
+  haveSnapshot_ = eval || skipNonFinite;
+  if (haveSnapshot_)
     snapshotState();
 
   msamp_rt_clear_error();
@@ -449,7 +495,7 @@ Error Session::step(float lr, uint32_t flags, float &loss) {
   if (msamp_rt_status status = msamp_rt_get_last_error()) {
     std::string message = msamp_rt_get_last_error_message();
     msamp_rt_clear_error();
-    if (eval || skipNonFinite)
+    if (haveSnapshot_)
       restoreState();
     return Error(MSAMP_ERROR_RUNTIME,
                  "step " + std::to_string(number) +
@@ -459,6 +505,9 @@ Error Session::step(float lr, uint32_t flags, float &loss) {
   std::memcpy(&loss, loss_->data(), sizeof(loss));
   if (eval) {
     restoreState();
+    if (!badInput.empty())
+      return Error(MSAMP_ERROR_NONFINITE,
+                   "non-finite input" + at + ": " + badInput);
     return Error::success();
   }
   if (!stepState_)
@@ -469,60 +518,84 @@ Error Session::step(float lr, uint32_t flags, float &loss) {
   float nonFinite = 0.0f;
   if (nonFiniteMetric_)
     std::memcpy(&nonFinite, nonFiniteMetric_->data(), sizeof(nonFinite));
+  bool dataBad = !badInput.empty();
   bool lossBad = !std::isfinite(loss);
   bool gradsBad = nonFinite != 0.0f;
+  // A finite loss and gradient norm can still overflow the update (Adam's
+  // second moment in f16 at O2 under a huge lr): the state decides.
+  std::string badState;
+  if (!dataBad && !lossBad && !gradsBad)
+    badState = findNonFiniteTensor(state_, /*dataOnly=*/false);
+  bool stateBad = !badState.empty();
   // Each rank's loss is over its own batch, so one rank may see a
   // non-finite loss the others do not. Skipping (restoring the state) or
   // stopping on some ranks only would let the replicas diverge: every rank
   // decides on the flags of all ranks. The gradients are all-reduced inside
   // the step, so their flag already agrees; it rides along for free.
   if (msamp_rt_world_size() > 1) {
-    float flags[2] = {lossBad ? 1.0f : 0.0f, gradsBad ? 1.0f : 0.0f};
-    if (msamp_rt_allreduce_f32(flags, 2, /*max=*/1) != MSAMP_RT_OK) {
+    float flags[4] = {lossBad ? 1.0f : 0.0f, gradsBad ? 1.0f : 0.0f,
+                      dataBad ? 1.0f : 0.0f, stateBad ? 1.0f : 0.0f};
+    if (msamp_rt_allreduce_f32(flags, 4, /*max=*/1) != MSAMP_RT_OK) {
       std::string message = msamp_rt_get_last_error_message();
       msamp_rt_clear_error();
+      if (haveSnapshot_)
+        restoreState();
       return Error(MSAMP_ERROR_RUNTIME,
                    "step " + std::to_string(number) +
                        ": agreeing on the non-finite check across ranks "
                        "failed: " +
                        message);
     }
-    if (flags[0] != 0.0f && !lossBad)
+    if (flags[2] != 0.0f && !dataBad)
       return finishNonFinite(skipNonFinite, before,
-                             "non-finite loss on another rank at step " +
-                                 std::to_string(number));
+                             "non-finite input on another rank" + at);
+    if (flags[0] != 0.0f && !lossBad && !dataBad)
+      return finishNonFinite(skipNonFinite, before,
+                             "non-finite loss on another rank" + at);
     gradsBad = gradsBad || flags[1] != 0.0f;
+    if (flags[3] != 0.0f && !stateBad && !gradsBad && !lossBad && !dataBad)
+      return finishNonFinite(skipNonFinite, before,
+                             "non-finite state after the update on another "
+                             "rank" +
+                                 at);
   }
-  if (lossBad || gradsBad) {
-    if (skipNonFinite)
-      return finishNonFinite(true, before, "");
-    auto spell = [](float v) -> std::string {
-      return std::isnan(v) ? "nan" : v > 0 ? "inf" : "-inf";
-    };
-    if (lossBad)
-      return Error(MSAMP_ERROR_NONFINITE, "non-finite loss (" + spell(loss) +
-                                              ") at step " +
-                                              std::to_string(number));
+  if (!dataBad && !lossBad && !gradsBad && !stateBad) {
+    consecutiveSkipped_ = 0;
+    return Error::success();
+  }
+  if (dataBad)
+    return finishNonFinite(skipNonFinite, before,
+                           "non-finite input" + at + ": " + badInput);
+  if (lossBad)
+    return finishNonFinite(skipNonFinite, before,
+                           "non-finite loss (" + spellFloat(loss) + ")" + at);
+  if (gradsBad) {
     std::string norm;
     float gradNorm = 0.0f;
     if (!metricValue("grad_norm", gradNorm))
-      norm =
-          std::isfinite(gradNorm) ? std::to_string(gradNorm) : spell(gradNorm);
-    return Error(MSAMP_ERROR_NONFINITE,
-                 "non-finite gradients (detected from amax) at step " +
-                     std::to_string(number) +
-                     (norm.empty() ? "" : " (grad norm " + norm + ")"));
+      norm = std::isfinite(gradNorm) ? std::to_string(gradNorm)
+                                     : spellFloat(gradNorm);
+    return finishNonFinite(
+        skipNonFinite, before,
+        "non-finite gradients (detected from amax)" + at +
+            (norm.empty() ? "" : " (grad norm " + norm + ")"));
   }
-  return Error::success();
+  return finishNonFinite(skipNonFinite, before,
+                         "non-finite state after the update" + at + ": " +
+                             badState +
+                             (skipNonFinite ? " (the update was undone)" : ""));
 }
 
 Error Session::finishNonFinite(bool skip, int64_t before,
                                const std::string &message) {
   if (!skip)
     return Error(MSAMP_ERROR_NONFINITE, message);
-  restoreState();
+  if (haveSnapshot_)
+    restoreState();
   setCompletedSteps(before + 1);
   ++numSkipped_;
+  ++consecutiveSkipped_;
+  lastSkipReason_ = message;
   return Error::success();
 }
 

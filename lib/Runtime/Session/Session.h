@@ -86,6 +86,16 @@ public:
   std::string replicatedLayoutHash() const;
   int64_t completedSteps() const;
   int64_t numSkipped() const { return numSkipped_; }
+  /// Steps skipped in a row up to the last one (0 after a committed step),
+  /// and why the last skipped step was skipped.
+  int64_t consecutiveSkipped() const { return consecutiveSkipped_; }
+  const std::string &lastSkipReason() const { return lastSkipReason_; }
+  /// "'NAME' holds inf at element I" for the first tensor of `buffers`
+  /// (with `dataOnly`, of the inputs and targets only) that holds a NaN or
+  /// an infinity, else "".
+  std::string
+  findNonFiniteTensor(const std::vector<std::unique_ptr<TensorBuffer>> &buffers,
+                      bool dataOnly) const;
 
   /// The clipping threshold fed as "max_grad_norm" to every following step
   /// (<= 0: no clipping). A positive value needs a step that has the input.
@@ -103,8 +113,9 @@ private:
   Session() = default;
   void setCompletedSteps(int64_t steps);
   void snapshotState();
-  /// A non-finite step: skipped (state restored, counted) when `skip`,
-  /// else the MSAMP_ERROR_NONFINITE `message`.
+  /// A non-finite step: skipped (the state restored from the snapshot if
+  /// the step ran, counted, the counter advanced) when `skip`, else the
+  /// MSAMP_ERROR_NONFINITE `message`.
   Error finishNonFinite(bool skip, int64_t before, const std::string &message);
   /// Reads the state_dict layout from a file's __metadata__ (none: empty)
   /// and checks that every source is a param or buffer of this step.
@@ -133,6 +144,8 @@ private:
   float maxGradNorm_ = 0.0f;
   int64_t localSteps_ = 0; // the counter when the graph has no step state
   int64_t numSkipped_ = 0;
+  int64_t consecutiveSkipped_ = 0;
+  std::string lastSkipReason_;
 
   std::unique_ptr<SafeTensorsReader> data_;
   /// The data tensor of each input/target, parallel to inputs_ (null for
@@ -142,6 +155,7 @@ private:
 
   std::vector<uint8_t> snapshot_;
   std::vector<LayoutEntry> stateDictLayout_;
+  bool haveSnapshot_ = false; // snapshot_ holds the state before this step
 };
 
 } // namespace msamp::session

@@ -14,6 +14,7 @@ package and plain json (so msamp's writer is tested against another reader).
                                                   f32 and equal to CKPT's
                                                   stored value times the f32
                                                   inverse of its scale
+  check.py finite CKPT                            no NaN or Inf in any tensor
 """
 
 import json
@@ -135,6 +136,14 @@ def main(argv):
                 if got.dtype != np.float32 or not np.array_equal(got, stored * inverse):
                     fail(f"weight {key} is not the checkpoint's value")
         print("weights ok:", " ".join(sorted(args[2:])))
+    elif cmd == "finite":
+        with safe_open(args[0], "np") as f:
+            for key in f.keys():
+                value = f.get_tensor(key)
+                if value.dtype.kind == "f" or "float8" in str(value.dtype):
+                    if not np.all(np.isfinite(value.astype(np.float32))):
+                        fail(f"tensor {key} holds a NaN or an infinity")
+        print("finite ok")
     else:
         fail(__doc__)
 
