@@ -24,6 +24,7 @@
 #include "MSAMP/Conversion/GPU/Passes.h"
 #include "MSAMP/Conversion/Passes.h"
 #include "MSAMP/Registration/InitAll.h"
+#include "MSAMP/Support/ParseInput.h"
 #include "MSAMP/Transforms/TrainStep.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -180,7 +181,7 @@ int main(int argc, char **argv) {
   if (!input)
     return fail(error);
   sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
-  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module = msamp::parseModuleSafely(sourceMgr, &context);
   if (!module)
     return 1;
 
