@@ -218,6 +218,7 @@ Error Session::load(const std::string &path) {
     std::memcpy(state_[i]->data(), sources[i]->data, sources[i]->numBytes);
   if (!stepState_)
     localSteps_ = steps;
+  initialized_ = true;
   return Error::success();
 }
 

@@ -253,6 +253,7 @@ Error Session::initialize(uint64_t seed, const std::string *initFile,
   if (Error e = initializeState(state, seed, reader.get(), numFromFile))
     return e;
   localSteps_ = 0;
+  initialized_ = true;
   return Error::success();
 }
 
@@ -418,6 +419,12 @@ void Session::restoreState() {
 }
 
 Error Session::step(float lr, uint32_t flags, float &loss) {
+  // The state of a fresh session is whatever the allocator left there: a
+  // step on it fails somewhere later, with a misleading message.
+  if (!initialized_)
+    return Error(MSAMP_ERROR_INVALID_ARGUMENT,
+                 "the session is not initialized: call msamp_session_init "
+                 "or msamp_session_load before stepping it");
   const bool eval = flags & MSAMP_STEP_EVAL;
   const bool skipNonFinite = flags & MSAMP_STEP_SKIP_NONFINITE;
   const int64_t before = completedSteps();

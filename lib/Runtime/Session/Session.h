@@ -117,6 +117,8 @@ private:
   float maxGradNorm_ = 0.0f;
   int64_t localSteps_ = 0; // the counter when the graph has no step state
   int64_t numSkipped_ = 0;
+  /// Set by initialize() and load(): step() refuses to run before.
+  bool initialized_ = false;
 
   std::unique_ptr<SafeTensorsReader> data_;
   /// The data tensor of each input/target, parallel to inputs_ (null for
