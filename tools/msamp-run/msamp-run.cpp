@@ -503,6 +503,13 @@ int run(const Options &o) {
     if (int rc = agree(code, "--save " + *o.save + ": cannot write to '" +
                                  parent + "': " + why))
       return rc;
+    struct stat saveStat;
+    bool isDir = lead && stat(o.save->c_str(), &saveStat) == 0 &&
+                 S_ISDIR(saveStat.st_mode);
+    if (int rc = agree(isDir ? kUsageError : 0,
+                       "--save " + *o.save +
+                           " is a directory; it names the checkpoint file"))
+      return rc;
   }
 
   // ---- The compiled step. ----
@@ -562,6 +569,35 @@ int run(const Options &o) {
         std::printf("msamp-run: compiled %s at %s in %.2f s\n", o.model.c_str(),
                     level.c_str(), compiled.seconds);
     }
+  }
+
+  // A checkpoint written over a file this run reads (the compiled step, its
+  // manifest, the data or the initial values) would destroy it; --resume's
+  // file may be replaced (the usual way to continue a run).
+  if (o.save) {
+    std::string overwrite;
+    struct stat saveStat;
+    if (lead && stat(o.save->c_str(), &saveStat) == 0) {
+      std::vector<std::string> inputs = {dir + "/train_step.so",
+                                         dir + "/manifest.json",
+                                         dir + "/train_step.mlir", o.model};
+      if (o.data)
+        inputs.push_back(*o.data);
+      if (o.init)
+        inputs.push_back(*o.init);
+      for (const std::string &input : inputs) {
+        struct stat inputStat;
+        if (stat(input.c_str(), &inputStat) == 0 &&
+            inputStat.st_dev == saveStat.st_dev &&
+            inputStat.st_ino == saveStat.st_ino) {
+          overwrite = "--save " + *o.save + " would overwrite '" + input +
+                      "', which this run reads";
+          break;
+        }
+      }
+    }
+    if (int rc = agree(overwrite.empty() ? 0 : kUsageError, overwrite))
+      return rc;
   }
 
   // ---- Runtime configuration. ----
@@ -733,6 +769,16 @@ int run(const Options &o) {
         std::fclose(f);
     }
   } logCloser{log};
+  // Every line reaches the file as it is written: a full disk is an error
+  // at the step that hit it (not an empty log and exit 0), on every rank.
+  auto logWritten = [&]() -> int {
+    if (!o.logJson)
+      return 0;
+    const bool failed = log && (std::fflush(log) != 0 || std::ferror(log));
+    return agree(failed ? kRunError : 0, "cannot write --log-json '" +
+                                             *o.logJson +
+                                             "': " + std::strerror(errno));
+  };
 
   const int64_t start = msamp_session_get_step(session.get());
   const int64_t steps =
@@ -792,6 +838,8 @@ int run(const Options &o) {
       StepMetrics metrics = readMetrics(session.get());
       metrics.nonFiniteGrads = false;
       writeLogLine(log, s, loss, lr, /*eval=*/true, metrics, commBytes);
+      if (int rc = logWritten())
+        return rc;
       if (std::isfinite(loss)) {
         sum += loss;
         ++finite;
@@ -856,6 +904,8 @@ int run(const Options &o) {
       loss = meanOverRanks(loss);
       writeLogLine(log, s, loss, lr, false, readMetrics(session.get()),
                    commBytes);
+      if (int rc = logWritten())
+        return rc;
       return agree(kRunError, message + "; stopping without saving "
                                         "(--skip-nonfinite skips such steps)");
     }
@@ -864,6 +914,8 @@ int run(const Options &o) {
     loss = meanOverRanks(loss);
     const StepMetrics metrics = readMetrics(session.get());
     writeLogLine(log, s, loss, lr, false, metrics, commBytes);
+    if (int rc = logWritten())
+      return rc;
     lastLoss = loss;
     ++intervalSteps;
     if (speak && ((s - start) % o.logEvery == 0 || s == last)) {
