@@ -20,6 +20,7 @@
 #include <fstream>
 #include <limits>
 #include <sstream>
+#include <sys/stat.h>
 
 namespace msamp::session {
 
@@ -130,6 +131,27 @@ Error Session::open(const std::string &dir, std::unique_ptr<Session> &out) {
 
   promoteRuntimeToGlobalScope();
   const std::string soPath = joinPath(dir, "train_step.so");
+  // A truncated object maps fine and faults (SIGBUS) at its first call.
+  if (m.object) {
+    struct stat st;
+    if (stat(soPath.c_str(), &st) != 0)
+      return Error(MSAMP_ERROR_LOAD,
+                   "cannot read '" + soPath + "': " + systemError(errno));
+    if (st.st_size != m.object->bytes)
+      return Error(MSAMP_ERROR_LOAD,
+                   "'" + soPath + "' has " + std::to_string(st.st_size) +
+                       " bytes, but manifest.json records " +
+                       std::to_string(m.object->bytes) +
+                       " (truncated or replaced: compile the model again)");
+    std::string sha256;
+    if (Error e = sha256File(soPath, sha256))
+      return e;
+    if (sha256 != m.object->sha256)
+      return Error(MSAMP_ERROR_LOAD,
+                   "'" + soPath +
+                       "' does not match the sha256 manifest.json records "
+                       "(modified or replaced: compile the model again)");
+  }
   void *library = dlopen(dlopenPath(soPath).c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!library) {
     const char *why = dlerror();
