@@ -492,23 +492,39 @@ int run(const Options &o) {
   }
 
   // A checkpoint that cannot be written should fail the run before it
-  // trains, not after. Only rank 0 writes it.
-  if (o.save) {
-    size_t slash = o.save->find_last_of('/');
-    std::string parent = slash == std::string::npos ? "."
-                         : slash == 0               ? "/"
-                                                    : o.save->substr(0, slash);
-    int code = lead && access(parent.c_str(), W_OK) != 0 ? kRunError : 0;
-    std::string why = code ? std::strerror(errno) : "";
-    if (int rc = agree(code, "--save " + *o.save + ": cannot write to '" +
-                                 parent + "': " + why))
-      return rc;
-    struct stat saveStat;
-    bool isDir = lead && stat(o.save->c_str(), &saveStat) == 0 &&
-                 S_ISDIR(saveStat.st_mode);
-    if (int rc = agree(isDir ? kUsageError : 0,
-                       "--save " + *o.save +
-                           " is a directory; it names the checkpoint file"))
+  // trains, not after. Only rank 0 writes it, but every rank takes part in
+  // the agreement, --save or not: ranks given different options are named
+  // by the start-up settings check (a collective only some ranks enter was
+  // a raw MPI_ERR_TRUNCATE).
+  {
+    int code = 0;
+    std::string problem;
+    if (o.save && lead) {
+      size_t slash = o.save->find_last_of('/');
+      std::string parent = slash == std::string::npos ? "."
+                           : slash == 0               ? "/"
+                                        : o.save->substr(0, slash);
+      struct stat saveStat;
+      if (access(parent.c_str(), W_OK) != 0) {
+        code = kRunError;
+        problem = "--save " + *o.save + ": cannot write to '" + parent +
+                  "': " + std::strerror(errno);
+      } else if (stat(o.save->c_str(), &saveStat) == 0 &&
+                 S_ISDIR(saveStat.st_mode)) {
+        code = kUsageError;
+        problem = "--save " + *o.save +
+                  " is a directory; it names the checkpoint file";
+      }
+      // A save killed between writing and renaming leaves FILE.tmp
+      // (SafeTensors.cpp's writeFileAtomically); nothing else writes there.
+      const std::string stale = *o.save + ".tmp";
+      if (!code && lstat(stale.c_str(), &saveStat) == 0 &&
+          S_ISREG(saveStat.st_mode) && ::unlink(stale.c_str()) == 0 && speak)
+        std::printf("msamp-run: removed '%s', left by a save that did not "
+                    "finish\n",
+                    stale.c_str());
+    }
+    if (int rc = agree(code, problem))
       return rc;
   }
 
@@ -574,10 +590,10 @@ int run(const Options &o) {
   // A checkpoint written over a file this run reads (the compiled step, its
   // manifest, the data or the initial values) would destroy it; --resume's
   // file may be replaced (the usual way to continue a run).
-  if (o.save) {
+  {
     std::string overwrite;
     struct stat saveStat;
-    if (lead && stat(o.save->c_str(), &saveStat) == 0) {
+    if (o.save && lead && stat(o.save->c_str(), &saveStat) == 0) {
       std::vector<std::string> inputs = {dir + "/train_step.so",
                                          dir + "/manifest.json",
                                          dir + "/train_step.mlir", o.model};
@@ -678,6 +694,10 @@ int run(const Options &o) {
         {"--synthetic-classes", static_cast<uint64_t>(o.syntheticClasses),
          spellInt},
         {"--resume", o.resume ? 1u : 0u, spellBool},
+        // Saves and log lines end in collectives of their own.
+        {"--save", o.save ? 1u : 0u, spellBool},
+        {"--save-every", static_cast<uint64_t>(o.saveEvery), spellInt},
+        {"--log-json", o.logJson ? 1u : 0u, spellBool},
     };
     if (int rc = checkSameOnAllRanks(settings, "at start-up"))
       return rc;

@@ -25,3 +25,9 @@
 // RUN: not msamp-run %t/model --synthetic --steps 2 --log-json /dev/full 2>&1 | FileCheck %s --check-prefix=FULL
 // FULL: msamp-run: error: cannot write --log-json '/dev/full': No space left on device
 // FULL-NOT: step 2/
+//
+// A FILE.tmp left by a killed save is removed at start-up.
+// RUN: printf 'partial' > %t/ck.safetensors.tmp
+// RUN: msamp-run %t/model --synthetic --steps 1 --save %t/ck.safetensors | FileCheck %s --check-prefix=STALE
+// STALE: msamp-run: removed '{{.*}}ck.safetensors.tmp', left by a save that did not finish
+// STALE: step 1/1
