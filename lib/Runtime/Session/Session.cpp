@@ -81,6 +81,20 @@ void promoteRuntimeToGlobalScope() {
 
 } // namespace
 
+/// MemAvailable of /proc/meminfo in bytes; 0 when unknown.
+static uint64_t availableMemoryBytes() {
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  uint64_t kib = 0;
+  std::string unit;
+  while (meminfo >> key >> kib) {
+    std::getline(meminfo, unit);
+    if (key == "MemAvailable:")
+      return kib * 1024;
+  }
+  return 0;
+}
+
 Error Session::open(const std::string &dir, std::unique_ptr<Session> &out) {
   std::unique_ptr<Session> s(new Session());
   s->dir_ = dir;
@@ -201,6 +215,25 @@ Error Session::open(const std::string &dir, std::unique_ptr<Session> &out) {
                             "(msamp_rt_set_backend(\"cuda\"), msamp-run "
                             "--backend cuda)");
     memory = BufferMemory::Managed;
+  }
+
+  // The state and the inputs are allocated and zeroed here (the step's
+  // intermediates come on top at each step): refuse what cannot fit before
+  // the out-of-memory killer does (a 2^31 dimension was killed at 24 GB).
+  if (memory == BufferMemory::Host) {
+    uint64_t required = 0;
+    for (bool isState : {true, false})
+      for (const TensorSpec &spec : isState ? m.state : m.inputs)
+        required += static_cast<uint64_t>(spec.numBytes);
+    const uint64_t available = availableMemoryBytes();
+    if (available && required > available)
+      return Error(MSAMP_ERROR_OUT_OF_MEMORY,
+                   dir + ": the state and inputs need " +
+                       std::to_string(required) + " bytes (" +
+                       std::to_string(required >> 20) + " MiB), but " +
+                       std::to_string(available) + " bytes (" +
+                       std::to_string(available >> 20) +
+                       " MiB) of memory are available (MemAvailable)");
   }
 
   s->descriptors_.assign(static_cast<size_t>(m.numArgs + 1 + numMetrics),
