@@ -3,7 +3,8 @@
 # run checks and returns in a few seconds).
 #   - Debian: LLVM/MLIR 22, clang-22 + lld, ninja, ccache, GoogleTest, OpenBLAS,
 #     OpenMPI, nlohmann-json, protobuf (ONNX importer), libclang-rt-22-dev
-#     (libFuzzer), libonnx-testdata (ONNX node tests), python3-venv (the CUDA 13
+#     (libFuzzer), libonnx-testdata (ONNX node tests), valgrind (the parser
+#     regression tests run the tools under it), python3-venv (the CUDA 13
 #     toolkit is expected in /usr/local/cuda when present; it is optional).
 #   - PyPI: every package of python/requirements.txt (pinned there), into one
 #     virtualenv, .venv/ of the checkout, made from the `python3` on PATH
@@ -19,7 +20,7 @@ APT_PACKAGES=(
   libgtest-dev libopenblas-dev nlohmann-json3-dev
   libopenmpi-dev openmpi-bin
   libprotobuf-dev protobuf-compiler libclang-rt-22-dev libonnx-testdata
-  python3-venv
+  valgrind python3-venv
 )
 
 missing=()

@@ -24,6 +24,7 @@
 #include "llvm/ADT/StringMap.h"
 
 #include <cmath>
+#include <limits>
 
 namespace mlir::msamp {
 #define GEN_PASS_DEF_MSAMPVERIFYCONTRACT
@@ -323,6 +324,14 @@ private:
                  << kDynamicShapeHint;
       return;
     }
+    // A batch of 0 samples would train on nothing with loss 0; a param of
+    // 0 elements has no use either.
+    if (llvm::is_contained(cast<TensorType>(type).getShape(), 0)) {
+      error(loc) << what << " has type " << type
+                 << " with a dimension of size 0; every dimension must be at "
+                    "least 1 (an empty batch trains on nothing)";
+      return;
+    }
     Type element = cast<TensorType>(type).getElementType();
     if (role == kRoleParam && !element.isF32())
       error(loc) << what << " (" << role << ") has type " << type
@@ -553,6 +562,12 @@ private:
         range = "in [0, 1]";
       else if (!std::isfinite(number))
         range = "finite";
+      // The step computes in f32: 1e39 would become inf, 1e-50 zero.
+      else if (std::fabs(number) > std::numeric_limits<float>::max())
+        range = "finite in f32 (at most 3.4028235e+38)";
+      else if ((key == "lr" || key == "eps") &&
+               static_cast<float>(number) == 0.0f)
+        range = "> 0 in f32 (at least 1.4e-45)";
       if (range)
         error(loc) << "msamp.optimizer " << key << " = " << value
                    << " is out of range; expected " << range;

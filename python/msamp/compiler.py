@@ -67,10 +67,14 @@ def graph_text(graph):
     if isinstance(graph, os.PathLike):
         return Path(graph).read_text()
     if isinstance(graph, str):
-        # MLIR text has a function and braces; a path has neither (in practice).
-        if "func.func" in graph or ("\n" in graph and "{" in graph):
+        # An existing file is read; otherwise a string with any of MLIR's
+        # brackets, SSA or symbol sigils (even one line: "module {}") is text.
+        if "\n" not in graph and os.path.isfile(graph):
+            return Path(graph).read_text()
+        if any(c in graph for c in "{}()%@\n"):
             return graph
-        return Path(graph).read_text()
+        raise FileNotFoundError(f"{graph!r}: no such file, nor MLIR text "
+                                "(a str is MLIR text or the path of a file)")
     raise TypeError(f"cannot compile a {type(graph).__name__}: expected a "
                     "Graph, a path or MLIR text")
 

@@ -9,6 +9,7 @@ the reason, when the C++ build cannot be found (ctest sets MSAMP_BUILD_DIR).
 import json
 import os
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -83,6 +84,34 @@ def test_compile_errors_are_clear():
         msamp.compile(graphs.build("mlp"), "O4")
     with pytest.raises(msamp.CompileError, match="msamp-compile failed"):
         msamp.compile("module {\n func.func @f() { return }\n}\n", "O0")
+
+
+def test_compile_tells_text_from_paths(tmp_path):
+    # One-line MLIR text is text, not a file name (issue 16); a name that is
+    # neither an existing file nor MLIR says so.
+    with pytest.raises(msamp.CompileError,
+                       match="neither a forward_backward graph"):
+        msamp.compile("module {}", "O0", out_dir=tmp_path / "out")
+    assert (tmp_path / "out" / "input.mlir").read_text() == "module {}"
+    with pytest.raises(FileNotFoundError, match="no such file, nor MLIR text"):
+        msamp.compile(str(tmp_path / "missing.mlir"), "O0")
+
+
+def test_compile_reports_malformed_text(tmp_path, monkeypatch):
+    # The heap-corrupting input of issue 16 (docs/Robustness.md): a located
+    # parse error, whatever the length of the path (relative paths of 14 to
+    # 40 characters: some of them made msamp-compile abort).
+    monkeypatch.chdir(tmp_path)
+    # The repo's copy of the issue's reproducer (its RUN lines are comments).
+    text = (Path(__file__).resolve().parents[2] / "test" / "Tools" /
+            "msamp-compile" / "redefined-block-in-region.mlir").read_text()
+    line = text.splitlines().index("      ^bb0(%a: f32, %b: f32, %o: f32):") + 1
+    for n in range(2, 31):
+        out = "d" * n
+        with pytest.raises(msamp.CompileError,
+                           match=rf"(?s)exit 1\).*input.mlir:{line}:7: error: "
+                                 r"redefinition of block '\^bb0'"):
+            msamp.compile(text, "O0", out_dir=out)
 
 
 def test_compile_for_cuda_embeds_kernels(tmp_path, mlp):
@@ -220,6 +249,15 @@ def test_bad_batches_are_refused(mlp):
             s.step({"x": np.zeros((4, 3))})
         with pytest.raises(KeyError, match="not an input"):
             s.set_input("fc1.weight", np.zeros((5, 3)))
+
+
+def test_step_before_init_says_so(mlp):
+    _, steps = mlp
+    with steps["O0"].session(init=False) as s:
+        with pytest.raises(msamp.SessionError, match="not initialized"):
+            s.step(EXAMPLE_BATCH)
+        s.init()
+        assert np.isfinite(s.step(EXAMPLE_BATCH))
 
 
 def test_eval_does_not_change_state(mlp):

@@ -625,3 +625,34 @@ module attributes {msamp.optimizer = {kind = "adamw", adam_mode = 1.0 : f64}} {
     return %l, %w : tensor<f32>, tensor<4xf32>
   }
 }
+
+// -----
+
+// Hyperparameters are used in f32: lr = 1e39 would be inf, eps = 1e-50 zero,
+// weight_decay = 1e39 inf (issue 16).
+// expected-error @+3 {{msamp.optimizer lr = 9.9999999999999994E+38 : f64 is out of range; expected finite in f32 (at most 3.4028235e+38)}}
+// expected-error @+2 {{msamp.optimizer eps = 1.000000e-50 : f64 is out of range; expected > 0 in f32 (at least 1.4e-45)}}
+// expected-error @+1 {{msamp.optimizer weight_decay = 9.9999999999999994E+38 : f64 is out of range; expected finite in f32}}
+module attributes {msamp.optimizer = {kind = "adamw", lr = 1.0e39 : f64, eps = 1.0e-50 : f64,
+                                      weight_decay = 1.0e39 : f64}} {
+  func.func @fb(%w: tensor<4xf32> {msamp.role = "param", msamp.name = "w"})
+      -> (tensor<f32> {msamp.role = "loss"}, tensor<4xf32> {msamp.role = "grad", msamp.name = "w"})
+      attributes {msamp.kind = "forward_backward"} {
+    %l = arith.constant dense<1.0> : tensor<f32>
+    return %l, %w : tensor<f32>, tensor<4xf32>
+  }
+}
+
+// -----
+
+// A batch dimension of 0 (issue 16: it trained with loss 0).
+module {
+  func.func @fb(%w: tensor<4xf32> {msamp.role = "param", msamp.name = "w"},
+      // expected-error @+1 {{argument #1 ("x") has type 'tensor<0x4xf32>' with a dimension of size 0; every dimension must be at least 1 (an empty batch trains on nothing)}}
+      %x: tensor<0x4xf32> {msamp.role = "input", msamp.name = "x"})
+      -> (tensor<f32> {msamp.role = "loss"}, tensor<4xf32> {msamp.role = "grad", msamp.name = "w"})
+      attributes {msamp.kind = "forward_backward"} {
+    %l = arith.constant dense<1.0> : tensor<f32>
+    return %l, %w : tensor<f32>, tensor<4xf32>
+  }
+}

@@ -24,6 +24,7 @@
 #include "MSAMP/Conversion/GPU/Passes.h"
 #include "MSAMP/Conversion/Passes.h"
 #include "MSAMP/Registration/InitAll.h"
+#include "MSAMP/Support/ParseInput.h"
 #include "MSAMP/Transforms/TrainStep.h"
 #include "UndefinedSymbols.h"
 
@@ -38,6 +39,7 @@
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/GlobalVariable.h"
 #include "llvm/IR/LegacyPassManager.h"
@@ -48,6 +50,7 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
+#include "llvm/Support/SHA256.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -119,6 +122,39 @@ static LogicalResult writeText(StringRef path,
   return success();
 }
 
+/// Adds "object": {"file", "bytes", "sha256"} of train_step.so to the
+/// manifest, which the --msamp-write-manifest pass wrote before the object
+/// existed: a session refuses a truncated or replaced object before mapping
+/// it (a truncated one was a SIGBUS at its first call; RuntimeABI.md 12).
+/// Inserted as text before the closing brace, keeping the pass's layout.
+static LogicalResult recordObject(StringRef manifestPath, StringRef soPath) {
+  auto so = llvm::MemoryBuffer::getFile(soPath, /*IsText=*/false,
+                                        /*RequiresNullTerminator=*/false);
+  auto manifest = llvm::MemoryBuffer::getFile(manifestPath);
+  if (!so || !manifest) {
+    llvm::errs() << "msamp-compile: error: cannot read "
+                 << (so ? manifestPath : soPath) << ": "
+                 << (so ? manifest.getError() : so.getError()).message()
+                 << "\n";
+    return failure();
+  }
+  StringRef bytes = (*so)->getBuffer();
+  std::string sha256 =
+      llvm::toHex(llvm::SHA256::hash(llvm::arrayRefFromStringRef(bytes)),
+                  /*LowerCase=*/true);
+  StringRef text = (*manifest)->getBuffer().rtrim();
+  if (!text.ends_with("}")) {
+    llvm::errs() << "msamp-compile: error: " << manifestPath
+                 << " is not a JSON object\n";
+    return failure();
+  }
+  return writeText(manifestPath, [&](raw_ostream &os) {
+    os << text.drop_back().rtrim() << ",\n  \"object\": {\"file\": "
+       << "\"train_step.so\", \"bytes\": " << bytes.size() << ", \"sha256\": \""
+       << sha256 << "\"}\n}\n";
+  });
+}
+
 /// Finds ld.lld: next to the LLVM we were built against, then on PATH.
 static std::string findLinker() {
   for (const char *candidate :
@@ -181,7 +217,7 @@ int main(int argc, char **argv) {
   if (!input)
     return fail(error);
   sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
-  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module = msamp::parseModuleSafely(sourceMgr, &context);
   if (!module)
     return 1;
 
@@ -286,6 +322,8 @@ int main(int argc, char **argv) {
   if (rc != 0)
     return fail("linking " + soPath.str() + " failed: " + linkError);
   llvm::sys::fs::remove(objPath);
+  if (failed(recordObject(manifestPath, soPath)))
+    return 1;
   llvm::outs() << "msamp-compile: wrote " << soPath << ", " << manifestPath
                << ", " << mlirPath << "\n";
   return 0;

@@ -511,24 +511,52 @@ int run(const Options &o) {
       return rc;
   }
 
-  // A checkpoint or weights file that cannot be written should fail the run
-  // before it trains, not after. Only rank 0 writes them.
-  auto checkWritable = [&](const char *flag, const std::string &file) -> int {
-    size_t slash = file.find_last_of('/');
-    std::string parent = slash == std::string::npos ? "."
-                         : slash == 0               ? "/"
-                                                    : file.substr(0, slash);
-    int code = lead && access(parent.c_str(), W_OK) != 0 ? kRunError : 0;
-    std::string why = code ? std::strerror(errno) : "";
-    return agree(code, std::string(flag) + " " + file + ": cannot write to '" +
-                           parent + "': " + why);
-  };
-  if (o.save)
-    if (int rc = checkWritable("--save", *o.save))
+  // Outputs that cannot be written should fail the run before it trains,
+  // not after. Only rank 0 writes them, but every rank takes part in the
+  // agreement, whatever its options: ranks given different options are named
+  // by the start-up settings check (a collective only some ranks enter was
+  // a raw MPI_ERR_TRUNCATE).
+  {
+    int code = 0;
+    std::string problem;
+    auto checkOutput = [&](const char *flag, const std::string &file,
+                           const char *what) {
+      if (code || !lead)
+        return;
+      size_t slash = file.find_last_of('/');
+      std::string parent = slash == std::string::npos ? "."
+                           : slash == 0               ? "/"
+                                                      : file.substr(0, slash);
+      struct stat outStat;
+      if (access(parent.c_str(), W_OK) != 0) {
+        code = kRunError;
+        problem = std::string(flag) + " " + file + ": cannot write to '" +
+                  parent + "': " + std::strerror(errno);
+      } else if (stat(file.c_str(), &outStat) == 0 &&
+                 S_ISDIR(outStat.st_mode)) {
+        code = kUsageError;
+        problem = std::string(flag) + " " + file + " is a directory; it names " +
+                  what;
+      }
+    };
+    if (o.save)
+      checkOutput("--save", *o.save, "the checkpoint file");
+    if (o.exportWeights)
+      checkOutput("--export-weights", *o.exportWeights, "the weights file");
+    if (o.save && lead && !code) {
+      // A save killed between writing and renaming leaves FILE.tmp
+      // (SafeTensors.cpp's writeFileAtomically); nothing else writes there.
+      const std::string stale = *o.save + ".tmp";
+      struct stat staleStat;
+      if (lstat(stale.c_str(), &staleStat) == 0 && S_ISREG(staleStat.st_mode) &&
+          ::unlink(stale.c_str()) == 0 && speak)
+        std::printf("msamp-run: removed '%s', left by a save that did not "
+                    "finish\n",
+                    stale.c_str());
+    }
+    if (int rc = agree(code, problem))
       return rc;
-  if (o.exportWeights)
-    if (int rc = checkWritable("--export-weights", *o.exportWeights))
-      return rc;
+  }
 
   // ---- The compiled step. ----
   struct stat st;
@@ -587,6 +615,35 @@ int run(const Options &o) {
         std::printf("msamp-run: compiled %s at %s in %.2f s\n", o.model.c_str(),
                     level.c_str(), compiled.seconds);
     }
+  }
+
+  // A checkpoint written over a file this run reads (the compiled step, its
+  // manifest, the data or the initial values) would destroy it; --resume's
+  // file may be replaced (the usual way to continue a run).
+  {
+    std::string overwrite;
+    struct stat saveStat;
+    if (o.save && lead && stat(o.save->c_str(), &saveStat) == 0) {
+      std::vector<std::string> inputs = {dir + "/train_step.so",
+                                         dir + "/manifest.json",
+                                         dir + "/train_step.mlir", o.model};
+      if (o.data)
+        inputs.push_back(*o.data);
+      if (o.init)
+        inputs.push_back(*o.init);
+      for (const std::string &input : inputs) {
+        struct stat inputStat;
+        if (stat(input.c_str(), &inputStat) == 0 &&
+            inputStat.st_dev == saveStat.st_dev &&
+            inputStat.st_ino == saveStat.st_ino) {
+          overwrite = "--save " + *o.save + " would overwrite '" + input +
+                      "', which this run reads";
+          break;
+        }
+      }
+    }
+    if (int rc = agree(overwrite.empty() ? 0 : kUsageError, overwrite))
+      return rc;
   }
 
   // ---- Runtime configuration. ----
@@ -667,6 +724,10 @@ int run(const Options &o) {
         {"--synthetic-classes", static_cast<uint64_t>(o.syntheticClasses),
          spellInt},
         {"--resume", o.resume ? 1u : 0u, spellBool},
+        // Saves and log lines end in collectives of their own.
+        {"--save", o.save ? 1u : 0u, spellBool},
+        {"--save-every", static_cast<uint64_t>(o.saveEvery), spellInt},
+        {"--log-json", o.logJson ? 1u : 0u, spellBool},
     };
     if (int rc = checkSameOnAllRanks(settings, "at start-up"))
       return rc;
@@ -763,6 +824,16 @@ int run(const Options &o) {
         std::fclose(f);
     }
   } logCloser{log};
+  // Every line reaches the file as it is written: a full disk is an error
+  // at the step that hit it (not an empty log and exit 0), on every rank.
+  auto logWritten = [&]() -> int {
+    if (!o.logJson)
+      return 0;
+    const bool failed = log && (std::fflush(log) != 0 || std::ferror(log));
+    return agree(failed ? kRunError : 0, "cannot write --log-json '" +
+                                             *o.logJson +
+                                             "': " + std::strerror(errno));
+  };
 
   const int64_t start = msamp_session_get_step(session.get());
   const int64_t steps =
@@ -822,6 +893,8 @@ int run(const Options &o) {
       StepMetrics metrics = readMetrics(session.get());
       metrics.nonFiniteGrads = false;
       writeLogLine(log, s, loss, lr, /*eval=*/true, metrics, commBytes);
+      if (int rc = logWritten())
+        return rc;
       if (std::isfinite(loss)) {
         sum += loss;
         ++finite;
@@ -887,6 +960,8 @@ int run(const Options &o) {
       StepMetrics metrics = readMetrics(session.get());
       metrics.nonFiniteStep = true;
       writeLogLine(log, s, loss, lr, false, metrics, commBytes);
+      if (int rc = logWritten())
+        return rc;
       return agree(kRunError, message + "; stopping without saving "
                                         "(--skip-nonfinite skips such steps)");
     }
@@ -899,6 +974,8 @@ int run(const Options &o) {
     const int64_t inARow = msamp_session_num_consecutive_skipped(session.get());
     metrics.nonFiniteStep = inARow > 0;
     writeLogLine(log, s, loss, lr, false, metrics, commBytes);
+    if (int rc = logWritten())
+      return rc;
     // A run that skips step after step makes no progress and would still
     // end "successfully"; every rank skipped the same steps (the session
     // agrees on them), so every rank stops here together. msamp has no

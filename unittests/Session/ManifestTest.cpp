@@ -96,6 +96,31 @@ TEST(ManifestTest, OptionalOptimizerLR) {
   EXPECT_DOUBLE_EQ(*m.lr, 0.25);
 }
 
+TEST(ManifestTest, OptionalObject) {
+  json doc = validManifest();
+  Manifest m;
+  ASSERT_FALSE(parseManifest(doc.dump(), "manifest.json", m));
+  EXPECT_FALSE(m.object.has_value());
+  const std::string sha(64, 'a');
+  doc["object"] = {
+      {"file", "train_step.so"}, {"bytes", 14552}, {"sha256", sha}};
+  ASSERT_FALSE(parseManifest(doc.dump(), "manifest.json", m));
+  ASSERT_TRUE(m.object.has_value());
+  EXPECT_EQ(m.object->bytes, 14552);
+  EXPECT_EQ(m.object->sha256, sha);
+
+  const char *expected = "\"object\" must be";
+  doc["object"]["bytes"] = -1;
+  expectInvalid(doc, expected);
+  doc["object"]["bytes"] = "14552";
+  expectInvalid(doc, expected);
+  doc["object"]["bytes"] = 14552;
+  doc["object"]["sha256"] = "abc";
+  expectInvalid(doc, expected);
+  doc["object"] = "train_step.so";
+  expectInvalid(doc, expected);
+}
+
 TEST(ManifestTest, InitSpellings) {
   EXPECT_EQ(parseInit("zeros")->kind, InitSpec::Zeros);
   EXPECT_EQ(parseInit("ones")->kind, InitSpec::Ones);

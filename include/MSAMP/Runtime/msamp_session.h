@@ -339,7 +339,9 @@ MSAMP_SESSION_EXPORT msamp_status msamp_session_synthetic_batch(
  *  decides on the non-finite flags of all ranks (one small all-reduce per
  *  step): a rank whose own loss is finite still skips or fails the step
  *  ("non-finite loss on another rank at step 3") when another's is not, so
- *  replicas never diverge. `*loss` stays this rank's own loss. */
+ *  replicas never diverge. `*loss` stays this rank's own loss.
+ *  Before msamp_session_init or msamp_session_load has succeeded it returns
+ *  MSAMP_ERROR_INVALID_ARGUMENT ("the session is not initialized"). */
 MSAMP_SESSION_EXPORT msamp_status msamp_session_step(msamp_session *s, float lr,
                                                      uint32_t flags,
                                                      float *loss);

@@ -248,6 +248,7 @@ Error Session::load(const std::string &path) {
   // by a run not initialized from an export's init file) keeps the current.
   if (!layout.empty())
     stateDictLayout_ = std::move(layout);
+  initialized_ = true;
   return Error::success();
 }
 

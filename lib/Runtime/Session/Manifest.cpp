@@ -359,6 +359,18 @@ Error parseManifest(const std::string &text, const std::string &source,
       m.lr = lr->get<double>();
     }
   }
+  auto object = doc.find("object");
+  if (object != doc.end()) {
+    auto bytes = object->is_object() ? object->find("bytes") : object->end();
+    auto sha = object->is_object() ? object->find("sha256") : object->end();
+    if (!object->is_object() || bytes == object->end() ||
+        !bytes->is_number_integer() || bytes->get<int64_t>() < 0 ||
+        sha == object->end() || !sha->is_string() ||
+        sha->get<std::string>().size() != 64)
+      return fail("\"object\" must be {\"file\": ..., \"bytes\": N >= 0, "
+                  "\"sha256\": 64 hex digits}");
+    m.object = Manifest::Object{bytes->get<int64_t>(), sha->get<std::string>()};
+  }
   out = std::move(m);
   return Error::success();
 }

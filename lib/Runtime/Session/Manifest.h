@@ -76,6 +76,13 @@ struct Manifest {
   int64_t numArgs = 0;
   /// Optional "optimizer": {"lr": X}; absent in ABI v1 manifests so far.
   std::optional<double> lr;
+  /// Optional "object": {"file": "train_step.so", "bytes": N, "sha256":
+  /// HEX}, written by msamp-compile after linking; checked before loading.
+  struct Object {
+    int64_t bytes = 0;
+    std::string sha256;
+  };
+  std::optional<Object> object;
 };
 
 /// Parses "normal(0,0.02)", "zeros", "ones", "from_param".

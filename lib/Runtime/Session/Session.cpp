@@ -20,6 +20,7 @@
 #include <fstream>
 #include <limits>
 #include <sstream>
+#include <sys/stat.h>
 
 namespace msamp::session {
 
@@ -80,6 +81,20 @@ void promoteRuntimeToGlobalScope() {
 
 } // namespace
 
+/// MemAvailable of /proc/meminfo in bytes; 0 when unknown.
+static uint64_t availableMemoryBytes() {
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  uint64_t kib = 0;
+  std::string unit;
+  while (meminfo >> key >> kib) {
+    std::getline(meminfo, unit);
+    if (key == "MemAvailable:")
+      return kib * 1024;
+  }
+  return 0;
+}
+
 Error Session::open(const std::string &dir, std::unique_ptr<Session> &out) {
   std::unique_ptr<Session> s(new Session());
   s->dir_ = dir;
@@ -120,6 +135,27 @@ Error Session::open(const std::string &dir, std::unique_ptr<Session> &out) {
 
   promoteRuntimeToGlobalScope();
   const std::string soPath = joinPath(dir, "train_step.so");
+  // A truncated object maps fine and faults (SIGBUS) at its first call.
+  if (m.object) {
+    struct stat st;
+    if (stat(soPath.c_str(), &st) != 0)
+      return Error(MSAMP_ERROR_LOAD,
+                   "cannot read '" + soPath + "': " + systemError(errno));
+    if (st.st_size != m.object->bytes)
+      return Error(MSAMP_ERROR_LOAD,
+                   "'" + soPath + "' has " + std::to_string(st.st_size) +
+                       " bytes, but manifest.json records " +
+                       std::to_string(m.object->bytes) +
+                       " (truncated or replaced: compile the model again)");
+    std::string sha256;
+    if (Error e = sha256File(soPath, sha256))
+      return e;
+    if (sha256 != m.object->sha256)
+      return Error(MSAMP_ERROR_LOAD,
+                   "'" + soPath +
+                       "' does not match the sha256 manifest.json records "
+                       "(modified or replaced: compile the model again)");
+  }
   void *library = dlopen(dlopenPath(soPath).c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!library) {
     const char *why = dlerror();
@@ -169,6 +205,25 @@ Error Session::open(const std::string &dir, std::unique_ptr<Session> &out) {
                             "(msamp_rt_set_backend(\"cuda\"), msamp-run "
                             "--backend cuda)");
     memory = BufferMemory::Managed;
+  }
+
+  // The state and the inputs are allocated and zeroed here (the step's
+  // intermediates come on top at each step): refuse what cannot fit before
+  // the out-of-memory killer does (a 2^31 dimension was killed at 24 GB).
+  if (memory == BufferMemory::Host) {
+    uint64_t required = 0;
+    for (bool isState : {true, false})
+      for (const TensorSpec &spec : isState ? m.state : m.inputs)
+        required += static_cast<uint64_t>(spec.numBytes);
+    const uint64_t available = availableMemoryBytes();
+    if (available && required > available)
+      return Error(MSAMP_ERROR_OUT_OF_MEMORY,
+                   dir + ": the state and inputs need " +
+                       std::to_string(required) + " bytes (" +
+                       std::to_string(required >> 20) + " MiB), but " +
+                       std::to_string(available) + " bytes (" +
+                       std::to_string(available >> 20) +
+                       " MiB) of memory are available (MemAvailable)");
   }
 
   s->descriptors_.assign(static_cast<size_t>(m.numArgs + 1 + numMetrics),
@@ -267,6 +322,7 @@ Error Session::initialize(uint64_t seed, const std::string *initFile,
     return e;
   stateDictLayout_ = std::move(layout);
   localSteps_ = 0;
+  initialized_ = true;
   return Error::success();
 }
 
@@ -453,6 +509,12 @@ std::string Session::findNonFiniteTensor(
 }
 
 Error Session::step(float lr, uint32_t flags, float &loss) {
+  // The state of a fresh session is whatever the allocator left there: a
+  // step on it fails somewhere later, with a misleading message.
+  if (!initialized_)
+    return Error(MSAMP_ERROR_INVALID_ARGUMENT,
+                 "the session is not initialized: call msamp_session_init "
+                 "or msamp_session_load before stepping it");
   const bool eval = flags & MSAMP_STEP_EVAL;
   const bool skipNonFinite = flags & MSAMP_STEP_SKIP_NONFINITE;
   const int64_t before = completedSteps();

@@ -146,6 +146,8 @@ private:
   int64_t numSkipped_ = 0;
   int64_t consecutiveSkipped_ = 0;
   std::string lastSkipReason_;
+  /// Set by initialize() and load(): step() refuses to run before.
+  bool initialized_ = false;
 
   std::unique_ptr<SafeTensorsReader> data_;
   /// The data tensor of each input/target, parallel to inputs_ (null for
