@@ -16,7 +16,11 @@
 // transcendental functions (a few ulp); at O2 a value on an FP8 rounding
 // boundary may round the other way and the difference grows over steps.
 //
-// Without an sm_89+ device every test skips by name with the reason.
+// Without an sm_89+ device every test skips by name with the reason. The
+// tools and inputs are found at the build's paths unless the environment
+// names others (MSAMP_RUN, MSAMP_TEST_MLP_MODEL, MSAMP_TEST_PYTHON); a
+// copy without them (the GPU kit, which runs precompiled steps instead)
+// skips by name, saying which is missing.
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,6 +39,36 @@
 #include <vector>
 
 namespace {
+
+/// $VAR if set, else the build's value.
+std::string fromEnv(const char *var, const char *buildValue) {
+  const char *value = std::getenv(var);
+  return value && *value ? value : buildValue;
+}
+
+std::string msampRun() { return fromEnv("MSAMP_RUN", MSAMP_RUN_PATH); }
+
+/// Why this copy cannot compile steps ("" when it can): msamp-run needs
+/// msamp-compile next to it or as $MSAMP_COMPILE.
+std::string missingTools() {
+  const std::string run = msampRun();
+  if (::access(run.c_str(), X_OK) != 0)
+    return "msamp-run not found at " + run + " (set MSAMP_RUN)";
+  const char *compile = std::getenv("MSAMP_COMPILE");
+  std::string compiler =
+      compile && *compile ? compile
+                          : run.substr(0, run.rfind('/') + 1) + "msamp-compile";
+  if (::access(compiler.c_str(), X_OK) != 0)
+    return "msamp-compile not found at " + compiler + " (set MSAMP_COMPILE)";
+  return "";
+}
+
+#define MSAMP_REQUIRE_TOOLS()                                                  \
+  do {                                                                         \
+    const std::string missing_ = missingTools();                               \
+    if (!missing_.empty())                                                     \
+      GTEST_SKIP() << missing_;                                                \
+  } while (false)
 
 std::string testDir(const std::string &name) {
   const char *tmp = std::getenv("TMPDIR");
@@ -82,9 +116,9 @@ void compareCudaWithCpu(const std::string &name, const std::string &model,
                         const std::string &level, int steps, double relTol) {
   const std::string dir = testDir(name);
   const std::string common =
-      std::string("MSAMP_CACHE_DIR='") + dir +
-      "/cache' '" MSAMP_RUN_PATH "' '" + model + "' --opt-level " + level +
-      " --steps " + std::to_string(steps) + " --synthetic --seed 7 --quiet";
+      std::string("MSAMP_CACHE_DIR='") + dir + "/cache' '" + msampRun() +
+      "' '" + model + "' --opt-level " + level + " --steps " +
+      std::to_string(steps) + " --synthetic --seed 7 --quiet";
   ASSERT_EQ(run(common + " --backend cpu --log-json '" + dir + "/cpu.jsonl'",
                 dir + "/cpu.log"),
             0)
@@ -109,38 +143,65 @@ void compareCudaWithCpu(const std::string &name, const std::string &model,
   (void)std::system(cleanup.c_str());
 }
 
+std::string mlpModel() {
+  return fromEnv("MSAMP_TEST_MLP_MODEL", MSAMP_MLP_MODEL);
+}
+
+std::string python() { return fromEnv("MSAMP_TEST_PYTHON", MSAMP_PYTHON); }
+
 /// A transformer LM graph from python/msamp/graphs (2 blocks, the tests'
 /// default sizes).
 std::string transformerModel() {
   static const std::string path = [] {
     std::string dir = testDir("lm-graph");
     std::string out = dir + "/lm.mlir";
-    std::string cmd = "PYTHONPATH='" MSAMP_PYTHON_DIR "' '" MSAMP_PYTHON
-                      "' -m msamp.graphs transformer-lm -o '" +
-                      out + "'";
+    std::string cmd = "PYTHONPATH='" MSAMP_PYTHON_DIR "' '" + python() +
+                      "' -m msamp.graphs transformer-lm -o '" + out + "'";
     EXPECT_EQ(run(cmd, dir + "/graph.log"), 0) << readFile(dir + "/graph.log");
     return out;
   }();
   return path;
 }
 
+#define MSAMP_REQUIRE_FILE(path)                                               \
+  do {                                                                         \
+    if (::access(std::string(path).c_str(), R_OK) != 0)                        \
+      GTEST_SKIP() << "input not found: " << (path);                           \
+  } while (false)
+
+#define MSAMP_REQUIRE_PYTHON()                                                 \
+  do {                                                                         \
+    if (::access(python().c_str(), X_OK) != 0 ||                               \
+        ::access(MSAMP_PYTHON_DIR "/msamp/graphs", R_OK) != 0)                 \
+      GTEST_SKIP() << "no " << python() << " with " MSAMP_PYTHON_DIR           \
+                   << "/msamp (set MSAMP_TEST_PYTHON)";                        \
+  } while (false)
+
 TEST(CudaCompiledStep, MlpO0MatchesCpu) {
   MSAMP_REQUIRE_CUDA_DEVICE();
-  compareCudaWithCpu("mlp-o0", MSAMP_MLP_MODEL, "O0", 5, 1e-4);
+  MSAMP_REQUIRE_TOOLS();
+  MSAMP_REQUIRE_FILE(mlpModel());
+  compareCudaWithCpu("mlp-o0", mlpModel(), "O0", 5, 1e-4);
 }
 
 TEST(CudaCompiledStep, MlpO2MatchesCpu) {
   MSAMP_REQUIRE_CUDA_DEVICE();
-  compareCudaWithCpu("mlp-o2", MSAMP_MLP_MODEL, "O2", 5, 2e-2);
+  MSAMP_REQUIRE_TOOLS();
+  MSAMP_REQUIRE_FILE(mlpModel());
+  compareCudaWithCpu("mlp-o2", mlpModel(), "O2", 5, 2e-2);
 }
 
 TEST(CudaCompiledStep, TransformerLmO0MatchesCpu) {
   MSAMP_REQUIRE_CUDA_DEVICE();
+  MSAMP_REQUIRE_TOOLS();
+  MSAMP_REQUIRE_PYTHON();
   compareCudaWithCpu("lm-o0", transformerModel(), "O0", 3, 1e-4);
 }
 
 TEST(CudaCompiledStep, TransformerLmO2MatchesCpu) {
   MSAMP_REQUIRE_CUDA_DEVICE();
+  MSAMP_REQUIRE_TOOLS();
+  MSAMP_REQUIRE_PYTHON();
   compareCudaWithCpu("lm-o2", transformerModel(), "O2", 3, 2e-2);
 }
 

@@ -30,9 +30,10 @@ class CudaKernelHooks : public CudaTest {
 protected:
   template <typename Fn>
   static Fn hook(const char *name) {
-    // The runtime has loaded the plugin from this path already; dlopen
-    // returns the same handle.
-    void *handle = dlopen(MSAMP_CUDA_PLUGIN_PATH, RTLD_NOW);
+    // The runtime has loaded the plugin already (SetUp selected "cuda"):
+    // find it by its soname, wherever it was loaded from (the build tree or
+    // a GPU kit), and never load a second copy.
+    void *handle = dlopen("libmsamp_runtime_cuda.so", RTLD_NOW | RTLD_NOLOAD);
     EXPECT_NE(handle, nullptr) << dlerror();
     void *symbol = handle ? dlsym(handle, name) : nullptr;
     EXPECT_NE(symbol, nullptr) << name;

@@ -10,6 +10,10 @@
 // includes no CUDA header and links nothing of CUDA. Its factory runs on the
 // first selection of "cuda" (msamp_rt_set_backend("cuda") or
 // MSAMP_BACKEND=cuda) and
+//   0. loads cudart and cuBLASLt from where the host keeps them
+//      (common/LibrarySearch.h), so that the plugin's DT_NEEDED entries,
+//      which the dynamic loader matches by soname, resolve to those copies
+//      whatever the plugin's RUNPATH says;
 //   1. dlopens libmsamp_runtime_cuda.so, from $MSAMP_CUDA_BACKEND_LIBRARY or
 //      else from the directory libmsamp_runtime.so was loaded from;
 //   2. checks the plugin was built from the same Backend.h (CudaPlugin.h);
@@ -33,6 +37,7 @@
 #include "../GpuHost.h"
 #include "../Status.h"
 #include "CudaPlugin.h"
+#include "common/LibrarySearch.h"
 
 #include <dlfcn.h>
 
@@ -67,6 +72,17 @@ std::string pluginPath() {
 }
 
 std::unique_ptr<Backend> createCudaBackend() {
+  // NCCL is not among these: the plugin loads it only for a multi-rank
+  // collective (comm/NcclCollective.cpp).
+  for (const char *soname : {cuda::cudartSoname(), cuda::cublasLtSoname()}) {
+    cuda::FoundLibrary lib =
+        cuda::findCudaLibrary(soname, cuda::processEnvironment(), RTLD_LOCAL);
+    if (!lib.handle) {
+      recordError(MSAMP_RT_ERROR_BACKEND_UNAVAILABLE,
+                  "msamp_rt_set_backend: %s", lib.error.c_str());
+      return nullptr;
+    }
+  }
   const std::string path = pluginPath();
   // RTLD_LOCAL: the plugin's symbols (and cudart's) stay out of the global
   // namespace of the process that loaded the runtime.

@@ -23,6 +23,12 @@
 // so every rank takes the same NcclTypeMap decision (native FP8 needs all
 // devices at sm_90).
 //
+// NCCL is not linked: the first multi-rank collective loads libnccl.so.2
+// (common/LibrarySearch.h: $CUDA_HOME, /usr/local/cuda, the nvidia-nccl
+// wheel, the loader path) and resolves the functions below, so a single-GPU
+// process never needs NCCL installed. A missing library fails create() with
+// MSAMP_RT_ERROR_COLLECTIVE naming it and the places searched.
+//
 // Every NCCL status is checked; a failure is MSAMP_RT_ERROR_COLLECTIVE with
 // the call, its arguments, ncclGetErrorString and ncclGetLastError.
 //
@@ -34,6 +40,9 @@
 #include "../../Status.h"
 #include "../Kernels.h"
 #include "../common/CudaCheck.h"
+#include "../common/LibrarySearch.h"
+
+#include <dlfcn.h>
 
 #include <unistd.h>
 
@@ -43,10 +52,69 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <thread>
+#include <type_traits>
 
 namespace msamp::runtime::cuda {
 namespace {
+
+/// The NCCL functions this file calls, resolved from the loaded library.
+struct NcclApi {
+  decltype(&::ncclGetLastError) GetLastError;
+  decltype(&::ncclGetErrorString) GetErrorString;
+  decltype(&::ncclGetUniqueId) GetUniqueId;
+  decltype(&::ncclCommInitRank) CommInitRank;
+  decltype(&::ncclCommDestroy) CommDestroy;
+  decltype(&::ncclGetVersion) GetVersion;
+  decltype(&::ncclAllReduce) AllReduce;
+  decltype(&::ncclBroadcast) Broadcast;
+  decltype(&::ncclAllGather) AllGather;
+};
+
+/// Set once by loadNccl(); every use below follows a successful load.
+const NcclApi *gNccl = nullptr;
+
+/// Loads NCCL and resolves NcclApi once per process; records the error
+/// (which library, where it looked, or which symbol is missing) otherwise.
+msamp_rt_status loadNccl() {
+  static std::once_flag once;
+  static NcclApi api;
+  static std::string error;
+  std::call_once(once, [] {
+    FoundLibrary lib =
+        findCudaLibrary(ncclSoname(), processEnvironment(), RTLD_LOCAL);
+    if (!lib.handle) {
+      error = lib.error;
+      return;
+    }
+    bool complete = true;
+    auto resolve = [&](auto &slot, const char *symbol) {
+      slot = reinterpret_cast<std::remove_reference_t<decltype(slot)>>(
+          ::dlsym(lib.handle, symbol));
+      if (!slot && complete) {
+        complete = false;
+        error = std::string("msamp cuda: ") + lib.path + " has no " + symbol +
+                " (NCCL too old?)";
+      }
+    };
+    resolve(api.GetLastError, "ncclGetLastError");
+    resolve(api.GetErrorString, "ncclGetErrorString");
+    resolve(api.GetUniqueId, "ncclGetUniqueId");
+    resolve(api.CommInitRank, "ncclCommInitRank");
+    resolve(api.CommDestroy, "ncclCommDestroy");
+    resolve(api.GetVersion, "ncclGetVersion");
+    resolve(api.AllReduce, "ncclAllReduce");
+    resolve(api.Broadcast, "ncclBroadcast");
+    resolve(api.AllGather, "ncclAllGather");
+    if (complete)
+      gNccl = &api;
+  });
+  if (!gNccl)
+    return recordError(MSAMP_RT_ERROR_COLLECTIVE, "%s (cuda): %s", currentOp(),
+                       error.c_str());
+  return MSAMP_RT_OK;
+}
 
 msamp_rt_status ncclFailure(ncclResult_t result, ncclComm_t comm,
                             const char *call, const char *contextFmt, ...)
@@ -63,10 +131,10 @@ msamp_rt_status ncclFailure(ncclResult_t result, ncclComm_t comm,
     va_end(args);
     std::snprintf(context, sizeof(context), " [%s]", inner);
   }
-  const char *last = ncclGetLastError(comm);
+  const char *last = gNccl->GetLastError(comm);
   return recordError(MSAMP_RT_ERROR_COLLECTIVE,
                      "%s (cuda): %s failed: %s (%d)%s%s%s", currentOp(), call,
-                     ncclGetErrorString(result), static_cast<int>(result),
+                     gNccl->GetErrorString(result), static_cast<int>(result),
                      context, last && *last ? ": " : "", last ? last : "");
 }
 
@@ -178,6 +246,8 @@ msamp_rt_status readNcclEnvironment(NcclEnvironment &env) {
 
 std::unique_ptr<NcclCollective>
 NcclCollective::create(const DeviceContext &ctx, const NcclEnvironment &env) {
+  if (loadNccl() != MSAMP_RT_OK)
+    return nullptr;
   std::unique_ptr<NcclCollective> c(new NcclCollective(ctx));
   c->rankIndex = env.rank;
   c->ranks = env.worldSize;
@@ -185,17 +255,17 @@ NcclCollective::create(const DeviceContext &ctx, const NcclEnvironment &env) {
   std::memset(&id, 0, sizeof(id));
   auto setUp = [&]() -> msamp_rt_status {
     if (env.rank == 0) {
-      MSAMP_NCCL_TRY_CTX(nullptr, ncclGetUniqueId(&id), "rank 0 of %d",
+      MSAMP_NCCL_TRY_CTX(nullptr, gNccl->GetUniqueId(&id), "rank 0 of %d",
                          env.worldSize);
       MSAMP_RT_RETURN_IF_ERROR(publishId(env.idPath, id));
     } else {
       MSAMP_RT_RETURN_IF_ERROR(readId(env.idPath, env.timeoutSeconds, id));
     }
     MSAMP_RT_RETURN_IF_ERROR(ctx.makeCurrent());
-    MSAMP_NCCL_TRY_CTX(nullptr,
-                       ncclCommInitRank(&c->comm, env.worldSize, id, env.rank),
-                       "rank %d of %d, device %d, id file %s", env.rank,
-                       env.worldSize, ctx.device, env.idPath.c_str());
+    MSAMP_NCCL_TRY_CTX(
+        nullptr, gNccl->CommInitRank(&c->comm, env.worldSize, id, env.rank),
+        "rank %d of %d, device %d, id file %s", env.rank, env.worldSize,
+        ctx.device, env.idPath.c_str());
     return c->measureCaps();
   };
   if (setUp() != MSAMP_RT_OK)
@@ -205,12 +275,12 @@ NcclCollective::create(const DeviceContext &ctx, const NcclEnvironment &env) {
 
 NcclCollective::~NcclCollective() {
   if (comm)
-    ncclCommDestroy(comm);
+    gNccl->CommDestroy(comm);
 }
 
 msamp_rt_status NcclCollective::measureCaps() {
   int version = 0;
-  MSAMP_NCCL_TRY_CTX(comm, ncclGetVersion(&version), "%s", "version");
+  MSAMP_NCCL_TRY_CTX(comm, gNccl->GetVersion(&version), "%s", "version");
   // min over the group of {compute capability, NCCL version}: every rank
   // then maps FP8 reductions the same way.
   const int local[2] = {ctx.ccMajor * 10 + ctx.ccMinor, version};
@@ -221,7 +291,7 @@ msamp_rt_status NcclCollective::measureCaps() {
                                  cudaMemcpyHostToDevice, ctx.stream));
   MSAMP_NCCL_TRY_CTX(
       comm,
-      ncclAllReduce(buffer, buffer, 2, ncclInt32, ncclMin, comm, ctx.stream),
+      gNccl->AllReduce(buffer, buffer, 2, ncclInt32, ncclMin, comm, ctx.stream),
       "%s", "group capabilities");
   int group[2] = {0, 0};
   MSAMP_CUDA_TRY(cudaMemcpyAsync(group, buffer, sizeof(group),
@@ -249,8 +319,9 @@ msamp_rt_status NcclCollective::allReduceF32(const float *in, float *out,
   MSAMP_RT_RETURN_IF_ERROR(staging.input(in, n * sizeof(float), &dIn));
   MSAMP_RT_RETURN_IF_ERROR(staging.output(out, n * sizeof(float), &dOut));
   MSAMP_NCCL_TRY_CTX(comm,
-                     ncclAllReduce(dIn, dOut, static_cast<size_t>(n),
-                                   mapping.type, mapping.op, comm, ctx.stream),
+                     gNccl->AllReduce(dIn, dOut, static_cast<size_t>(n),
+                                      mapping.type, mapping.op, comm,
+                                      ctx.stream),
                      "%lld f32, %s, rank %d of %d", static_cast<long long>(n),
                      op == CollectiveOp::Max ? "max" : "sum", rankIndex, ranks);
   return staging.finish();
@@ -272,8 +343,8 @@ msamp_rt_status NcclCollective::broadcast(void *data, int64_t bytes, int root) {
   MSAMP_RT_RETURN_IF_ERROR(
       staging.output(data, static_cast<size_t>(bytes), &dOut));
   MSAMP_NCCL_TRY_CTX(comm,
-                     ncclBroadcast(dIn, dOut, static_cast<size_t>(bytes),
-                                   ncclUint8, root, comm, ctx.stream),
+                     gNccl->Broadcast(dIn, dOut, static_cast<size_t>(bytes),
+                                      ncclUint8, root, comm, ctx.stream),
                      "%lld bytes from rank %d, rank %d of %d",
                      static_cast<long long>(bytes), root, rankIndex, ranks);
   return staging.finish();
@@ -299,8 +370,8 @@ msamp_rt_status NcclCollective::allReduceFP8(const uint8_t *in, uint8_t *out,
   case NcclStrategy::Native:
     MSAMP_NCCL_TRY_CTX(
         comm,
-        ncclAllReduce(dIn, dOut, static_cast<size_t>(n), mapping.type,
-                      mapping.op, comm, ctx.stream),
+        gNccl->AllReduce(dIn, dOut, static_cast<size_t>(n), mapping.type,
+                         mapping.op, comm, ctx.stream),
         "%lld %s, %s, rank %d of %d", static_cast<long long>(n),
         dtypeName(dtype), op == CollectiveOp::Max ? "max" : "sum", rankIndex,
         ranks);
@@ -310,8 +381,8 @@ msamp_rt_status NcclCollective::allReduceFP8(const uint8_t *in, uint8_t *out,
     MSAMP_RT_RETURN_IF_ERROR(
         staging.scratch(static_cast<size_t>(n) * ranks, &gathered));
     MSAMP_NCCL_TRY_CTX(comm,
-                       ncclAllGather(dIn, gathered, static_cast<size_t>(n),
-                                     ncclUint8, comm, ctx.stream),
+                       gNccl->AllGather(dIn, gathered, static_cast<size_t>(n),
+                                        ncclUint8, comm, ctx.stream),
                        "%lld %s codes, rank %d of %d",
                        static_cast<long long>(n), dtypeName(dtype), rankIndex,
                        ranks);

@@ -8,7 +8,10 @@
 // --msamp-lower-to-gpu (../GpuHost.h, docs/RuntimeABI.md 13):
 //
 //  * Modules and launches use the CUDA driver API (cuModuleLoadDataEx JITs
-//    the embedded PTX, cuModuleGetFunction, cuLaunchKernel). The plugin
+//    the embedded PTX, cuModuleGetFunction, cuLaunchKernel). With
+//    $MSAMP_CUDA_CUBIN_DIR a PTX module whose ahead-of-time cubin is there
+//    (common/LibrarySearch.h, cubinFileName; the GPU kit makes them with
+//    ptxas) is loaded from it instead, and nothing is JIT-compiled. The plugin
 //    does not link libcuda: the entry points are resolved at run time
 //    through cudart's cudaGetDriverEntryPointByVersion, in the primary
 //    context cudart uses, on the backend's device.
@@ -26,10 +29,15 @@
 #include "../../Status.h"
 #include "../CudaBackend.h"
 #include "../common/CudaCheck.h"
+#include "../common/LibrarySearch.h"
 
 #include <cuda.h>
 #include <cuda_runtime.h>
 
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <string>
@@ -96,12 +104,45 @@ msamp_rt_status driverFailure(const Driver &d, CUresult result,
       context.empty() ? "" : " ", context.c_str());
 }
 
+/// The ahead-of-time cubin of a PTX module from $MSAMP_CUDA_CUBIN_DIR, into
+/// `cubin`; false (and `cubin` empty) when the directory is unset or has
+/// none. With $MSAMP_CUDA_REQUIRE_CUBIN=1 a missing cubin is an error.
+msamp_rt_status findCubin(const char *ptx, const DeviceContext &ctx,
+                          std::string &cubin) {
+  cubin.clear();
+  const char *dir = std::getenv("MSAMP_CUDA_CUBIN_DIR");
+  if (!dir || !*dir)
+    return MSAMP_RT_OK;
+  const std::string path = std::string(dir) + "/" +
+                           cubinFileName(ptx, ctx.ccMajor * 10 + ctx.ccMinor);
+  std::ifstream in(path, std::ios::binary);
+  if (in)
+    cubin.assign(std::istreambuf_iterator<char>(in), {});
+  const char *require = std::getenv("MSAMP_CUDA_REQUIRE_CUBIN");
+  if (cubin.empty() && require && std::strcmp(require, "1") == 0)
+    return recordError(MSAMP_RT_ERROR_BACKEND_UNAVAILABLE,
+                       "msamp_rt_gpu_module_load: no ahead-of-time cubin %s "
+                       "for this PTX module on sm_%d%d "
+                       "(MSAMP_CUDA_REQUIRE_CUBIN=1)",
+                       path.c_str(), ctx.ccMajor, ctx.ccMinor);
+  return MSAMP_RT_OK;
+}
+
 msamp_rt_status moduleLoad(const void *image, size_t, int32_t isPtx,
                            int32_t optLevel, void **module) {
   return withActiveBackend(
-      "msamp_rt_gpu_module_load", [&](const DeviceContext &) {
+      "msamp_rt_gpu_module_load", [&](const DeviceContext &ctx) {
         const Driver *d = nullptr;
         MSAMP_RT_RETURN_IF_ERROR(driver(d));
+        std::string cubin;
+        if (isPtx) {
+          MSAMP_RT_RETURN_IF_ERROR(
+              findCubin(static_cast<const char *>(image), ctx, cubin));
+          if (!cubin.empty()) {
+            image = cubin.data();
+            isPtx = 0;
+          }
+        }
         // The JIT's error log names the PTX line that failed.
         static char log[8192];
         log[0] = 0;

@@ -1,0 +1,530 @@
+"""The GPU kit's checks and timings (run by run.sh; docs/GPU.md).
+
+    python3 run.py KIT_DIR REPORT_DIR
+
+In order: the host (glibc against what the kit needs, the NVIDIA driver
+against CUDA's minimum), the CUDA libraries (bin/msamp-cuda-libs: the
+backend's own search), versions, the CUDA test binaries (kernels, GEMM,
+collectives; device-free ones everywhere), every precompiled step against
+its CPU reference losses, FP8 vs BF16 GEMM timings, step timings, and
+PyTorch BF16 eager / torch.compile timings when torch imports. Without a GPU
+only what needs none runs, and the report says that no GPU was found.
+
+Standard library only: the host's python3 may have nothing else.
+"""
+import json
+import os
+import platform
+import re
+import shutil
+import site
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+CUDA_DRIVER_MIN = {13: 580, 12: 525}  # CUDA major -> minimum driver branch
+
+
+def sh(cmd, env=None, timeout=600, cwd=None):
+    """(exit status, stdout+stderr); a missing program or a timeout is
+    reported as status 127 / 124 with the reason as output."""
+    try:
+        p = subprocess.run(cmd, env=env, cwd=cwd, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, timeout=timeout)
+        return p.returncode, p.stdout.decode(errors="replace")
+    except FileNotFoundError as e:
+        return 127, str(e)
+    except subprocess.TimeoutExpired as e:
+        out = (e.stdout or b"").decode(errors="replace")
+        return 124, out + "\n(timed out after %d s)" % timeout
+
+
+class Report:
+    def __init__(self, kit, out):
+        self.kit, self.out = kit, out
+        self.data = {"kit": {}, "host": {}, "libraries": {}, "tests": [],
+                     "steps": [], "gemm": [], "step_timing": [],
+                     "pytorch": {}, "failures": []}
+
+    def fail(self, what):
+        self.data["failures"].append(what)
+        print("FAIL: " + what, flush=True)
+
+    def say(self, text):
+        print(text, flush=True)
+
+
+def site_packages():
+    dirs = list(site.getsitepackages())
+    user = site.getusersitepackages()
+    if isinstance(user, str):
+        dirs.append(user)
+    return [d for d in dirs if os.path.isdir(d)]
+
+
+def glibc_tuple(text):
+    m = re.search(r"(\d+)\.(\d+)", text or "")
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def check_host(r, kit_info):
+    host = r.data["host"]
+    host["machine"] = platform.machine()
+    host["kernel"] = platform.release()
+    libc = os.confstr("CS_GNU_LIBC_VERSION") if hasattr(os, "confstr") else ""
+    host["glibc"] = libc
+    need = kit_info.get("glibc_min", "")
+    have_t, need_t = glibc_tuple(libc), glibc_tuple(need)
+    host["glibc_ok"] = bool(have_t and need_t and have_t >= need_t)
+    if not host["glibc_ok"]:
+        r.fail("glibc: the kit needs glibc >= %s, this host has '%s'" %
+               (need, libc or "none found"))
+    if platform.machine() not in ("x86_64", "AMD64"):
+        r.fail("machine: the kit is built for x86_64, this host is %s" %
+               platform.machine())
+    # The driver: nvidia-smi, else the kernel module's version file.
+    driver, gpus = "", []
+    code, out = sh(["nvidia-smi", "--query-gpu=name,driver_version,"
+                    "memory.total,compute_cap", "--format=csv,noheader"],
+                   timeout=60)
+    if code == 0:
+        for line in out.strip().splitlines():
+            parts = [p.strip() for p in line.split(",")]
+            if len(parts) >= 4:
+                gpus.append({"name": parts[0], "driver": parts[1],
+                             "memory": parts[2], "compute_cap": parts[3]})
+                driver = parts[1]
+    elif os.path.exists("/proc/driver/nvidia/version"):
+        text = open("/proc/driver/nvidia/version").read()
+        m = re.search(r"Kernel Module\s+(?:for \S+\s+)?(\d+\.\d+(?:\.\d+)?)",
+                      text)
+        driver = m.group(1) if m else ""
+    host["nvidia_smi"] = "ok" if code == 0 else out.strip()[:200]
+    host["driver"] = driver
+    host["gpus"] = gpus
+    major = kit_info.get("cuda_major", 13)
+    need_driver = CUDA_DRIVER_MIN.get(major, 0)
+    host["driver_min"] = need_driver
+    if driver:
+        host["driver_ok"] = int(driver.split(".")[0]) >= need_driver
+        if not host["driver_ok"]:
+            r.fail("driver: CUDA %d needs driver >= %d, this host has %s" %
+                   (major, need_driver, driver))
+    else:
+        host["driver_ok"] = False
+    host["gpu_found"] = bool(gpus) and host["driver_ok"]
+    if not gpus:
+        r.say("NO GPU FOUND: %s; running only what needs none" %
+              ("no NVIDIA driver (no nvidia-smi, no /proc/driver/nvidia)"
+               if not driver else "nvidia-smi lists no GPU"))
+    return host["gpu_found"]
+
+
+def find_libraries(r, env):
+    tool = os.path.join(r.kit, "bin", "msamp-cuda-libs")
+    code, out = sh([tool], env=env, timeout=60)
+    libs = r.data["libraries"]
+    libs["output"] = out.strip().splitlines()
+    libs["complete"] = code == 0
+    for line in libs["output"]:
+        r.say("  " + line)
+    ld = ""
+    if code in (0, 1):
+        _, ld = sh([tool, "--ld-path"], env=env, timeout=60)
+        ld = ld.strip()
+    else:
+        r.fail("msamp-cuda-libs exited with %d: %s" % (code, out.strip()))
+    libs["ld_path"] = ld
+    return code == 0, ld
+
+
+def run_tests(r, env, gpu):
+    """Each test binary with --gtest_output=json; counts and failures."""
+    tests_dir = os.path.join(r.kit, "tests")
+    out_dir = os.path.join(r.out, "tests")
+    os.makedirs(out_dir, exist_ok=True)
+    for name in sorted(os.listdir(tests_dir)):
+        path = os.path.join(tests_dir, name)
+        if not name.startswith("MSAMP") or not os.access(path, os.X_OK) \
+                or name.endswith(".so"):
+            continue
+        result = os.path.join(out_dir, name + ".json")
+        start = time.time()
+        code, out = sh([path, "--gtest_output=json:" + result], env=env,
+                       timeout=480)
+        entry = {"binary": name, "exit": code,
+                 "seconds": round(time.time() - start, 1)}
+        open(os.path.join(out_dir, name + ".log"), "w").write(out)
+        passed = failed = skipped = 0
+        # gtest's JSON has no skip message; its text log has it on the line
+        # after "FILE:LINE: Skipped".
+        skip_reasons = set(m[:160] for m in
+                           re.findall(r": Skipped\n(.*)", out))
+        if os.path.exists(result):
+            for suite in json.load(open(result)).get("testsuites", []):
+                for t in suite.get("testsuite", []):
+                    if t.get("result") == "SKIPPED" or \
+                            t.get("status") == "NOTRUN":
+                        skipped += 1
+                    elif t.get("failures"):
+                        failed += 1
+                    else:
+                        passed += 1
+        entry.update(passed=passed, failed=failed, skipped=skipped,
+                     skip_reasons=sorted(skip_reasons)[:5])
+        if code != 0 and failed == 0:
+            entry["note"] = out.strip().splitlines()[-1:] if out else []
+        r.data["tests"].append(entry)
+        r.say("  %-30s %3d passed %3d failed %3d skipped  (%s s)" %
+              (name, passed, failed, skipped, entry["seconds"]))
+        if code != 0 or failed:
+            r.fail("test binary %s: exit %d, %d failed (log: tests/%s.log)" %
+                   (name, code, failed, name))
+        # Without a GPU the device tests must skip for that reason, not
+        # for another or not at all.
+        if not gpu and skipped and \
+                not any("no CUDA device" in m for m in skip_reasons):
+            r.fail("%s: tests skipped, but not for 'no CUDA device': %s" %
+                   (name, sorted(skip_reasons)[:3]))
+
+
+def read_losses(path):
+    losses = []
+    if os.path.exists(path):
+        for line in open(path):
+            line = line.strip()
+            if line:
+                losses.append(json.loads(line).get("loss"))
+    return losses
+
+
+class MemorySampler(threading.Thread):
+    """Peak device memory of a process tree, sampled with nvidia-smi."""
+
+    def __init__(self):
+        super().__init__(daemon=True)
+        self.peak_mib, self.stop = 0, False
+
+    def run(self):
+        while not self.stop:
+            code, out = sh(["nvidia-smi", "--query-gpu=memory.used",
+                            "--format=csv,noheader,nounits"], timeout=10)
+            if code == 0:
+                for v in out.split():
+                    if v.isdigit():
+                        self.peak_mib = max(self.peak_mib, int(v))
+            time.sleep(0.2)
+
+
+def run_step(r, env, step, steps, log, cubins):
+    kit_run = os.path.join(r.kit, "bin", "msamp-run")
+    step_dir = os.path.join(r.kit, "steps", step["name"])
+    e = dict(env)
+    if cubins:
+        e["MSAMP_CUDA_CUBIN_DIR"] = os.path.join(step_dir, "cubin")
+        e["MSAMP_CUDA_REQUIRE_CUBIN"] = "1"
+    cmd = [kit_run, step_dir, "--backend", "cuda", "--cuda-chip", "sm_90",
+           "--steps", str(steps), "--synthetic", "--seed", str(step["seed"]),
+           "--quiet", "--log-json", log] + step.get("run_args", [])
+    start = time.time()
+    code, out = sh(cmd, env=e, timeout=540)
+    return code, out, time.time() - start
+
+
+def check_steps(r, env, gpu, sm90):
+    steps = json.load(open(os.path.join(r.kit, "steps", "steps.json")))
+    out_dir = os.path.join(r.out, "steps")
+    os.makedirs(out_dir, exist_ok=True)
+    for step in steps:
+        entry = {"name": step["name"], "level": step["level"],
+                 "tolerance": step["tolerance"],
+                 "reference": step["reference"]}
+        r.data["steps"].append(entry)
+        if not gpu:
+            # What needs no GPU: the kit's msamp-run, session and runtime
+            # load and refuse the CUDA step with the backend's reason.
+            code, out, _ = run_step(r, env, step, 1,
+                                    os.path.join(out_dir, step["name"] +
+                                                 ".jsonl"), False)
+            entry["status"] = "skipped: no GPU"
+            entry["no_gpu_exit"] = code
+            entry["no_gpu_message"] = out.strip().splitlines()[-1:] \
+                if out.strip() else []
+            if code == 0 or "cuda" not in out.lower():
+                r.fail("step %s: without a GPU msamp-run should refuse the "
+                       "CUDA backend, got exit %d: %s" %
+                       (step["name"], code, out.strip()[-300:]))
+            continue
+        log = os.path.join(out_dir, step["name"] + ".jsonl")
+        code, out, secs = run_step(r, env, step, len(step["reference"]), log,
+                                   sm90)
+        open(os.path.join(out_dir, step["name"] + ".log"), "w").write(out)
+        losses = read_losses(log)
+        entry.update(losses=losses, exit=code, seconds=round(secs, 2),
+                     cubins=sm90)
+        worst = 0.0
+        ok = code == 0 and len(losses) == len(step["reference"])
+        for got, want in zip(losses, step["reference"]):
+            if got is None or want is None or got != got:
+                ok = False
+                continue
+            rel = abs(got - want) / max(1e-6, abs(want))
+            worst = max(worst, rel)
+        ok = ok and worst <= step["tolerance"]
+        entry["max_rel_error"] = worst
+        entry["status"] = "pass" if ok else "FAIL"
+        r.say("  %-16s %s  max rel %.2e (tol %.0e)" %
+              (step["name"], entry["status"], worst, step["tolerance"]))
+        if not ok:
+            r.fail("step %s: losses %s vs CPU %s (tol %g, exit %d)%s" %
+                   (step["name"], losses, step["reference"],
+                    step["tolerance"], code,
+                    ": " + out.strip()[-300:] if code else ""))
+
+
+def time_steps(r, env):
+    """ms/step of the timed steps (msamp-run N+10 minus N steps, so start-up
+    and compilation of nothing are excluded) and sampled peak memory."""
+    steps = json.load(open(os.path.join(r.kit, "steps", "steps.json")))
+    for step in steps:
+        if not step.get("timed"):
+            continue
+        sampler = MemorySampler()
+        sampler.start()
+        tmp = tempfile.mkdtemp()
+        c1, o1, t1 = run_step(r, env, step, 2, tmp + "/a.jsonl", True)
+        c2, o2, t2 = run_step(r, env, step, 12, tmp + "/b.jsonl", True)
+        sampler.stop = True
+        sampler.join()
+        shutil.rmtree(tmp, ignore_errors=True)
+        entry = {"name": step["name"], "level": step["level"]}
+        if c1 or c2:
+            entry["status"] = "FAIL"
+            r.fail("timing %s: msamp-run exited %d/%d: %s" %
+                   (step["name"], c1, c2, (o1 + o2).strip()[-300:]))
+        else:
+            entry["ms_per_step"] = round((t2 - t1) / 10 * 1000, 2)
+            entry["peak_device_mib_sampled"] = sampler.peak_mib
+            entry["predicted_ms"] = step.get("predicted_ms")
+        r.data["step_timing"].append(entry)
+        r.say("  %-16s %s" % (step["name"], entry))
+
+
+def time_gemms(r, env):
+    shapes = json.load(open(os.path.join(r.kit, "steps",
+                                          "gemm_shapes.json")))
+    bench = os.path.join(r.kit, "bin", "cuda_gemm_bench")
+    code, out = sh([bench, "--shapes", ",".join(shapes), "--iters", "20"],
+                   env=env, timeout=300)
+    open(os.path.join(r.out, "gemm_bench.log"), "w").write(out)
+    if code != 0:
+        r.fail("cuda_gemm_bench exited %d: %s" % (code, out.strip()[-300:]))
+    for line in out.splitlines():
+        if line.startswith("RESULT"):
+            fields = dict(f.split("=", 1) for f in line.split()[1:]
+                          if "=" in f)
+            r.data["gemm"].append(fields)
+            r.say("  " + line)
+
+
+TORCH_SCRIPT = r'''
+import json, sys, time
+import torch, torch.nn as nn
+cfg = json.loads(sys.argv[1])
+torch.backends.cuda.matmul.allow_tf32 = False
+class Block(nn.Module):
+    def __init__(s, d, h, f):
+        super().__init__()
+        s.ln1, s.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
+        s.attn = nn.MultiheadAttention(d, h, batch_first=True)
+        s.mlp = nn.Sequential(nn.Linear(d, f), nn.GELU(), nn.Linear(f, d))
+    def forward(s, x, mask):
+        y = s.ln1(x)
+        x = x + s.attn(y, y, y, attn_mask=mask, need_weights=False)[0]
+        return x + s.mlp(s.ln2(x))
+class LM(nn.Module):
+    def __init__(s, c):
+        super().__init__()
+        s.emb = nn.Embedding(c["vocab"], c["dim"])
+        s.pos = nn.Parameter(torch.zeros(c["seq"], c["dim"]))
+        s.blocks = nn.ModuleList(Block(c["dim"], c["heads"], c["ffn"])
+                                 for _ in range(c["layers"]))
+        s.ln = nn.LayerNorm(c["dim"])
+        s.head = nn.Linear(c["dim"], c["vocab"], bias=False)
+    def forward(s, ids, mask):
+        x = s.emb(ids) + s.pos
+        for b in s.blocks:
+            x = b(x, mask)
+        return s.head(s.ln(x))
+dev = "cuda"
+m = LM(cfg).to(dev, torch.bfloat16)
+opt = torch.optim.AdamW(m.parameters(), lr=1e-4)
+ids = torch.randint(0, cfg["vocab"], (cfg["batch"], cfg["seq"]), device=dev)
+tgt = torch.randint(0, cfg["vocab"], (cfg["batch"], cfg["seq"]), device=dev)
+mask = torch.triu(torch.full((cfg["seq"], cfg["seq"]), float("-inf"),
+                             device=dev, dtype=torch.bfloat16), 1)
+def step(model):
+    opt.zero_grad(set_to_none=True)
+    loss = nn.functional.cross_entropy(
+        model(ids, mask).float().view(-1, cfg["vocab"]), tgt.view(-1))
+    loss.backward()
+    opt.step()
+def timed(model, n=10):
+    for _ in range(3):
+        step(model)
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    t = time.time()
+    for _ in range(n):
+        step(model)
+    torch.cuda.synchronize()
+    return (time.time() - t) / n * 1000, torch.cuda.max_memory_allocated()
+out = {"torch": torch.__version__, "device": torch.cuda.get_device_name()}
+ms, mem = timed(m)
+out["eager_bf16_ms"], out["eager_peak_mib"] = round(ms, 2), mem >> 20
+try:
+    ms, mem = timed(torch.compile(m))
+    out["compile_bf16_ms"], out["compile_peak_mib"] = round(ms, 2), mem >> 20
+except Exception as e:
+    out["compile_bf16"] = "unavailable: %s: %s" % (type(e).__name__,
+                                                   str(e)[:200])
+print("TORCH " + json.dumps(out))
+'''
+
+
+def time_pytorch(r, gpu, model):
+    pt = r.data["pytorch"]
+    code, out = sh([sys.executable, "-c",
+                    "import torch; print(torch.__version__, "
+                    "torch.cuda.is_available())"], timeout=120)
+    if code != 0:
+        pt["status"] = "unavailable: import torch failed: %s" % \
+            (out.strip().splitlines() or ["?"])[-1]
+    elif not gpu or "True" not in out:
+        pt["status"] = "unavailable: torch %s sees no CUDA device" % \
+            out.split()[0]
+    elif model is None:
+        pt["status"] = "unavailable: this is a --quick kit (no GPT-2-small)"
+    else:
+        code, out = sh([sys.executable, "-c", TORCH_SCRIPT,
+                        json.dumps(model)], timeout=540)
+        lines = [l for l in out.splitlines() if l.startswith("TORCH ")]
+        if code == 0 and lines:
+            pt.update(json.loads(lines[-1][6:]))
+            pt["status"] = "measured"
+        else:
+            pt["status"] = "unavailable: the PyTorch run failed: %s" % \
+                out.strip()[-300:]
+    r.say("  PyTorch: %s" % pt.get("status"))
+
+
+def write_report(r, gpu):
+    d = r.data
+    lines = ["msamp GPU kit report", "=" * 20,
+             "kit: commit %s, built %s%s" % (
+                 d["kit"].get("commit"), d["kit"].get("date"),
+                 " (quick)" if d["kit"].get("quick") else ""),
+             "host: %s, glibc %s, driver %s" % (
+                 d["host"].get("machine"), d["host"].get("glibc"),
+                 d["host"].get("driver") or "none"),
+             "GPU: %s" % (", ".join(g["name"] for g in d["host"]["gpus"])
+                          if gpu else "NO GPU FOUND (only GPU-free checks ran)"),
+             "CUDA libraries: %s" % ("found" if d["libraries"].get("complete")
+                                      else "MISSING (see report.json)"),
+             "", "%-32s %6s %6s %7s" % ("tests", "pass", "fail", "skip")]
+    for t in d["tests"]:
+        lines.append("%-32s %6d %6d %7d" % (t["binary"], t["passed"],
+                                            t["failed"], t["skipped"]))
+    lines += ["", "%-18s %-5s %-10s %s" % ("step", "level", "max rel",
+                                           "status")]
+    for s in d["steps"]:
+        lines.append("%-18s %-5s %-10s %s" % (
+            s["name"], s["level"],
+            "%.2e" % s["max_rel_error"] if "max_rel_error" in s else "-",
+            s["status"]))
+    if d["gemm"]:
+        lines += ["", "GEMM (TFLOP/s): " + "; ".join(
+            " ".join("%s=%s" % kv for kv in g.items()) for g in d["gemm"])]
+    for t in d["step_timing"]:
+        lines.append("step time %s %s: %s ms/step, peak %s MiB" % (
+            t["name"], t["level"], t.get("ms_per_step"),
+            t.get("peak_device_mib_sampled")))
+    lines += ["PyTorch: %s" % json.dumps(d["pytorch"]), "",
+              "RESULT: %s" % ("FAIL (%d): %s" % (len(d["failures"]),
+                                                 "; ".join(d["failures"]))
+                              if d["failures"] else
+                              "PASS" + ("" if gpu else
+                                        " (no GPU found: GPU checks "
+                                        "skipped)"))]
+    d["gpu_found"] = gpu
+    d["result"] = "fail" if d["failures"] else ("pass" if gpu else
+                                                "pass-no-gpu")
+    json.dump(d, open(os.path.join(r.out, "report.json"), "w"), indent=1)
+    text = "\n".join(lines) + "\n"
+    open(os.path.join(r.out, "report.txt"), "w").write(text)
+    print("\n" + text, end="")
+
+
+def main(argv):
+    if len(argv) != 3:
+        sys.stderr.write("usage: run.py KIT_DIR REPORT_DIR\n")
+        return 2
+    kit, out = os.path.abspath(argv[1]), os.path.abspath(argv[2])
+    os.makedirs(out, exist_ok=True)
+    r = Report(kit, out)
+    kit_info = json.load(open(os.path.join(kit, "kit.json")))
+    r.data["kit"] = kit_info
+    r.say("== msamp GPU kit %s (%s)" % (kit_info.get("commit"), kit))
+    r.say("== host")
+    gpu = check_host(r, kit_info)
+    env = dict(os.environ)
+    env["MSAMP_PYTHON_SITE_PACKAGES"] = ":".join(site_packages())
+    env["TMPDIR"] = tempfile.mkdtemp(prefix="msamp-kit-")
+    env["MSAMP_CACHE_DIR"] = os.path.join(env["TMPDIR"], "cache")
+    env["MSAMP_FAKE_CUDA_LIB"] = os.path.join(kit, "tests",
+                                              "libMSAMPFakeCudaLib.so")
+    env["MSAMP_RUN"] = os.path.join(kit, "bin", "msamp-run")
+    r.say("== CUDA libraries")
+    # The kit's C++ runtime also for the binaries with no RUNPATH (those
+    # that link no msamp library: msamp-cuda-libs, device-free tests).
+    env["LD_LIBRARY_PATH"] = ":".join(
+        p for p in [os.path.join(kit, "lib"),
+                    os.environ.get("LD_LIBRARY_PATH", "")] if p)
+    libs_ok, ld = find_libraries(r, env)
+    # Test binaries link cudart directly (before any search could run).
+    env["LD_LIBRARY_PATH"] = ":".join(
+        p for p in [os.path.join(kit, "lib"), ld,
+                    os.environ.get("LD_LIBRARY_PATH", "")] if p)
+    if gpu and not libs_ok:
+        r.fail("CUDA libraries missing on a GPU host (see above)")
+    gpu = gpu and libs_ok
+    sm90 = gpu and any(g.get("compute_cap") == "9.0"
+                       for g in r.data["host"]["gpus"])
+    if gpu and not sm90:
+        r.say("  (not sm_90: the steps' kernels are JIT-compiled from PTX)")
+    r.say("== versions")
+    code, version = sh([env["MSAMP_RUN"], "--version"], env=env, timeout=60)
+    r.data["host"]["msamp_run_version"] = version.strip()
+    r.say("  " + version.strip())
+    if code != 0:
+        r.fail("msamp-run --version exited %d: %s" % (code, version.strip()))
+    r.say("== tests")
+    run_tests(r, env, gpu)
+    r.say("== precompiled steps vs the CPU reference")
+    check_steps(r, env, gpu, sm90)
+    if gpu:
+        r.say("== FP8 vs BF16 GEMM")
+        time_gemms(r, env)
+        r.say("== step timing")
+        time_steps(r, env)
+    r.say("== PyTorch")
+    time_pytorch(r, gpu, kit_info.get("torch_model"))
+    write_report(r, gpu)
+    shutil.rmtree(env["TMPDIR"], ignore_errors=True)
+    return 1 if r.data["failures"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
