@@ -142,7 +142,10 @@ static LogicalResult recordObject(StringRef manifestPath, StringRef soPath) {
   std::string sha256 =
       llvm::toHex(llvm::SHA256::hash(llvm::arrayRefFromStringRef(bytes)),
                   /*LowerCase=*/true);
-  StringRef text = (*manifest)->getBuffer().rtrim();
+  // A copy: the buffer may be a mapping of the file rewritten below (a
+  // mapped file truncated under its reader is a SIGBUS).
+  std::string copy = (*manifest)->getBuffer().rtrim().str();
+  StringRef text = copy;
   if (!text.ends_with("}")) {
     llvm::errs() << "msamp-compile: error: " << manifestPath
                  << " is not a JSON object\n";
