@@ -36,6 +36,7 @@ void mlir::msamp::buildBufferizeTrainStepPipeline(
   // Scalar-state arithmetic (step + 1, 1 / scale, warm-up selects) is arith
   // on 0-d tensors: make it linalg so that it bufferizes and fuses.
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
+  pm.addNestedPass<func::FuncOp>(createMSAMPLegalizeMath());
   pm.addNestedPass<func::FuncOp>(createLinalgElementwiseOpFusionPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
@@ -81,6 +82,9 @@ void mlir::msamp::buildLowerToLLVMPipeline(OpPassManager &pm) {
 }
 
 void mlir::msamp::buildLoopsToLLVMPipeline(OpPassManager &pm) {
+  // After convert-bufferization-to-memref, the last pass that makes copies
+  // (a bufferization.clone becomes alloc + memref.copy).
+  pm.addNestedPass<func::FuncOp>(createMSAMPStridedCopiesToLoops());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(createLowerAffinePass());
   // Before convert-math-to-libm (buildHostToLLVMPipeline): a libm tanhf
@@ -97,10 +101,9 @@ void mlir::msamp::buildHostToLLVMPipeline(
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
-  pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createMSAMPMathToLibmOrLLVM());
   lowerMemory(pm);
   pm.addPass(createArithToLLVMConversionPass());
-  pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());

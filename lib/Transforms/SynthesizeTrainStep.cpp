@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "MSAMP/Dialect/MSAMPOps.h"
+#include "MSAMP/Transforms/ParamGroups.h"
 #include "MSAMP/Transforms/Passes.h"
 #include "MSAMP/Transforms/TrainStep.h"
 
@@ -304,7 +305,7 @@ void MSAMPSynthesizeTrainStepPass::runOnOperation() {
       builder, loc, DenseElementsAttr::get(stepType, b.getI64IntegerAttr(1)));
   Value stepValue =
       arith::AddIOp::create(builder, loc, step.getArgument(stepArg), one);
-  Value lrValue = step.getArgument(lrArg);
+  Value baseLr = step.getArgument(lrArg);
 
   // Gradient all-reduce + optimizer, parameter by parameter.
   SmallVector<std::pair<unsigned, Value>> updates; // (step arg, new value)
@@ -313,6 +314,23 @@ void MSAMPSynthesizeTrainStepPass::runOnOperation() {
                                             graphResult(p.gradResult))
                      .getResult();
     Value param = step.getArgument(p.stepArg);
+    // Its param group's settings (msamp-verify-contract checked them): the
+    // op's weight decay, and its lr operand as a multiple of the base lr, so
+    // that every later level and the runtime call see them unchanged.
+    double weightDecay = config->weightDecay;
+    if (auto attr =
+            graph.getArgAttrOfType<FloatAttr>(p.graphArg, kWeightDecayAttr))
+      weightDecay = attr.getValueAsDouble();
+    Value lrValue = baseLr;
+    if (auto attr = graph.getArgAttrOfType<FloatAttr>(p.graphArg, kLrScaleAttr);
+        attr && attr.getValueAsDouble() != 1.0) {
+      auto scalar = cast<RankedTensorType>(baseLr.getType());
+      Value scale = arith::ConstantOp::create(
+          builder, loc,
+          DenseElementsAttr::get(scalar,
+                                 b.getF32FloatAttr(attr.getValueAsDouble())));
+      lrValue = arith::MulFOp::create(builder, loc, baseLr, scale);
+    }
     if (isAdam) {
       Value m = step.getArgument(p.optStateArgs[0]);
       Value v = step.getArgument(p.optStateArgs[1]);
@@ -327,7 +345,7 @@ void MSAMPSynthesizeTrainStepPass::runOnOperation() {
       props.beta1 = b.getF64FloatAttr(config->beta1);
       props.beta2 = b.getF64FloatAttr(config->beta2);
       props.eps = b.getF64FloatAttr(config->eps);
-      props.weight_decay = b.getF64FloatAttr(config->weightDecay);
+      props.weight_decay = b.getF64FloatAttr(weightDecay);
       if (config->kind == "adamw")
         props.decoupled = b.getUnitAttr();
       if (config->adamMode != 0)
@@ -351,7 +369,7 @@ void MSAMPSynthesizeTrainStepPass::runOnOperation() {
       llvm::copy(operandSegments, props.operandSegmentSizes.begin());
       llvm::copy(resultSegments, props.resultSegmentSizes.begin());
       props.momentum = b.getF64FloatAttr(config->momentum);
-      props.weight_decay = b.getF64FloatAttr(config->weightDecay);
+      props.weight_decay = b.getF64FloatAttr(weightDecay);
       if (config->nesterov)
         props.nesterov = b.getUnitAttr();
       Operation *op = builder.create(state);

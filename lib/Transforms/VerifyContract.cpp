@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "MSAMP/Transforms/ParamGroups.h"
 #include "MSAMP/Transforms/Passes.h"
 #include "MSAMP/Transforms/TrainStep.h"
 
@@ -275,6 +276,35 @@ private:
       }
 
       checkArgumentType(func, i, role ? role.getValue() : "");
+      checkParamGroup(func, i, role ? role.getValue() : "");
+    }
+  }
+
+  /// Per-param optimizer overrides (ParamGroups.h): f64 numbers >= 0, on
+  /// params only.
+  void checkParamGroup(func::FuncOp func, unsigned i, StringRef role) {
+    for (StringRef attrName : {kWeightDecayAttr, kLrScaleAttr}) {
+      Attribute attr = func.getArgAttr(i, attrName);
+      if (!attr)
+        continue;
+      Location loc = argLoc(func, i);
+      std::string what = describeArg(func, i);
+      if (role != kRoleParam) {
+        error(loc) << what << " (" << role << ") has " << attrName
+                   << "; only params have optimizer settings";
+        continue;
+      }
+      auto number = dyn_cast<FloatAttr>(attr);
+      if (!number || !number.getType().isF64()) {
+        error(loc) << what << " has " << attrName << " = " << attr
+                   << "; expected an f64 number (e.g. " << attrName
+                   << " = 0.0 : f64)";
+        continue;
+      }
+      double value = number.getValueAsDouble();
+      if (!std::isfinite(value) || value < 0)
+        error(loc) << what << " has " << attrName << " = " << value
+                   << "; expected a finite number >= 0";
     }
   }
 
@@ -294,9 +324,16 @@ private:
       return;
     }
     Type element = cast<TensorType>(type).getElementType();
-    if ((role == kRoleParam || role == kRoleBuffer) && !element.isF32())
+    if (role == kRoleParam && !element.isF32())
       error(loc) << what << " (" << role << ") has type " << type
-                 << "; params and buffers must be f32 tensors";
+                 << "; params must be f32 tensors";
+    // Buffers are not trained: integer ones (position ids, masks, counters)
+    // are carried as they are.
+    if (role == kRoleBuffer && !element.isF32() &&
+        !element.isSignlessInteger(64) && !element.isSignlessInteger(32) &&
+        !element.isSignlessInteger(1))
+      error(loc) << what << " (" << role << ") has type " << type
+                 << "; buffers must be f32, i64, i32 or i1 tensors";
     if ((role == kRoleInput || role == kRoleTarget) && !element.isF32() &&
         !element.isSignlessInteger(32) && !element.isSignlessInteger(64))
       error(loc) << what << " (" << role << ") has type " << type

@@ -15,7 +15,7 @@ import numpy as np
 
 _DTYPES = {"F32": np.float32, "F16": np.float16, "BF16": np.uint16,
            "F8_E4M3": np.uint8, "F8_E5M2": np.uint8, "I64": np.int64,
-           "I32": np.int32, "U8": np.uint8, "F64": np.float64}
+           "I32": np.int32, "U8": np.uint8, "F64": np.float64, "BOOL": np.bool_}
 
 
 def read(path):

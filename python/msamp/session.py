@@ -26,6 +26,7 @@ from .compiler import CompiledStep, compile as compile_graph
 STORAGE_DTYPES = {
     "f32": np.float32, "f16": np.float16, "bf16": np.uint16,
     "f8E4M3FN": np.uint8, "f8E5M2": np.uint8, "i64": np.int64, "i32": np.int32,
+    "i1": np.bool_,
 }
 
 
@@ -181,10 +182,11 @@ class Session:
     def init(self, seed=0, init_file=None, params=None):
         """Initializes the state per the manifest (msamp_session_init).
 
-        ``init_file``: a safetensors file of f32 param values by name;
+        ``init_file``: a safetensors file of f32 param values by name (and
+        buffer values in the buffer's own dtype: i64 position ids, i1 masks);
         ``params``: the same as a dict of arrays (written to a temporary file,
         so the runtime's cast to storage precision is the one used).
-        Returns how many params came from the file.
+        Returns how many params and buffers came from the file.
         """
         tmp = None
         if params is not None:
@@ -193,8 +195,8 @@ class Session:
             from safetensors.numpy import save_file
             tmp = tempfile.NamedTemporaryFile(suffix=".safetensors", delete=False)
             tmp.close()
-            save_file({k: np.ascontiguousarray(v, np.float32) for k, v in params.items()},
-                      tmp.name)
+            save_file({k: np.ascontiguousarray(v, self._init_dtype(k))
+                       for k, v in params.items()}, tmp.name)
             init_file = tmp.name
         try:
             n = ctypes.c_int64()
@@ -206,6 +208,13 @@ class Session:
         finally:
             if tmp is not None:
                 os.unlink(tmp.name)
+
+    def _init_dtype(self, name):
+        """Initial values are f32, but a buffer's come in its own dtype."""
+        spec = self._by_name.get(name)
+        if spec is not None and spec.role == "buffer":
+            return spec.numpy_dtype
+        return np.float32
 
     def save(self, path):
         """Writes a checkpoint (safetensors, atomically; msamp-run's format)."""

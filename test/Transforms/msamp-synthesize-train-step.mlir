@@ -91,3 +91,29 @@ module {
 // CHECK-LABEL: func.func @train_step(
 // CHECK-SAME: msamp.kind = "train_step"
 // CHECK-NOT: func.func
+
+// -----
+
+// Param groups (torch.optim): the weight decays 0.1 at the base lr, the bias
+// has no decay at half the base lr (its lr operand is lr * 0.5); a param
+// without the attributes keeps the module optimizer's.
+module attributes {msamp.optimizer = {kind = "adamw", lr = 1.0e-02 : f64, weight_decay = 1.0e-02 : f64}} {
+  func.func @groups(%w: tensor<2x3xf32> {msamp.role = "param", msamp.name = "fc.weight", msamp.weight_decay = 0.1 : f64, msamp.lr_scale = 1.0 : f64},
+                    %b: tensor<2xf32> {msamp.role = "param", msamp.name = "fc.bias", msamp.weight_decay = 0.0 : f64, msamp.lr_scale = 0.5 : f64},
+                    %g: tensor<2xf32> {msamp.role = "param", msamp.name = "ln.weight"})
+      -> (tensor<f32> {msamp.role = "loss"},
+          tensor<2x3xf32> {msamp.role = "grad", msamp.name = "fc.weight"},
+          tensor<2xf32> {msamp.role = "grad", msamp.name = "fc.bias"},
+          tensor<2xf32> {msamp.role = "grad", msamp.name = "ln.weight"})
+      attributes {msamp.kind = "forward_backward"} {
+    %l = arith.constant dense<0.5> : tensor<f32>
+    return %l, %w, %b, %g : tensor<f32>, tensor<2x3xf32>, tensor<2xf32>, tensor<2xf32>
+  }
+}
+// CHECK-LABEL: func.func @train_step(
+// CHECK-SAME: %[[LR:[^:]+]]: tensor<f32> {msamp.name = "lr", msamp.role = "hyperparam"}
+// CHECK: msamp.adam_update param %{{.+}} : tensor<2x3xf32>, {{.*}} lr %[[LR]], step %{{.+}} {{{.*}}weight_decay = 1.000000e-01 : f64}
+// CHECK: %[[HALF:.+]] = arith.constant dense<5.000000e-01> : tensor<f32>
+// CHECK: %[[LRB:.+]] = arith.mulf %[[LR]], %[[HALF]] : tensor<f32>
+// CHECK: msamp.adam_update param %{{.+}} : tensor<2xf32>, {{.*}} lr %[[LRB]], step %{{.+}} {{{.*}}weight_decay = 0.000000e+00 : f64}
+// CHECK: msamp.adam_update param %{{.+}} : tensor<2xf32>, {{.*}} lr %[[LR]], step %{{.+}} {{{.*}}weight_decay = 1.000000e-02 : f64}

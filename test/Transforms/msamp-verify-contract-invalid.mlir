@@ -148,12 +148,44 @@ func.func @fb(
 
 // Params are f32 (the compiler picks their storage precision).
 func.func @fb(
-    // expected-error @+1 {{argument #0 ("w") (param) has type 'tensor<4xf16>'; params and buffers must be f32 tensors}}
+    // expected-error @+1 {{argument #0 ("w") (param) has type 'tensor<4xf16>'; params must be f32 tensors}}
     %w: tensor<4xf16> {msamp.role = "param", msamp.name = "w"})
     -> (tensor<f32> {msamp.role = "loss"}, tensor<4xf16> {msamp.role = "grad", msamp.name = "w"})
     attributes {msamp.kind = "forward_backward"} {
   %l = arith.constant dense<1.0> : tensor<f32>
   return %l, %w : tensor<f32>, tensor<4xf16>
+}
+
+// -----
+
+// Buffers are f32 or integer (i64, i32, i1), not other floats.
+func.func @fb(
+    %w: tensor<4xf32> {msamp.role = "param", msamp.name = "w"},
+    %ids: tensor<4xi64> {msamp.role = "buffer", msamp.name = "position_ids"},
+    %mask: tensor<4xi1> {msamp.role = "buffer", msamp.name = "mask"},
+    // expected-error @+1 {{argument #3 ("stat") (buffer) has type 'tensor<4xf64>'; buffers must be f32, i64, i32 or i1 tensors}}
+    %stat: tensor<4xf64> {msamp.role = "buffer", msamp.name = "stat"})
+    -> (tensor<f32> {msamp.role = "loss"}, tensor<4xf32> {msamp.role = "grad", msamp.name = "w"})
+    attributes {msamp.kind = "forward_backward"} {
+  %l = arith.constant dense<1.0> : tensor<f32>
+  return %l, %w : tensor<f32>, tensor<4xf32>
+}
+
+// -----
+
+// Param groups: per-param optimizer settings are f64 numbers >= 0, on params.
+func.func @fb(
+    // expected-error @+1 {{argument #0 ("w") has msamp.weight_decay = 1.000000e-01 : f32; expected an f64 number (e.g. msamp.weight_decay = 0.0 : f64)}}
+    %w: tensor<4xf32> {msamp.role = "param", msamp.name = "w", msamp.weight_decay = 0.1 : f32},
+    // expected-error @+1 {{argument #1 ("b") has msamp.lr_scale = -5.000000e-01; expected a finite number >= 0}}
+    %b: tensor<4xf32> {msamp.role = "param", msamp.name = "b", msamp.lr_scale = -0.5 : f64},
+    // expected-error @+1 {{argument #2 ("x") (input) has msamp.weight_decay; only params have optimizer settings}}
+    %x: tensor<4xf32> {msamp.role = "input", msamp.name = "x", msamp.weight_decay = 0.0 : f64})
+    -> (tensor<f32> {msamp.role = "loss"}, tensor<4xf32> {msamp.role = "grad", msamp.name = "w"},
+        tensor<4xf32> {msamp.role = "grad", msamp.name = "b"})
+    attributes {msamp.kind = "forward_backward"} {
+  %l = arith.constant dense<1.0> : tensor<f32>
+  return %l, %w, %b : tensor<f32>, tensor<4xf32>, tensor<4xf32>
 }
 
 // -----

@@ -25,6 +25,7 @@
 #include "MSAMP/Conversion/Passes.h"
 #include "MSAMP/Registration/InitAll.h"
 #include "MSAMP/Transforms/TrainStep.h"
+#include "UndefinedSymbols.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
@@ -272,6 +273,9 @@ int main(int argc, char **argv) {
       return fail("the host target cannot emit object files");
     codegen.run(*llvmModule);
   }
+  if (failed(msamp::checkUndefinedSymbols(objPath, *module)))
+    return fail("not linking " + soPath.str() +
+                ": it has symbols nothing provides at load time (above)");
   std::string linker = findLinker();
   if (linker.empty())
     return fail("ld.lld not found (install lld-22)");

@@ -40,7 +40,8 @@ or a directory written by msamp-compile.
   --synthetic-classes C      integer inputs and targets are uniform in
                              [0, C) (default 2; an input's "num_classes" in
                              the manifest wins)
-  --init FILE.safetensors    f32 initial values of params, by name
+  --init FILE.safetensors    f32 initial values of params (buffers: in their
+                             own dtype), by name
   --save FILE.safetensors    checkpoint at the end (and every --save-every)
   --save-every N             also checkpoint every N steps
   --resume FILE.safetensors  continue from a checkpoint

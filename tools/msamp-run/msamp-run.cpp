@@ -665,16 +665,19 @@ int run(const Options &o) {
             agree(ok ? 0 : kRunError, ok ? "" : msamp_last_error_message()))
       return rc;
     if (o.init && speak) {
-      int64_t params = 0;
+      int64_t params = 0, buffers = 0;
       for (int64_t i = 0, n = msamp_session_num_state(session.get()); i < n;
            ++i) {
         msamp_tensor_info info;
         msamp_session_state_info(session.get(), i, &info);
         params += std::string(info.role) == "param";
+        buffers += std::string(info.role) == "buffer";
       }
-      std::printf("msamp-run: initial values of %lld of %lld params from %s\n",
+      std::printf("msamp-run: initial values of %lld of %lld params%s from "
+                  "%s\n",
                   static_cast<long long>(fromFile),
-                  static_cast<long long>(params), o.init->c_str());
+                  static_cast<long long>(params + buffers),
+                  buffers ? " and buffers" : "", o.init->c_str());
     }
   }
 

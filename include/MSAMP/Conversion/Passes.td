@@ -100,6 +100,69 @@ def MSAMPReorderReductionLoops
 }
 
 
+def MSAMPLegalizeMath : Pass<"msamp-legalize-math", "::mlir::func::FuncOp"> {
+  let summary = "rewrite the math ops no target library provides";
+  let description = [{
+    Both lowerings, on tensors (after convert-elementwise-to-linalg, so that
+    math ops are scalars in linalg bodies). The CPU target lowers math ops to
+    libm calls and LLVM intrinsics, the GPU target to libdevice and NVVM;
+    some ops have neither and are rewritten here, the same way for both
+    targets: `math.rsqrt` -> 1 / sqrt (libm has no `rsqrtf`: the step would
+    fail to load), `math.clampf` -> minimumf / maximumf, `math.fpowi` ->
+    `math.powf` of the converted exponent, `math.ipowi` -> square-and-multiply
+    over the exponent's bits (a negative exponent gives the integer part of
+    the reciprocal; 0 for a zero base), `math.sincos` -> sin and cos,
+    `math.isnan` / `isinf` / `isfinite` / `isnormal` -> comparisons of |x|.
+    The test python/tests/test_math_ops.py compiles and runs every math op
+    of MLIR 22 on both targets.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
+
+def MSAMPMathToLibmOrLLVM
+    : Pass<"msamp-math-to-libm-or-llvm", "::mlir::ModuleOp"> {
+  let summary = "host math ops -> libm calls or LLVM intrinsics, none left";
+  let description = [{
+    The host tail of both lowerings. One conversion with both upstream
+    pattern sets: libm calls where libm has the function (benefit 2:
+    `expm1f` and `log1pf` rather than LLVM's exp(x) - 1 and log(1 + x)),
+    LLVM intrinsics for the rest and for the exact operations (absf,
+    copysign, fma, sqrt, floor, ceil, trunc, round, roundeven: instructions,
+    not scalar calls, so loops around them still vectorize). Upstream's
+    convert-math-to-libm alone fails on every op it has no function for
+    (copysign, ctlz, absi, ...). A math op that neither set lowers is a
+    located error. Run msamp-legalize-math first (rsqrt: libm has no
+    `rsqrtf`).
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect",
+                           "::mlir::func::FuncDialect"];
+}
+
+
+def MSAMPStridedCopiesToLoops
+    : Pass<"msamp-strided-copies-to-loops", "::mlir::func::FuncOp"> {
+  let summary = "lower memref.copy of non-contiguous buffers to loops";
+  let description = [{
+    CPU lowering, after bufferization. finalize-memref-to-llvm turns a copy
+    between two contiguous buffers into `llvm.memcpy` but any other copy into
+    a call of `memrefCopy`, a function of MLIR's C runner utilities that the
+    msamp runtime does not provide, so `train_step.so` would fail to load.
+    Strided copies arise from views along an inner dimension: a fused
+    projection split into q, k and v (GPT-2's `c_attn`, ViT's `qkv`), the
+    concatenation of their gradients, a transpose-split of heads. Each such
+    copy becomes a nest of `scf.for` loops (outermost dimension first) of
+    `memref.load` / `memref.store`; contiguous copies are left to memcpy.
+    A strided copy of unranked buffers is a located error.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
+
 def MSAMPApproximateTanh
     : Pass<"msamp-approximate-tanh", "::mlir::func::FuncOp"> {
   let summary = "replace f32 math.tanh by a branch-free rational approximation";

@@ -14,7 +14,8 @@
 //     one dimension and tiled into blocks x threads, mapped to gpu.launch
 //     and outlined into gpu.modules. What has no parallel dimension (0-d
 //     arithmetic, full reductions) stays host code;
-//  3. kernels: FP8 casts to NVVM cvt.satfinite, GPU-to-NVVM, and
+//  3. kernels: FP8 casts to NVVM cvt.satfinite, GPU-to-NVVM (libdevice for
+//     math; math ops libdevice lacks to LLVM intrinsics), and
 //     gpu-module-to-binary with format=isa: the gpu.binary embeds PTX for
 //     `chip` (+ptx80 for sm_90, +ptx81 for sm_89), which the driver JITs
 //     when the module is loaded;
@@ -99,6 +100,9 @@ void mlir::msamp::buildLowerToGPUPipeline(OpPassManager &pm,
   kernels.addPass(createSCFToControlFlowPass());
   kernels.addPass(createMSAMPGPULowerFP8Casts());
   kernels.addPass(createConvertGpuOpsToNVVMOps());
+  // What libdevice has no function for (trunc, ctlz, cttz, ctpop) is left
+  // by convert-gpu-to-nvvm; LLVM intrinsics the NVPTX backend selects.
+  kernels.addPass(createConvertMathToLLVMPass());
   kernels.addPass(createCanonicalizerPass());
   kernels.addPass(createCSEPass());
   kernels.addPass(createReconcileUnrealizedCastsPass());

@@ -37,7 +37,7 @@ constexpr TypeRow kTypes[] = {
     {ElementType::U16, "ui16", "U16", 2, false},
     {ElementType::U32, "ui32", "U32", 4, false},
     {ElementType::U64, "ui64", "U64", 8, false},
-    {ElementType::Bool, "i1", "BOOL", 1, false},
+    {ElementType::Bool, "i1", "BOOL", 1, true},
 };
 
 const TypeRow &row(ElementType type) {

@@ -31,7 +31,8 @@ enum class ElementType : uint8_t {
   I64,
   I32,
   U8,
-  // Readable in safetensors files, never in a manifest.
+  // Readable in safetensors files, never in a manifest (but Bool: i1
+  // buffers, masks, are).
   F64,
   I8,
   I16,

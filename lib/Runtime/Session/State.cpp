@@ -249,7 +249,8 @@ Error initializeState(const std::vector<TensorBuffer *> &state, uint64_t seed,
                     buffer->data());
   }
 
-  // 2. Values from an --init file replace the manifest init of params.
+  // 2. Values from an --init file replace the manifest init of params and
+  //    buffers.
   int64_t fromFile = 0;
   if (initFile) {
     for (const SafeTensor &t : initFile->tensors()) {
@@ -258,8 +259,23 @@ Error initializeState(const std::vector<TensorBuffer *> &state, uint64_t seed,
                      initFile->path() + ": tensor '" + t.name + "': " + what);
       };
       auto it = byName.find(t.name);
+      if (it != byName.end() && it->second->spec().role == "buffer") {
+        // Buffers are not trained and keep their dtype (i64 position ids,
+        // i1 masks): the file's tensor is copied as it is.
+        const TensorSpec &spec = it->second->spec();
+        if (t.dtype != spec.dtype)
+          return fail(std::string("dtype ") + safetensorsName(t.dtype) +
+                      ", expected " + safetensorsName(spec.dtype) +
+                      " (a buffer's initial value is given in its own dtype)");
+        if (t.shape != spec.shape)
+          return fail("shape " + shapeToString(t.shape) + ", expected " +
+                      shapeToString(spec.shape));
+        std::memcpy(it->second->data(), t.data, t.numBytes);
+        ++fromFile;
+        continue;
+      }
       if (it == byName.end() || it->second->spec().role != "param")
-        return fail("not a param of this model");
+        return fail("not a param or buffer of this model");
       const TensorSpec &spec = it->second->spec();
       if (t.dtype != ElementType::F32)
         return fail(std::string("dtype ") + safetensorsName(t.dtype) +

@@ -22,5 +22,5 @@
 // SHAPE: msamp-run: error: {{.*}}no-batch.safetensors: tensor 'x' has shape [4, 3], expected [K, 4, 3] (K batches of input 'x' [4, 3])
 // DTYPE: msamp-run: error: {{.*}}f64.safetensors: tensor 'x' has dtype F64, expected F32 (input 'x' is f32)
 // KMISMATCH: msamp-run: error: {{.*}}k.safetensors: tensor 'y' holds 1 batches, but 'x' holds 2
-// BADINIT: msamp-run: error: {{.*}}data.safetensors: tensor '{{x|y}}': not a param of this model
+// BADINIT: msamp-run: error: {{.*}}data.safetensors: tensor '{{x|y}}': not a param or buffer of this model
 // NOTCKPT: msamp-run: error: cannot resume from '{{.*}}data.safetensors': its __metadata__ has no "graph_hash"; it is not a checkpoint written by msamp
