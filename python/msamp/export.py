@@ -18,19 +18,23 @@ torch and torch-mlir are optional dependencies (``pip install msamp[torch]``):
 importing this module never imports them; calling :func:`export` without
 them raises ImportError saying what to install.
 
-Pitfalls handled here (INPUTS.md 1.2/1.4):
+What the trace does so that stock transformers / timm models get through
+(docs/Python.md "PyTorch export" has the table):
 
-* ``x ** 2`` (aten.pow with an integer exponent, e.g. in ``mse_loss``)
-  lowers to ``math.fpowi``, which msamp's lowering does not handle: small
-  integer powers are rewritten into multiplications before import.
-* Ops that torch-mlir lowers to its private ``tm_tensor`` dialect
-  (embedding backward, scatter, sort...) cannot be parsed by LLVM 22: they
-  are rejected with the op named; express embeddings as one-hot matmuls.
-* ``aten.rsqrt`` becomes 1 / sqrt: the step's lowering of math.rsqrt
-  references a libm ``rsqrtf`` that does not exist.
-* ``aten.squeeze.dims`` (newer torch) is not legal in this torch-mlir:
-  squeezes and unsqueezes become views of the traced static shape.
-* Modules must not mutate buffers in forward (BatchNorm in train mode).
+* attention runs as PyTorch's math backend (the fused SDPA kernels'
+  backward ops have no torch-mlir lowering);
+* the trace is functionalized (``copy_``, ``div_``: torch-mlir rejects
+  mutation); training-mode BatchNorm is traced as ops, and buffers the
+  forward changes (running statistics) become updated-buffer results;
+* scatter-free gradients (nll_loss, embedding, index_put with accumulate,
+  max_pool2d) and cumsum as a triangular masked sum: the defaults lower to
+  torch-mlir's private ``tm_tensor`` dialect, which LLVM 22 cannot parse;
+* ``aten.squeeze.dims`` (not legal in this torch-mlir) and
+  ``aten.empty_permuted`` (no lowering) are rewritten;
+* param groups become per-param ``msamp.weight_decay`` / ``msamp.lr_scale``.
+
+Anything else the trace or torch-mlir cannot handle is an
+:class:`ExportError` naming the aten op, never a torch-mlir IR dump.
 """
 
 import os
@@ -86,11 +90,17 @@ class ExportedGraph:
         return path
 
     def write_init(self, path):
-        """The params' current values as f32 safetensors (msamp-run --init,
-        Session.init(init_file=...))."""
+        """The params' current values as f32 and the buffers' in their own
+        dtype (i64 position ids, BatchNorm statistics), as safetensors for
+        msamp-run --init and Session.init(init_file=...)."""
         from safetensors.numpy import save_file
-        save_file({k: np.ascontiguousarray(v, np.float32)
-                   for k, v in self.param_values.items()}, str(path))
+        tensors = {k: np.ascontiguousarray(v, np.float32)
+                   for k, v in self.param_values.items()}
+        # np.array, not ascontiguousarray: a 0-d buffer (BatchNorm's
+        # num_batches_tracked) must stay 0-d.
+        tensors.update({k: np.array(v, order="C")
+                        for k, v in self.buffer_values.items()})
+        save_file(tensors, str(path))
         return path
 
 
@@ -211,63 +221,13 @@ _FOREIGN_OP = re.compile(r'^\s*(%[^=]+=\s*)?"?(tm_tensor|torch_c|torch)\.')
 
 def _mlir_dtype(t):
     import torch
-    table = {torch.float32: "f32", torch.int64: "i64", torch.int32: "i32"}
+    table = {torch.float32: "f32", torch.int64: "i64", torch.int32: "i32",
+             torch.bool: "i1"}
     if t.dtype not in table:
         raise ExportError(f"dtype {t.dtype} is not allowed by the contract "
-                          "(params f32; inputs f32, i32 or i64)")
+                          "(params f32; buffers, inputs and targets f32, i64, "
+                          "i32 or bool)")
     return table[t.dtype]
-
-
-def _expand_integer_powers(gm):
-    """aten.pow(x, n) for n in {1, 2, 3} -> multiplications (math.fpowi has
-    no msamp lowering); pow(x, 0.5) -> sqrt."""
-    import torch
-    aten = torch.ops.aten
-    graph = gm.graph
-    for node in list(graph.nodes):
-        if node.op != "call_function" or node.target != aten.pow.Tensor_Scalar:
-            continue
-        x, n = node.args
-        if n not in (1, 2, 3, 0.5, 1.0, 2.0, 3.0):
-            continue
-        created = []
-        with graph.inserting_before(node):
-            if n == 0.5:
-                created.append(graph.call_function(aten.sqrt.default, (x,)))
-            elif n not in (1, 1.0):
-                created.append(graph.call_function(aten.mul.Tensor, (x, x)))
-                if n in (3, 3.0):
-                    created.append(graph.call_function(aten.mul.Tensor, (created[-1], x)))
-        # The importer types every node from meta["val"]; x^k has x's type.
-        for c in created:
-            c.meta = dict(node.meta)
-        node.replace_all_uses_with(created[-1] if created else x)
-        graph.erase_node(node)
-    graph.lint()
-    gm.recompile()
-    return gm
-
-
-def _expand_rsqrt(gm):
-    """aten.rsqrt(x) -> reciprocal(sqrt(x)). The compiled step's lowering of
-    math.rsqrt calls a libm ``rsqrtf`` that glibc does not have (train_step.so
-    fails to load); PyTorch's CPU kernel computes 1 / sqrt(x) too."""
-    import torch
-    aten = torch.ops.aten
-    graph = gm.graph
-    for node in list(graph.nodes):
-        if node.op != "call_function" or node.target != aten.rsqrt.default:
-            continue
-        with graph.inserting_before(node):
-            root = graph.call_function(aten.sqrt.default, node.args)
-            new = graph.call_function(aten.reciprocal.default, (root,))
-        root.meta = dict(node.meta)
-        new.meta = dict(node.meta)
-        node.replace_all_uses_with(new)
-        graph.erase_node(node)
-    graph.lint()
-    gm.recompile()
-    return gm
 
 
 def _dense_empties(gm):
@@ -448,11 +408,6 @@ def decompositions():
     from torch._decomp import get_decompositions
     aten = torch.ops.aten
     table = dict(core_aten_decompositions())
-    # GELU into elementwise aten (torch-mlir would emit math.fpowi for the
-    # tanh form's x^3, which msamp cannot lower; the aten pow is rewritten).
-    table.update(get_decompositions([aten.gelu, aten.gelu_backward]))
-    # LayerNorm too: torch-mlir's own expansion uses math.rsqrt (see above).
-    table.update(get_decompositions([aten.native_layer_norm]))
     table[aten.nll_loss_backward.default] = _nll_loss_backward
     table[aten.embedding_dense_backward.default] = _embedding_dense_backward
     table[aten.cumsum.default] = _cumsum
@@ -555,7 +510,7 @@ def trace(model, loss_fn, items, param_names, buffer_names):
         gm = make_fx(functionalize(fwd_bwd, remove="mutations"),
                      decomposition_table=decompositions())(*example)
     gm, updated = _drop_unchanged_buffers(gm, n_p, buffer_names)
-    gm = _dense_empties(_static_views(_expand_rsqrt(_expand_integer_powers(gm))))
+    gm = _dense_empties(_static_views(gm))
     return gm, updated
 
 
@@ -688,19 +643,36 @@ def _trace_or_explain(model, loss_fn, items, param_names, buffer_names):
 
 def _import_or_explain(fx, gm, func_name):
     """torch-mlir's import + lowering, with its failures reduced to the
-    aten op it could not lower (never a multi-page IR dump)."""
+    aten op it could not lower (never a multi-page IR dump): its
+    diagnostics are collected in our own context instead of printed."""
+    from torch_mlir import ir
+    from torch_mlir.dialects import torch as torch_d
+    from torch_mlir.extras.fx_importer import FxImporter
+    context = ir.Context()
+    torch_d.register_dialect(context)
+    messages = []
+
+    def collect(diagnostic):
+        messages.append(str(diagnostic.message))
+        messages.extend(str(note.message) for note in diagnostic.notes)
+        return True
+
+    context.attach_diagnostic_handler(collect)
     try:
         return fx.stateless_fx_import(gm, output_type="linalg-on-tensors",
-                                      model_name=func_name)
+                                      model_name=func_name,
+                                      fx_importer=FxImporter(context=context))
     except Exception as e:  # noqa: BLE001 - torch-mlir raises plain errors
-        text = str(e)
-        ops = sorted(set(_ILLEGAL_OP.findall(text)))
+        text = str(e) + "\n" + "\n".join(messages)
+        ops = sorted(set(_ILLEGAL_OP.findall(text))
+                     | set(re.findall(r'name = "(torch\.aten\.[\w.]+)"', text)))
+        ops = [o for o in ops if o.startswith("torch.aten.") or o.startswith("torch.prim")]
         if ops:
             names = ", ".join(o.replace("torch.aten.", "aten.") for o in ops)
             raise ExportError(
                 f"torch-mlir cannot lower {names} to linalg: rewrite the module "
                 "that uses it, or give msamp.export a decomposition for it "
                 "(msamp.export.decompositions())") from None
-        first = text.strip().splitlines()[0] if text.strip() else type(e).__name__
+        first = messages[0] if messages else (str(e).strip().splitlines() or [""])[0]
         raise ExportError(f"torch-mlir failed to lower the traced step: "
                           f"{first[:300]}") from None
