@@ -1,0 +1,188 @@
+"""Stock Hugging Face transformers and timm models from tiny configs, each
+with a learnable task, for test_stock_models.py and
+benchmarks/bench_stock_models.py.
+
+Library defaults everywhere (SDPA attention, tied embeddings, integer
+position-id buffers, BatchNorm in training mode) except dropout, set to 0
+(randomness is not exported yet). No weights are downloaded
+(HF_HUB_OFFLINE=1): every model is built from its config with the
+library's own initialization.
+
+Tasks (each learnable by its family in a few dozen steps):
+* LMs (GPT-2, Llama): predict the previous token (position 0: token 0);
+* sequence classifiers (BERT, RoBERTa): the class of the first token
+  (token id mod the number of classes);
+* images (ViT, DeiT, Swin, ResNet): the brightest quadrant of a noise image
+  with one quadrant lifted.
+
+The optimizer is AdamW with the usual two param groups: weight decay 0.1 on
+matrices, none on biases and norm scales, and the latter at half the lr
+(so that both per-param overrides, msamp.weight_decay and msamp.lr_scale,
+are exercised).
+"""
+
+import os
+from dataclasses import dataclass
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+VOCAB, SEQ, CLASSES, IMAGE = 32, 8, 4, 16
+
+
+@dataclass
+class Family:
+    name: str
+    build: object     # () -> torch.nn.Module
+    kind: str         # "lm" | "seqcls" | "image"
+    lr: float
+    image: int = IMAGE
+
+
+def _hf(config_cls, model_cls, **config):
+    import transformers
+    cfg = getattr(transformers, config_cls)(**config)
+    return getattr(transformers, model_cls)(cfg)
+
+
+def gpt2():
+    return _hf("GPT2Config", "GPT2LMHeadModel", vocab_size=VOCAB, n_positions=SEQ,
+               n_embd=32, n_layer=1, n_head=2, resid_pdrop=0.0, embd_pdrop=0.0,
+               attn_pdrop=0.0, bos_token_id=0, eos_token_id=0)
+
+
+def llama():
+    return _hf("LlamaConfig", "LlamaForCausalLM", vocab_size=VOCAB, hidden_size=32,
+               intermediate_size=64, num_hidden_layers=1, num_attention_heads=4,
+               num_key_value_heads=2, max_position_embeddings=SEQ,
+               bos_token_id=0, eos_token_id=0, pad_token_id=None)
+
+
+def bert():
+    return _hf("BertConfig", "BertForSequenceClassification", vocab_size=VOCAB,
+               hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+               intermediate_size=64, max_position_embeddings=SEQ,
+               num_labels=CLASSES, hidden_dropout_prob=0.0,
+               attention_probs_dropout_prob=0.0, classifier_dropout=0.0)
+
+
+def roberta():
+    # Position ids count the non-padding tokens (a cumsum) from pad id + 1.
+    return _hf("RobertaConfig", "RobertaForSequenceClassification", vocab_size=VOCAB,
+               hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+               intermediate_size=64, max_position_embeddings=SEQ + 2, pad_token_id=1,
+               num_labels=CLASSES, hidden_dropout_prob=0.0,
+               attention_probs_dropout_prob=0.0, classifier_dropout=0.0)
+
+
+def _timm(name, **kwargs):
+    import timm
+    return timm.create_model(name, pretrained=False, num_classes=CLASSES, **kwargs)
+
+
+def vit():
+    return _timm("vit_tiny_patch16_224", img_size=IMAGE, patch_size=4, embed_dim=32,
+                 depth=1, num_heads=2)
+
+
+def deit():
+    # The distilled DeiT: class and distillation tokens, two heads averaged.
+    return _timm("deit_tiny_distilled_patch16_224", img_size=IMAGE, patch_size=4,
+                 embed_dim=32, depth=1, num_heads=2)
+
+
+def swin():
+    # Window attention with relative position bias, shifted windows (roll).
+    return _timm("swin_tiny_patch4_window7_224", img_size=IMAGE, patch_size=2,
+                 embed_dim=16, depths=(2, 1), num_heads=(2, 2), window_size=4)
+
+
+def resnet():
+    # BatchNorm in training mode: the running statistics are updated buffers.
+    return _timm("resnet18", layers=(1, 1, 1, 1), channels=(8, 16, 32, 64),
+                 stem_width=8)
+
+
+FAMILIES = {f.name: f for f in [
+    Family("gpt2", gpt2, "lm", 3e-3),
+    Family("bert", bert, "seqcls", 3e-3),
+    Family("llama", llama, "lm", 3e-3),
+    Family("vit", vit, "image", 3e-3),
+    Family("roberta", roberta, "seqcls", 3e-3),
+    Family("deit", deit, "image", 3e-3),
+    Family("swin", swin, "image", 3e-3),
+    Family("resnet", resnet, "image", 3e-3, image=32),
+]}
+
+
+def loss_fn(family):
+    if family.kind == "image":
+        return F.cross_entropy
+
+    def from_logits(out, targets):
+        logits = out.logits
+        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
+    return from_logits
+
+
+def batches(family, count, batch, seed=0):
+    """``count`` batches of ``batch`` examples, dicts {input name: tensor,
+    target name: tensor} (the model takes the input positionally)."""
+    g = torch.Generator().manual_seed(seed)
+    out = []
+    for _ in range(count):
+        if family.kind == "lm":
+            ids = torch.randint(0, VOCAB, (batch, SEQ), generator=g)
+            prev = torch.cat([torch.zeros(batch, 1, dtype=ids.dtype), ids[:, :-1]], 1)
+            out.append({"input_ids": ids, "targets": prev})
+        elif family.kind == "seqcls":
+            # Ids from 2 up: RoBERTa's padding id (1) never occurs.
+            ids = torch.randint(2, VOCAB, (batch, SEQ), generator=g)
+            out.append({"input_ids": ids, "labels": ids[:, 0] % CLASSES})
+        else:
+            n = family.image
+            x = 0.5 * torch.rand(batch, 3, n, n, generator=g)
+            labels = torch.randint(0, 4, (batch,), generator=g)
+            h = n // 2
+            for i, q in enumerate(labels.tolist()):
+                r, c = divmod(q, 2)
+                x[i, :, r * h:(r + 1) * h, c * h:(c + 1) * h] += 1.0
+            out.append({"x": (x - 0.5) / 0.45, "labels": labels})
+    return out
+
+
+def model(family, seed=0):
+    torch.manual_seed(seed)
+    m = family.build()
+    m.train()
+    return m
+
+
+def optimizer(family, m):
+    """AdamW, two groups: decay on matrices, none (and half the lr) on
+    vectors (biases, norm scales)."""
+    decay = [p for p in m.parameters() if p.dim() >= 2]
+    no_decay = [p for p in m.parameters() if p.dim() < 2]
+    return torch.optim.AdamW([
+        {"params": decay, "weight_decay": 0.1},
+        {"params": no_decay, "weight_decay": 0.0, "lr": family.lr / 2},
+    ], lr=family.lr, betas=(0.9, 0.999), eps=1e-8)
+
+
+def torch_losses(family, m, data, steps):
+    """PyTorch eager f32 training over ``data`` cycled: the losses."""
+    opt = optimizer(family, m)
+    lf = loss_fn(family)
+    inp, tgt = list(data[0])
+    losses = []
+    for i in range(steps):
+        b = data[i % len(data)]
+        opt.zero_grad()
+        loss = lf(m(b[inp]), b[tgt])
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return losses
