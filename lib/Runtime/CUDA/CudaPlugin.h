@@ -6,10 +6,10 @@
 //
 // The CUDA backend is a separate shared library, libmsamp_runtime_cuda.so,
 // that libmsamp_runtime.so opens with dlopen the first time backend "cuda" is
-// selected (CudaBackendLoader.cpp). Only the plugin links cudart, cuBLASLt
-// and NCCL, so a compiled step or msamp-run linked against the runtime starts
-// on a machine without a driver, or without CUDA installed at all, and fails
-// only when "cuda" is asked for.
+// selected (CudaBackendLoader.cpp). Only the plugin links cudart and
+// cuBLASLt (and dlopens NCCL for a multi-rank job), so a compiled step or
+// msamp-run linked against the runtime starts on a machine without a driver, or
+// without CUDA installed at all, and fails only when "cuda" is asked for.
 //
 // The two libraries share the C++ Backend/Collective interfaces (Backend.h,
 // Collective.h) from one source tree, but the runtime is built with hidden
