@@ -67,6 +67,8 @@ LogicalResult mlir::msamp::checkUndefinedSymbols(StringRef objPath,
     runtime.insert(("_mlir_ciface_" + symbol.name).str());
   for (const GPUHostSymbol &symbol : getGPUHostSymbols())
     runtime.insert(symbol.name);
+  for (llvm::StringLiteral name : kEntryPointRuntimeSymbols)
+    runtime.insert(name);
   SystemLibraries system;
 
   bool ok = true;

@@ -44,6 +44,12 @@ struct RuntimeSymbol {
   llvm::StringLiteral signature;
 };
 
+/// Runtime functions the packed entry point calls directly, with plain C
+/// arguments rather than through `_mlir_ciface_` (msamp-emit-entry-point).
+/// msamp-compile allows exactly these and the table below to stay undefined.
+constexpr llvm::StringLiteral kCheckIndexSymbol = "msamp_rt_check_index";
+constexpr llvm::StringLiteral kEntryPointRuntimeSymbols[] = {kCheckIndexSymbol};
+
 /// The table (one entry per RuntimeFn, in enum order).
 llvm::ArrayRef<RuntimeSymbol> getRuntimeSymbols();
 const RuntimeSymbol &getRuntimeSymbol(RuntimeFn fn);

@@ -61,12 +61,12 @@ struct MSAMPEmitEntryPointPass
     //     int32_t dtype, int64_t lower, int64_t upper, int64_t ignore_index,
     //     int32_t has_ignore, const char *name)
     auto checkFn =
-        module.lookupSymbol<LLVM::LLVMFuncOp>("msamp_rt_check_index");
+        module.lookupSymbol<LLVM::LLVMFuncOp>(msamp::kCheckIndexSymbol);
     if (!checkFn) {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(module.getBody());
       checkFn = LLVM::LLVMFuncOp::create(
-          b, loc, "msamp_rt_check_index",
+          b, loc, msamp::kCheckIndexSymbol,
           LLVM::LLVMFunctionType::get(i32,
                                       {ptr, i32, i64, i64, i64, i32, ptr}));
     }
