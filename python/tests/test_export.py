@@ -179,7 +179,10 @@ def test_contract_attributes(exported):
     assert 'msamp.kind = "forward_backward"' in g.text
     assert 'msamp.optimizer = {kind = "sgd"' in g.text
     assert g.text.count('msamp.role = "grad"') == len(names)
-    assert "tm_tensor" not in g.text and "math.fpowi" not in g.text
+    # torch-mlir's private dialect never reaches the compiler (LLVM 22 cannot
+    # parse it); math ops (tanh GELU's x**3 as math.fpowi) do, unrewritten:
+    # the compiler lowers every math op (msamp-legalize-math).
+    assert "tm_tensor" not in g.text
 
 
 @needs_torch
