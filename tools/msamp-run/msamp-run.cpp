@@ -535,8 +535,8 @@ int run(const Options &o) {
       } else if (stat(file.c_str(), &outStat) == 0 &&
                  S_ISDIR(outStat.st_mode)) {
         code = kUsageError;
-        problem = std::string(flag) + " " + file + " is a directory; it names " +
-                  what;
+        problem = std::string(flag) + " " + file +
+                  " is a directory; it names " + what;
       }
     };
     if (o.save)
