@@ -2,7 +2,7 @@
 //-*-===//
 
 #include "MSAMP/Registration/InitAll.h"
-#include "MSAMP/Conversion/GPU/Passes.h"
+#include "MSAMP/Codegen/GPU/Passes.h"
 #include "MSAMP/Conversion/Passes.h"
 #include "MSAMP/Dialect/MSAMPDialect.h"
 #include "MSAMP/Transforms/Passes.h"
@@ -53,6 +53,6 @@ void mlir::msamp::registerAllMSAMPPasses() {
   registerMSAMPPipelines();
   registerMSAMPConversionPasses();
   registerMSAMPConversionPipelines();
-  registerMSAMPGPUConversionPasses();
+  registerMSAMPCodegenGPUPasses();
   registerMSAMPGPUPipelines();
 }

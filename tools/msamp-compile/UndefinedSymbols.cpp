@@ -2,7 +2,7 @@
 
 #include "UndefinedSymbols.h"
 
-#include "MSAMP/Conversion/GPU/GPURuntimeSymbols.h"
+#include "MSAMP/Codegen/GPU/GPURuntimeSymbols.h"
 #include "MSAMP/Conversion/RuntimeSymbols.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"

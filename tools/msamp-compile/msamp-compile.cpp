@@ -20,8 +20,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "MSAMP/Conversion/GPU/GPURuntimeSymbols.h"
-#include "MSAMP/Conversion/GPU/Passes.h"
+#include "MSAMP/Codegen/GPU/GPURuntimeSymbols.h"
+#include "MSAMP/Codegen/GPU/Passes.h"
 #include "MSAMP/Conversion/Passes.h"
 #include "MSAMP/Registration/InitAll.h"
 #include "MSAMP/Support/ParseInput.h"

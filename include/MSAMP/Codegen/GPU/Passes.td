@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef MSAMP_CONVERSION_GPU_PASSES_TD
-#define MSAMP_CONVERSION_GPU_PASSES_TD
+#ifndef MSAMP_CODEGEN_GPU_PASSES_TD
+#define MSAMP_CODEGEN_GPU_PASSES_TD
 
 include "mlir/Pass/PassBase.td"
 
@@ -121,4 +121,4 @@ def MSAMPGPULowerFP8Casts : Pass<"msamp-gpu-lower-fp8-casts"> {
                            "::mlir::vector::VectorDialect"];
 }
 
-#endif // MSAMP_CONVERSION_GPU_PASSES_TD
+#endif // MSAMP_CODEGEN_GPU_PASSES_TD

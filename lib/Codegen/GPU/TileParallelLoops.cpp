@@ -15,7 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "MSAMP/Conversion/GPU/Passes.h"
+#include "MSAMP/Codegen/GPU/Passes.h"
 
 #include "mlir/Dialect/SCF/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/Utils/Utils.h"
@@ -25,7 +25,7 @@
 
 namespace mlir::msamp {
 #define GEN_PASS_DEF_MSAMPGPUTILEPARALLELLOOPS
-#include "MSAMP/Conversion/GPU/Passes.h.inc"
+#include "MSAMP/Codegen/GPU/Passes.h.inc"
 } // namespace mlir::msamp
 
 using namespace mlir;

@@ -22,7 +22,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "MSAMP/Conversion/GPU/Passes.h"
+#include "MSAMP/Codegen/GPU/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/Builders.h"
@@ -30,7 +30,7 @@
 
 namespace mlir::msamp {
 #define GEN_PASS_DEF_MSAMPGPULOWERFP8CASTS
-#include "MSAMP/Conversion/GPU/Passes.h.inc"
+#include "MSAMP/Codegen/GPU/Passes.h.inc"
 } // namespace mlir::msamp
 
 using namespace mlir;

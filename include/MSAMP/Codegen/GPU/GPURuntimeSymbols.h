@@ -16,8 +16,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef MSAMP_CONVERSION_GPU_GPURUNTIMESYMBOLS_H
-#define MSAMP_CONVERSION_GPU_GPURUNTIMESYMBOLS_H
+#ifndef MSAMP_CODEGEN_GPU_GPURUNTIMESYMBOLS_H
+#define MSAMP_CODEGEN_GPU_GPURUNTIMESYMBOLS_H
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
@@ -56,4 +56,4 @@ llvm::Error renameGPUHostCalls(llvm::Module &module);
 
 } // namespace mlir::msamp
 
-#endif // MSAMP_CONVERSION_GPU_GPURUNTIMESYMBOLS_H
+#endif // MSAMP_CODEGEN_GPU_GPURUNTIMESYMBOLS_H

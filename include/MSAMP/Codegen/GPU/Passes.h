@@ -5,8 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef MSAMP_CONVERSION_GPU_PASSES_H
-#define MSAMP_CONVERSION_GPU_PASSES_H
+#ifndef MSAMP_CODEGEN_GPU_PASSES_H
+#define MSAMP_CODEGEN_GPU_PASSES_H
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -30,10 +30,10 @@ class LinalgDialect;
 namespace mlir::msamp {
 
 #define GEN_PASS_DECL
-#include "MSAMP/Conversion/GPU/Passes.h.inc"
+#include "MSAMP/Codegen/GPU/Passes.h.inc"
 
 #define GEN_PASS_REGISTRATION
-#include "MSAMP/Conversion/GPU/Passes.h.inc"
+#include "MSAMP/Codegen/GPU/Passes.h.inc"
 
 /// Options of --msamp-lower-to-gpu.
 struct LowerToGPUOptions : public PassPipelineOptions<LowerToGPUOptions> {
@@ -84,4 +84,4 @@ void registerGPUTargetTranslations(DialectRegistry &registry);
 
 } // namespace mlir::msamp
 
-#endif // MSAMP_CONVERSION_GPU_PASSES_H
+#endif // MSAMP_CODEGEN_GPU_PASSES_H

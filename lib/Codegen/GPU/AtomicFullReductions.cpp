@@ -16,7 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "MSAMP/Conversion/GPU/Passes.h"
+#include "MSAMP/Codegen/GPU/Passes.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -25,7 +25,7 @@
 
 namespace mlir::msamp {
 #define GEN_PASS_DEF_MSAMPGPUATOMICFULLREDUCTIONS
-#include "MSAMP/Conversion/GPU/Passes.h.inc"
+#include "MSAMP/Codegen/GPU/Passes.h.inc"
 } // namespace mlir::msamp
 
 using namespace mlir;

@@ -11,7 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "MSAMP/Conversion/GPU/Passes.h"
+#include "MSAMP/Codegen/GPU/Passes.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -21,7 +21,7 @@ namespace mlir::msamp {
 #define GEN_PASS_DEF_MSAMPGPUSTAGEGLOBALS
 #define GEN_PASS_DEF_MSAMPGPUCOPIESTOLINALG
 #define GEN_PASS_DEF_MSAMPGPUPARALLELDIMSOUTER
-#include "MSAMP/Conversion/GPU/Passes.h.inc"
+#include "MSAMP/Codegen/GPU/Passes.h.inc"
 } // namespace mlir::msamp
 
 using namespace mlir;

@@ -5,7 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "MSAMP/Conversion/GPU/GPURuntimeSymbols.h"
+#include "MSAMP/Codegen/GPU/GPURuntimeSymbols.h"
 
 #include "llvm/IR/Function.h"
 #include "llvm/IR/Module.h"

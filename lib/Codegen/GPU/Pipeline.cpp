@@ -32,7 +32,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "MSAMP/Conversion/GPU/Passes.h"
+#include "MSAMP/Codegen/GPU/Passes.h"
 #include "MSAMP/Conversion/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
