@@ -1,22 +1,7 @@
-//===- Pipelines.cpp - --msamp-lower-to-llvm ----------------------*- C++
-//-*-===//
+//===- Pipelines.cpp - the lowering steps both targets share ---*- C++ -*-===//
 //
-// Tensor-level train step -> LLVM dialect, ready for ahead-of-time compilation
-// into a shared object (tools/msamp-compile):
-//
-//  1. chains of elementwise linalg ops are fused so each fused chain is one
-//     loop nest (no intermediate tensors), which LLVM's loop vectorizer then
-//     vectorizes at -O3;
-//  2. msamp ops and GEMMs become runtime calls (convert-msamp-to-runtime),
-//     immediately before bufferization (see below);
-//  3. one-shot bufferization across function boundaries (identity layouts so
-//     the runtime sees plain contiguous buffers), then ownership-based
-//     deallocation frees every temporary inside the step;
-//  4. linalg -> loops -> LLVM, plus the packed entry point. Strided copies
-//     become loops and every math op a libm call or an LLVM intrinsic
-//     (msamp-legalize-math first rewrites those neither provides), so the
-//     object references nothing but the runtime, libc and libm: msamp-compile
-//     checks that before linking.
+// Steps 1-3 of the CPU (Codegen/CPU/Pipeline.cpp) and GPU
+// (Codegen/GPU/Pipeline.cpp) lowerings, and their common host tail.
 //
 //===----------------------------------------------------------------------===//
 
@@ -72,34 +57,6 @@ void mlir::msamp::buildBufferizeTrainStepPipeline(
   pm.addPass(createMSAMPFinalizeRuntimeCalls());
 }
 
-void mlir::msamp::buildLowerToLLVMPipeline(OpPassManager &pm) {
-  buildBufferizeTrainStepPipeline(
-      pm,
-      [](OpPassManager &pm) {
-        pm.addNestedPass<func::FuncOp>(createMSAMPReorderReductionLoops());
-      },
-      // CPU only: on a GPU the loop over ids would launch a kernel per id.
-      [](OpPassManager &pm) {
-        pm.addNestedPass<func::FuncOp>(createMSAMPOneHotReductionToScatter());
-      });
-  buildLoopsToLLVMPipeline(pm);
-}
-
-void mlir::msamp::buildLoopsToLLVMPipeline(OpPassManager &pm) {
-  // After convert-bufferization-to-memref, the last pass that makes copies
-  // (a bufferization.clone becomes alloc + memref.copy).
-  pm.addNestedPass<func::FuncOp>(createMSAMPStridedCopiesToLoops());
-  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
-  pm.addPass(createLowerAffinePass());
-  // Before msamp-math-to-libm-or-llvm (buildHostToLLVMPipeline): a libm tanhf
-  // call keeps GELU's loops scalar.
-  pm.addNestedPass<func::FuncOp>(createMSAMPApproximateTanh());
-  buildHostToLLVMPipeline(pm, [](OpPassManager &pm) {
-    pm.addPass(createConvertVectorToLLVMPass());
-    pm.addPass(createFinalizeMemRefToLLVMConversionPass());
-  });
-}
-
 void mlir::msamp::buildHostToLLVMPipeline(
     OpPassManager &pm, llvm::function_ref<void(OpPassManager &)> lowerMemory) {
   pm.addPass(createSCFToControlFlowPass());
@@ -113,12 +70,4 @@ void mlir::msamp::buildHostToLLVMPipeline(
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createMSAMPEmitEntryPoint());
-}
-
-void mlir::msamp::registerMSAMPConversionPipelines() {
-  PassPipelineRegistration<>(
-      "msamp-lower-to-llvm",
-      "lower a compiled train step to the LLVM dialect with runtime calls "
-      "and the packed entry point",
-      [](OpPassManager &pm) { buildLowerToLLVMPipeline(pm); });
 }

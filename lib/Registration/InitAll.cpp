@@ -2,6 +2,7 @@
 //-*-===//
 
 #include "MSAMP/Registration/InitAll.h"
+#include "MSAMP/Codegen/CPU/Passes.h"
 #include "MSAMP/Codegen/GPU/Passes.h"
 #include "MSAMP/Conversion/Passes.h"
 #include "MSAMP/Dialect/MSAMPDialect.h"
@@ -52,7 +53,8 @@ void mlir::msamp::registerAllMSAMPPasses() {
   registerMSAMPPasses();
   registerMSAMPPipelines();
   registerMSAMPConversionPasses();
-  registerMSAMPConversionPipelines();
+  registerMSAMPCodegenCPUPasses();
+  registerMSAMPCPUPipelines();
   registerMSAMPCodegenGPUPasses();
   registerMSAMPGPUPipelines();
 }

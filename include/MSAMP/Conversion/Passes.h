@@ -34,21 +34,11 @@ void buildBufferizeTrainStepPipeline(
     llvm::function_ref<void(OpPassManager &)> afterBufferize = {},
     llvm::function_ref<void(OpPassManager &)> onTensors = {});
 
-/// Step 4 of --msamp-lower-to-llvm: bufferized linalg, loops and runtime
-/// calls -> LLVM dialect for the host, plus the packed entry point.
-void buildLoopsToLLVMPipeline(OpPassManager &pm);
-
 /// The host tail shared by the CPU and GPU lowerings: control flow,
 /// strided metadata, libm, then `lowerMemory` (memref -> LLVM and what must
 /// come with it), the remaining dialects -> LLVM and the packed entry point.
 void buildHostToLLVMPipeline(
     OpPassManager &pm, llvm::function_ref<void(OpPassManager &)> lowerMemory);
-
-/// Tensor-level train step -> LLVM dialect with the packed entry point
-/// (registered as --msamp-lower-to-llvm).
-void buildLowerToLLVMPipeline(OpPassManager &pm);
-
-void registerMSAMPConversionPipelines();
 
 } // namespace mlir::msamp
 

@@ -62,43 +62,6 @@ def MSAMPEmitEntryPoint : Pass<"msamp-emit-entry-point", "::mlir::ModuleOp"> {
   }];
 }
 
-def MSAMPReorderReductionLoops
-    : Pass<"msamp-reorder-reduction-loops", "::mlir::func::FuncOp"> {
-  let summary = "put a contiguous parallel loop innermost in buffer reductions";
-  let description = [{
-    After bufferization, on the linalg reductions that stay generated loops
-    (the attention einsums and batched products that are not runtime GEMMs):
-    convert-linalg-to-loops nests the loops in iteration-domain order, so
-    the reduction loop is innermost and every iteration loads and stores the
-    output element (LLVM cannot keep it in a register without alias
-    information) and nothing vectorizes. This pass interchanges the loops so
-    that a parallel dimension along which the output is contiguous becomes
-    the innermost loop, preceded by the reduction loops in their original
-    order. Each output element still sees its reduction terms in the same
-    order, so results are bit-identical; the innermost loop is now
-    elementwise over contiguous memory and LLVM vectorizes it. An input that
-    would be read with a stride along that dimension is first copied into a
-    transposed buffer (linalg.transpose into a new allocation), when the
-    reduction reuses it enough to pay for the copy. When that innermost
-    extent is a multiple of 16, the body is pure f32 arith and no input is
-    a view of the output, the reordered op is lowered right away to scf
-    loops over vector<16xf32>: each chunk of up to 8 vectors of an output
-    row is loaded once, carried through the reduction loops as iter_args
-    (the same mulf/addf per lane, in the same order) and stored once.
-  }];
-  let dependentDialects = ["::mlir::linalg::LinalgDialect",
-                           "::mlir::memref::MemRefDialect",
-                           "::mlir::scf::SCFDialect",
-                           "::mlir::vector::VectorDialect"];
-  let statistics = [
-    Statistic<"numReordered", "num-reordered", "reductions reordered">,
-    Statistic<"numVectorized", "num-vectorized",
-              "reordered reductions lowered to vector accumulators">,
-    Statistic<"numTransposed", "num-transposed-inputs",
-              "inputs copied into a transposed buffer">
-  ];
-}
-
 
 def MSAMPLegalizeMath : Pass<"msamp-legalize-math", "::mlir::func::FuncOp"> {
   let summary = "rewrite the math ops no target library provides";
@@ -139,80 +102,6 @@ def MSAMPMathToLibmOrLLVM
   }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect",
                            "::mlir::func::FuncDialect"];
-}
-
-
-def MSAMPStridedCopiesToLoops
-    : Pass<"msamp-strided-copies-to-loops", "::mlir::func::FuncOp"> {
-  let summary = "lower memref.copy of non-contiguous buffers to loops";
-  let description = [{
-    CPU lowering, after bufferization. finalize-memref-to-llvm turns a copy
-    between two contiguous buffers into `llvm.memcpy` but any other copy into
-    a call of `memrefCopy`, a function of MLIR's C runner utilities that the
-    msamp runtime does not provide, so `train_step.so` would fail to load.
-    Strided copies arise from views along an inner dimension: a fused
-    projection split into q, k and v (GPT-2's `c_attn`, ViT's `qkv`), the
-    concatenation of their gradients, a transpose-split of heads. Each such
-    copy becomes a nest of `scf.for` loops (outermost dimension first) of
-    `memref.load` / `memref.store`; contiguous copies are left to memcpy.
-    A strided copy of unranked buffers is a located error.
-  }];
-  let dependentDialects = ["::mlir::arith::ArithDialect",
-                           "::mlir::memref::MemRefDialect",
-                           "::mlir::scf::SCFDialect"];
-}
-
-
-def MSAMPApproximateTanh
-    : Pass<"msamp-approximate-tanh", "::mlir::func::FuncOp"> {
-  let summary = "replace f32 math.tanh by a branch-free rational approximation";
-  let description = [{
-    CPU lowering: `math.tanh` on f32 otherwise becomes a call to libm's
-    `tanhf`, which LLVM's loop vectorizer keeps as one scalar call per lane
-    (LLVM's glibc vector-library table has no tanhf). GELU (tanh form)
-    calls it twice per hidden activation per step, once in the forward and
-    once in the backward, which made it ~18% of an O0 transformer step.
-    This pass rewrites it with MLIR's polynomial approximation (clamp to
-    +-7.99, a 13/6 rational in x, x itself below 4e-4): pure arith and
-    fused multiply-adds (emitted as `llvm.intr.fma`, not libm `fmaf`
-    calls), so the loop around it vectorizes. The result is within a
-    few ulp of tanhf and the same on every x86-64 host (fma is exact
-    whether the CPU has the instruction or libm emulates it).
-  }];
-  let dependentDialects = ["::mlir::arith::ArithDialect",
-                           "::mlir::LLVM::LLVMDialect",
-                           "::mlir::math::MathDialect",
-                           "::mlir::vector::VectorDialect"];
-  let statistics = [
-    Statistic<"numApproximated", "num-approximated", "math.tanh ops replaced">
-  ];
-}
-
-
-def MSAMPOneHotReductionToScatter
-    : Pass<"msamp-one-hot-reduction-to-scatter", "::mlir::func::FuncOp"> {
-  let summary = "embedding gradients: one-hot reductions -> loops of row adds";
-  let description = [{
-    CPU lowering, on tensors before bufferization. The gradient of an
-    embedding lookup (the graph generators' embedding backward, ONNX
-    GatherGrad) is a linalg.generic that reduces over the ids:
-    `out[.., v, ..] = sum_n (f(ids[n]) == v ? g[n, ..] : 0)` from a +0.0
-    output, |out| x |ids| compare-select-adds where |g| adds are the work
-    (10G instead of 0.2M for a 50k vocabulary). It becomes scf.for loops over
-    the ids that add the gradient slice g[n, ..] into the output row f(ids[n])
-    (skipped when out of range), through tensor.extract_slice /
-    insert_slice, which one-shot bufferization updates in place.
-    Bit-identical: every output element gets the same non-zero terms in the
-    same order; the +0.0 terms the reduction adds for other ids change
-    nothing, because a sum started at +0.0 is never -0.0.
-  }];
-  let dependentDialects = ["::mlir::arith::ArithDialect",
-                           "::mlir::linalg::LinalgDialect",
-                           "::mlir::scf::SCFDialect",
-                           "::mlir::tensor::TensorDialect"];
-  let statistics = [
-    Statistic<"numRewritten", "num-rewritten", "one-hot reductions rewritten">
-  ];
 }
 
 

@@ -32,6 +32,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "MSAMP/Codegen/CPU/Passes.h"
 #include "MSAMP/Codegen/GPU/Passes.h"
 #include "MSAMP/Conversion/Passes.h"
 

@@ -12,7 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "MSAMP/Conversion/Passes.h"
+#include "MSAMP/Codegen/CPU/Passes.h"
 #include "MSAMP/Transforms/TrainStep.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -22,7 +22,7 @@
 
 namespace mlir::msamp {
 #define GEN_PASS_DEF_MSAMPAPPROXIMATETANH
-#include "MSAMP/Conversion/Passes.h.inc"
+#include "MSAMP/Codegen/CPU/Passes.h.inc"
 } // namespace mlir::msamp
 
 using namespace mlir;

@@ -11,14 +11,14 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "MSAMP/Conversion/Passes.h"
+#include "MSAMP/Codegen/CPU/Passes.h"
 
 #include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::msamp {
 #define GEN_PASS_DEF_MSAMPSTRIDEDCOPIESTOLOOPS
-#include "MSAMP/Conversion/Passes.h.inc"
+#include "MSAMP/Codegen/CPU/Passes.h.inc"
 } // namespace mlir::msamp
 
 using namespace mlir;

@@ -23,7 +23,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "MSAMP/Conversion/Passes.h"
+#include "MSAMP/Codegen/CPU/Passes.h"
 #include "MSAMP/Transforms/TrainStep.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -36,7 +36,7 @@
 
 namespace mlir::msamp {
 #define GEN_PASS_DEF_MSAMPONEHOTREDUCTIONTOSCATTER
-#include "MSAMP/Conversion/Passes.h.inc"
+#include "MSAMP/Codegen/CPU/Passes.h.inc"
 } // namespace mlir::msamp
 
 using namespace mlir;

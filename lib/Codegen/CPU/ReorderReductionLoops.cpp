@@ -20,7 +20,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "MSAMP/Conversion/Passes.h"
+#include "MSAMP/Codegen/CPU/Passes.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -34,7 +34,7 @@
 
 namespace mlir::msamp {
 #define GEN_PASS_DEF_MSAMPREORDERREDUCTIONLOOPS
-#include "MSAMP/Conversion/Passes.h.inc"
+#include "MSAMP/Codegen/CPU/Passes.h.inc"
 } // namespace mlir::msamp
 
 using namespace mlir;

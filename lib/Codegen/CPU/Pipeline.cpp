@@ -1,0 +1,67 @@
+//===- Pipeline.cpp - --msamp-lower-to-llvm ------------------*- C++ -*-===//
+//
+// Tensor-level train step -> LLVM dialect, ready for ahead-of-time compilation
+// into a shared object (tools/msamp-compile):
+//
+//  1. chains of elementwise linalg ops are fused so each fused chain is one
+//     loop nest (no intermediate tensors), which LLVM's loop vectorizer then
+//     vectorizes at -O3;
+//  2. msamp ops and GEMMs become runtime calls (convert-msamp-to-runtime),
+//     immediately before bufferization (see below);
+//  3. one-shot bufferization across function boundaries (identity layouts so
+//     the runtime sees plain contiguous buffers), then ownership-based
+//     deallocation frees every temporary inside the step;
+//  4. linalg -> loops -> LLVM, plus the packed entry point. Strided copies
+//     become loops and every math op a libm call or an LLVM intrinsic
+//     (msamp-legalize-math first rewrites those neither provides), so the
+//     object references nothing but the runtime, libc and libm: msamp-compile
+//     checks that before linking.
+//
+//===----------------------------------------------------------------------===//
+
+#include "MSAMP/Codegen/CPU/Passes.h"
+#include "MSAMP/Conversion/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+
+using namespace mlir;
+
+void mlir::msamp::buildLowerToLLVMPipeline(OpPassManager &pm) {
+  buildBufferizeTrainStepPipeline(
+      pm,
+      [](OpPassManager &pm) {
+        pm.addNestedPass<func::FuncOp>(createMSAMPReorderReductionLoops());
+      },
+      // CPU only: on a GPU the loop over ids would launch a kernel per id.
+      [](OpPassManager &pm) {
+        pm.addNestedPass<func::FuncOp>(createMSAMPOneHotReductionToScatter());
+      });
+  buildLoopsToLLVMPipeline(pm);
+}
+
+void mlir::msamp::buildLoopsToLLVMPipeline(OpPassManager &pm) {
+  // After convert-bufferization-to-memref, the last pass that makes copies
+  // (a bufferization.clone becomes alloc + memref.copy).
+  pm.addNestedPass<func::FuncOp>(createMSAMPStridedCopiesToLoops());
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  pm.addPass(createLowerAffinePass());
+  // Before msamp-math-to-libm-or-llvm (buildHostToLLVMPipeline): a libm tanhf
+  // call keeps GELU's loops scalar.
+  pm.addNestedPass<func::FuncOp>(createMSAMPApproximateTanh());
+  buildHostToLLVMPipeline(pm, [](OpPassManager &pm) {
+    pm.addPass(createConvertVectorToLLVMPass());
+    pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  });
+}
+
+void mlir::msamp::registerMSAMPCPUPipelines() {
+  PassPipelineRegistration<>(
+      "msamp-lower-to-llvm",
+      "lower a compiled train step to the LLVM dialect with runtime calls "
+      "and the packed entry point",
+      [](OpPassManager &pm) { buildLowerToLLVMPipeline(pm); });
+}
