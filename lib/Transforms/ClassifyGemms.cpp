@@ -23,9 +23,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "MSAMP/Dialect/MSAMPOps.h"
-#include "MSAMP/Transforms/GemmMatcher.h"
+#include "MSAMP/TrainStep/GemmMatcher.h"
+#include "MSAMP/TrainStep/TrainStep.h"
 #include "MSAMP/Transforms/Passes.h"
-#include "MSAMP/Transforms/TrainStep.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/Remarks.h"

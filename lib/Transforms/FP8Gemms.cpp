@@ -21,9 +21,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "MSAMP/Dialect/MSAMPOps.h"
-#include "MSAMP/Transforms/GemmMatcher.h"
+#include "MSAMP/TrainStep/GemmMatcher.h"
+#include "MSAMP/TrainStep/TrainStep.h"
 #include "MSAMP/Transforms/Passes.h"
-#include "MSAMP/Transforms/TrainStep.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"

@@ -40,10 +40,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "MSAMP/Transforms/GradStats.h"
+#include "MSAMP/TrainStep/GradStats.h"
 #include "MSAMP/Dialect/MSAMPOps.h"
+#include "MSAMP/TrainStep/TrainStep.h"
 #include "MSAMP/Transforms/Passes.h"
-#include "MSAMP/Transforms/TrainStep.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"

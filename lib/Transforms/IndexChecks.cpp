@@ -21,8 +21,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "MSAMP/TrainStep/TrainStep.h"
 #include "MSAMP/Transforms/Passes.h"
-#include "MSAMP/Transforms/TrainStep.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"

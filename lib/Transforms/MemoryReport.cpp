@@ -32,8 +32,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "MSAMP/Dialect/MSAMPOps.h"
+#include "MSAMP/TrainStep/TrainStep.h"
 #include "MSAMP/Transforms/Passes.h"
-#include "MSAMP/Transforms/TrainStep.h"
 
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"

@@ -12,9 +12,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "MSAMP/Dialect/MSAMPOps.h"
-#include "MSAMP/Transforms/ParamGroups.h"
+#include "MSAMP/TrainStep/ParamGroups.h"
+#include "MSAMP/TrainStep/TrainStep.h"
 #include "MSAMP/Transforms/Passes.h"
-#include "MSAMP/Transforms/TrainStep.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"

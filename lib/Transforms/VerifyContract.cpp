@@ -11,9 +11,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "MSAMP/Transforms/ParamGroups.h"
+#include "MSAMP/TrainStep/ParamGroups.h"
+#include "MSAMP/TrainStep/TrainStep.h"
 #include "MSAMP/Transforms/Passes.h"
-#include "MSAMP/Transforms/TrainStep.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"

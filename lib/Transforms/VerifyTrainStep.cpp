@@ -21,9 +21,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "MSAMP/Dialect/MSAMPOps.h"
-#include "MSAMP/Transforms/GradStats.h"
+#include "MSAMP/TrainStep/GradStats.h"
+#include "MSAMP/TrainStep/TrainStep.h"
 #include "MSAMP/Transforms/Passes.h"
-#include "MSAMP/Transforms/TrainStep.h"
 
 #include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/DenseMap.h"

@@ -62,8 +62,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "MSAMP/TrainStep/TrainStep.h"
 #include "MSAMP/Transforms/Passes.h"
-#include "MSAMP/Transforms/TrainStep.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"

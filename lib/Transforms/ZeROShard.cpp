@@ -42,8 +42,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "MSAMP/Dialect/MSAMPOps.h"
+#include "MSAMP/TrainStep/TrainStep.h"
 #include "MSAMP/Transforms/Passes.h"
-#include "MSAMP/Transforms/TrainStep.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"

@@ -25,7 +25,7 @@
 #include "MSAMP/Conversion/Passes.h"
 #include "MSAMP/Registration/InitAll.h"
 #include "MSAMP/Support/ParseInput.h"
-#include "MSAMP/Transforms/TrainStep.h"
+#include "MSAMP/TrainStep/TrainStep.h"
 #include "UndefinedSymbols.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"

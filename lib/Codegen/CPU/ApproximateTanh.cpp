@@ -13,7 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "MSAMP/Codegen/CPU/Passes.h"
-#include "MSAMP/Transforms/TrainStep.h"
+#include "MSAMP/TrainStep/TrainStep.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/Transforms/Approximation.h"

@@ -24,7 +24,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "MSAMP/Codegen/CPU/Passes.h"
-#include "MSAMP/Transforms/TrainStep.h"
+#include "MSAMP/TrainStep/TrainStep.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"

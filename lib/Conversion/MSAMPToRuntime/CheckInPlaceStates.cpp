@@ -16,7 +16,7 @@
 
 #include "MSAMP/Conversion/Passes.h"
 #include "MSAMP/Conversion/RuntimeSymbols.h"
-#include "MSAMP/Transforms/TrainStep.h"
+#include "MSAMP/TrainStep/TrainStep.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 

@@ -25,7 +25,7 @@
 
 #include "MSAMP/Conversion/Passes.h"
 #include "MSAMP/Conversion/RuntimeSymbols.h"
-#include "MSAMP/Transforms/TrainStep.h"
+#include "MSAMP/TrainStep/TrainStep.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Builders.h"

@@ -35,9 +35,9 @@
 #include "MSAMP/Conversion/Passes.h"
 #include "MSAMP/Conversion/RuntimeSymbols.h"
 #include "MSAMP/Dialect/MSAMPOps.h"
-#include "MSAMP/Transforms/GemmMatcher.h"
-#include "MSAMP/Transforms/GradStats.h"
-#include "MSAMP/Transforms/TrainStep.h"
+#include "MSAMP/TrainStep/GemmMatcher.h"
+#include "MSAMP/TrainStep/GradStats.h"
+#include "MSAMP/TrainStep/TrainStep.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"

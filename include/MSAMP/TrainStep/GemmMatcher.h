@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef MSAMP_TRANSFORMS_GEMMMATCHER_H
-#define MSAMP_TRANSFORMS_GEMMMATCHER_H
+#ifndef MSAMP_TRAINSTEP_GEMMMATCHER_H
+#define MSAMP_TRAINSTEP_GEMMMATCHER_H
 
 #include "mlir/IR/Operation.h"
 #include "mlir/IR/Value.h"
@@ -43,4 +43,4 @@ std::optional<GemmMatch> matchGemm(Operation *op,
 
 } // namespace mlir::msamp
 
-#endif // MSAMP_TRANSFORMS_GEMMMATCHER_H
+#endif // MSAMP_TRAINSTEP_GEMMMATCHER_H

@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef MSAMP_TRANSFORMS_GRADSTATS_H
-#define MSAMP_TRANSFORMS_GRADSTATS_H
+#ifndef MSAMP_TRAINSTEP_GRADSTATS_H
+#define MSAMP_TRAINSTEP_GRADSTATS_H
 
 #include "llvm/ADT/StringRef.h"
 
@@ -32,4 +32,4 @@ constexpr llvm::StringLiteral kNonFiniteName = "nonfinite";
 
 } // namespace mlir::msamp
 
-#endif // MSAMP_TRANSFORMS_GRADSTATS_H
+#endif // MSAMP_TRAINSTEP_GRADSTATS_H

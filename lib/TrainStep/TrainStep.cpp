@@ -1,6 +1,6 @@
 //===- TrainStep.cpp - conventions of graphs and train steps ----*- C++ -*-===//
 
-#include "MSAMP/Transforms/TrainStep.h"
+#include "MSAMP/TrainStep/TrainStep.h"
 #include "MSAMP/Dialect/MSAMPOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"

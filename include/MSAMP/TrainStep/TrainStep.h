@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef MSAMP_TRANSFORMS_TRAINSTEP_H
-#define MSAMP_TRANSFORMS_TRAINSTEP_H
+#ifndef MSAMP_TRAINSTEP_TRAINSTEP_H
+#define MSAMP_TRAINSTEP_TRAINSTEP_H
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -143,4 +143,4 @@ remark::RemarkOpts remarkOptions(StringRef pass, StringRef name);
 
 } // namespace mlir::msamp
 
-#endif // MSAMP_TRANSFORMS_TRAINSTEP_H
+#endif // MSAMP_TRAINSTEP_TRAINSTEP_H

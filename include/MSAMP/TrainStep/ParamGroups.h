@@ -9,8 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef MSAMP_TRANSFORMS_PARAMGROUPS_H
-#define MSAMP_TRANSFORMS_PARAMGROUPS_H
+#ifndef MSAMP_TRAINSTEP_PARAMGROUPS_H
+#define MSAMP_TRAINSTEP_PARAMGROUPS_H
 
 #include "llvm/ADT/StringRef.h"
 
@@ -23,4 +23,4 @@ constexpr llvm::StringLiteral kLrScaleAttr = "msamp.lr_scale";
 
 } // namespace mlir::msamp
 
-#endif // MSAMP_TRANSFORMS_PARAMGROUPS_H
+#endif // MSAMP_TRAINSTEP_PARAMGROUPS_H
