@@ -74,6 +74,8 @@ public:
       : model(model), graph(model.proto->graph()), ctx(ctx), options(options),
         builder(ctx), tb(builder, UnknownLoc::get(ctx)) {
     registerForwardOps(lowerings);
+    registerNNOps(lowerings);
+    registerShapeOps(lowerings);
     registerGradientOps(lowerings);
     if (!options.externalDataDir.empty())
       model.baseDir = options.externalDataDir;

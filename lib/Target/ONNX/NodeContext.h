@@ -104,10 +104,17 @@ Type elementTypeFor(MLIRContext *ctx, int32_t dataType);
 int32_t dataTypeFor(Type elem);
 /// arith.constant for a host tensor.
 Value materializeConstant(OpBuilder &b, Location loc, const HostTensor &t);
+/// Host constant of int64 values (or `type`'s) with `shape` (ShapeOps.cpp).
+HostTensor intTensor(ArrayRef<int64_t> shape, ArrayRef<int64_t> values,
+                     int32_t type = kInt64);
 
 using LowerFn = llvm::Error (*)(NodeContext &);
 /// Lowerings of ONNX (ai.onnx) ops, by op type.
 void registerForwardOps(llvm::StringMap<LowerFn> &table);
+/// Softmax, MatMul, Gemm and SoftmaxCrossEntropyLoss (NNOps.cpp).
+void registerNNOps(llvm::StringMap<LowerFn> &table);
+/// Shape, data-movement and constant ops (ShapeOps.cpp).
+void registerShapeOps(llvm::StringMap<LowerFn> &table);
 /// Lowerings of ONNX Runtime's com.microsoft gradient ops, by op type.
 void registerGradientOps(llvm::StringMap<LowerFn> &table);
 
