@@ -14,13 +14,17 @@
 #ifndef MSAMP_CONVERSION_RUNTIMESYMBOLS_H
 #define MSAMP_CONVERSION_RUNTIMESYMBOLS_H
 
+#include "MSAMP/Runtime/msamp_runtime.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 
 namespace mlir::msamp {
 
-/// Must equal MSAMP_RT_ABI_VERSION in include/MSAMP/Runtime/msamp_runtime.h.
-constexpr int kRuntimeABIVersion = 1;
+/// The ABI version compiled steps report (msamp_train_step_abi_version): the
+/// one in the runtime's plain-C header, which the compiler includes so that
+/// every ABI constant (version, dtype codes, flag bits) has one definition.
+constexpr int kRuntimeABIVersion = MSAMP_RT_ABI_VERSION;
 
 enum class RuntimeFn {
   Quantize,

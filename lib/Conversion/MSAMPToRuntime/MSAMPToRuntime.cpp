@@ -140,12 +140,17 @@ static int32_t dtype(Value v) {
   return getRuntimeDTypeCode(getElementTypeOrSelf(v.getType()));
 }
 
-/// msamp_rt_adam_update's flags (docs/RuntimeABI.md 3.8): bit 0
-/// MSAMP_RT_ADAM_DECOUPLED, bit 1 MSAMP_RT_ADAM_MODE1 (adam_mode = 1).
+/// msamp_rt_adam_update's flags (docs/RuntimeABI.md 3.8).
 static int32_t adamFlags(AdamUpdateOp op) {
-  return (op.getDecoupled() ? 1 : 0) |
-         (op.getAdamMode().value_or(0) == 1 ? 2 : 0);
+  return (op.getDecoupled() ? MSAMP_RT_ADAM_DECOUPLED : 0) |
+         (op.getAdamMode().value_or(0) == 1 ? MSAMP_RT_ADAM_MODE1 : 0);
 }
+
+// The dialect's reduction kinds are passed to the runtime as their values.
+static_assert(static_cast<int>(ReduceKind::Sum) == MSAMP_RT_REDUCE_SUM &&
+                  static_cast<int>(ReduceKind::Max) == MSAMP_RT_REDUCE_MAX &&
+                  static_cast<int>(ReduceKind::Mean) == MSAMP_RT_REDUCE_MEAN,
+              "msamp ReduceKind must match msamp_runtime.h");
 
 struct ConvertMSAMPToRuntimePass
     : ::mlir::msamp::impl::ConvertMSAMPToRuntimeBase<
@@ -310,9 +315,10 @@ void ConvertMSAMPToRuntimePass::runOnOperation() {
                rt.input(b, loc, h.getAmax()),
                stateOut(h.getAmaxHistory(), h.getResult())});
     } else if (auto g = dyn_cast<GemmOp>(op)) {
-      int32_t flags = (g.getTransposeA() ? 1 : 0) |
-                      (g.getTransposeB() ? 2 : 0) | (g.getFastAccum() ? 4 : 0) |
-                      (g.getAmax() ? 8 : 0);
+      int32_t flags = (g.getTransposeA() ? MSAMP_RT_GEMM_TRANSPOSE_A : 0) |
+                      (g.getTransposeB() ? MSAMP_RT_GEMM_TRANSPOSE_B : 0) |
+                      (g.getFastAccum() ? MSAMP_RT_GEMM_FAST_ACCUM : 0) |
+                      (g.getAmax() ? MSAMP_RT_GEMM_WRITE_AMAX : 0);
       Value result = out(g.getResult().getType());
       Value amax = g.getAmax() ? out(g.getAmax().getType()) : rt.dummy(b, loc);
       rt.call(b, loc, RuntimeFn::Gemm,
@@ -391,7 +397,8 @@ void ConvertMSAMPToRuntimePass::runOnOperation() {
               ? stateOut(s.getMomentumBuffer(), s.getNewMomentumBuffer())
               : rt.dummy(b, loc));
       int32_t flags =
-          (s.getNesterov() ? 1 : 0) | (s.getMomentumBuffer() ? 2 : 0);
+          (s.getNesterov() ? MSAMP_RT_SGD_NESTEROV : 0) |
+          (s.getMomentumBuffer() ? MSAMP_RT_SGD_HAS_MOMENTUM_BUFFER : 0);
       args.append({rt.i32(b, loc, dtype(s.getParam())),
                    rt.i32(b, loc, dtype(s.getGrad())),
                    rt.f64(b, loc, s.getMomentum().convertToDouble()),
@@ -403,7 +410,8 @@ void ConvertMSAMPToRuntimePass::runOnOperation() {
       // accumulates into a non-zero init (then it stays a linalg loop nest).
       if (!m->zeroInit)
         continue;
-      int32_t flags = (m->transposeLhs ? 1 : 0) | (m->transposeRhs ? 2 : 0);
+      int32_t flags = (m->transposeLhs ? MSAMP_RT_GEMM_TRANSPOSE_A : 0) |
+                      (m->transposeRhs ? MSAMP_RT_GEMM_TRANSPOSE_B : 0);
       Value result = out(op->getResult(0).getType());
       rt.call(b, loc, RuntimeFn::Gemm,
               {rt.input(b, loc, m->lhs), rt.dummy(b, loc),

@@ -88,18 +88,18 @@ func::FuncOp mlir::msamp::getOrInsertTypedRuntimeDecl(ModuleOp module,
 
 int32_t mlir::msamp::getRuntimeDTypeCode(Type t) {
   if (t.isF32())
-    return 0;
+    return MSAMP_RT_F32;
   if (t.isF16())
-    return 1;
+    return MSAMP_RT_F16;
   if (t.isBF16())
-    return 2;
+    return MSAMP_RT_BF16;
   if (isa<Float8E4M3FNType>(t))
-    return 3;
+    return MSAMP_RT_F8E4M3FN;
   if (isa<Float8E5M2Type>(t))
-    return 4;
+    return MSAMP_RT_F8E5M2;
   if (t.isInteger(64))
-    return 5;
+    return MSAMP_RT_I64;
   if (t.isInteger(32))
-    return 6;
+    return MSAMP_RT_I32;
   return -1;
 }
