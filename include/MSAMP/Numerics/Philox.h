@@ -22,9 +22,8 @@
 // where `step` is the number of completed steps before this one (the step
 // counter state), `op id` the op's stable id in the graph and `element
 // index` the row-major linear index in the result. Words 0 and 1 of the
-// output form a 64-bit integer u (word 0 high); the uniform number is
-// u * 2^-64 * (high - low) + low, which for [0, 1) is exact in f64 up to
-// the conversion of u (round to nearest).
+// output form 64 random bits (word 0 high); the uniform number in [0, 1) is
+// their top 53 bits times 2^-53, exact in f64.
 //
 //===----------------------------------------------------------------------===//
 
@@ -92,15 +91,19 @@ MSAMP_PHILOX_HD inline uint64_t randomBits(uint64_t seed, uint64_t step,
 }
 
 /// The uniform number in [low, high) of that element, as the step computes
-/// it in f64.
+/// it: the top 53 of the 64 bits times 2^-53 (exact in f64, never 1.0),
+/// then scaled to the interval unless it is [0, 1).
 MSAMP_PHILOX_HD inline double randomUniform(uint64_t seed, uint64_t step,
                                             uint32_t rank, uint32_t opId,
                                             uint32_t index, double low = 0.0,
                                             double high = 1.0) {
-  const double twoPowMinus64 = 5.42101086242752217e-20; // 2^-64
-  return static_cast<double>(randomBits(seed, step, rank, opId, index)) *
-             (twoPowMinus64 * (high - low)) +
-         low;
+  const double twoPowMinus53 = 1.1102230246251565404e-16; // 2^-53
+  double u =
+      static_cast<double>(randomBits(seed, step, rank, opId, index) >> 11) *
+      twoPowMinus53;
+  if (low == 0.0 && high == 1.0)
+    return u;
+  return u * (high - low) + low;
 }
 
 } // namespace msamp::numerics
