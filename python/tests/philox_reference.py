@@ -10,9 +10,13 @@ that a mistake in the header or the generated code cannot hide behind
 itself, and checks itself against the paper's known answers first.
 
 As a script (lit tests): ``philox_reference.py check CKPT --param w
---seed S --step K --ranks N --keep P --lr LR --before BEFORE``: the
-checkpoint's ``w`` must equal ``before - lr * mean over ranks of
-mask_r / keep`` exactly, and with N > 1 the ranks' masks must differ.
+--seed S --steps K --ranks N --keep P --lr LR``: after K SGD steps from
+w = 0 on a graph whose gradient of ``w`` is its dropout mask / keep, the
+checkpoint's ``w`` must equal, exactly, the sum over steps of ``- lr *
+mean over ranks of mask(step, rank) / keep`` (in f32, step by step), and
+with N > 1 the ranks' masks must differ. ``write-data`` writes the inputs
+of test/Transforms/Inputs/dropout.mlir (x = 0, y = 1) and an init file
+with w = 0.
 """
 
 import argparse
@@ -70,27 +74,34 @@ def keep_mask(seed, step, rank, op, shape, keep):
 
 def main(argv):
     ap = argparse.ArgumentParser()
-    ap.add_argument("command", choices=["check"])
+    ap.add_argument("command", choices=["check", "write-data"])
     ap.add_argument("ckpt")
+    ap.add_argument("init", nargs="?")
     ap.add_argument("--param", default="w")
-    ap.add_argument("--seed", type=int, required=True)
-    ap.add_argument("--step", type=int, default=0)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--steps", type=int, default=1)
     ap.add_argument("--op", type=int, default=0)
     ap.add_argument("--ranks", type=int, default=1)
-    ap.add_argument("--keep", type=float, required=True)
+    ap.add_argument("--keep", type=float, default=0.75)
     ap.add_argument("--lr", type=float, default=1.0)
-    ap.add_argument("--before", type=float, default=0.0)
     a = ap.parse_args(argv)
+    from safetensors.numpy import load_file, save_file
+    if a.command == "write-data":
+        save_file({"x": np.zeros((1, 4, 64), np.float32),
+                   "y": np.ones((1, 4, 64), np.float32)}, a.ckpt)
+        save_file({"w": np.zeros((4, 64), np.float32)}, a.init)
+        return 0
     check_kat()
-    from safetensors.numpy import load_file
     w = load_file(a.ckpt)[a.param]
-    masks = [keep_mask(a.seed, a.step, r, a.op, w.shape, a.keep)
-             for r in range(a.ranks)]
-    # The gradient all-reduce is a mean over ranks, in f32.
-    grad = sum(m.astype(np.float32) / np.float32(a.keep) for m in masks)
-    grad = grad / np.float32(a.ranks)
-    expected = np.float32(a.before) - np.float32(a.lr) * grad
-    if not np.array_equal(w, expected.astype(np.float32)):
+    expected = np.zeros(w.shape, np.float32)
+    for step in range(a.steps):
+        masks = [keep_mask(a.seed, step, r, a.op, w.shape, a.keep)
+                 for r in range(a.ranks)]
+        # The gradient all-reduce is a mean over ranks, in f32.
+        grad = sum(m.astype(np.float32) / np.float32(a.keep) for m in masks)
+        grad = grad / np.float32(a.ranks)
+        expected = expected - np.float32(a.lr) * grad
+    if not np.array_equal(w, expected):
         bad = int(np.sum(w != expected))
         print(f"FAIL: {bad} of {w.size} elements differ from the Philox masks")
         return 1
@@ -98,7 +109,8 @@ def main(argv):
         print("FAIL: the ranks drew the same mask")
         return 1
     kept = [float(m.mean()) for m in masks]
-    print(f"OK: {a.param} matches the Philox masks of {a.ranks} rank(s), "
+    print(f"OK: {a.param} matches the Philox masks of {a.steps} step(s) on "
+          f"{a.ranks} rank(s), last step's "
           f"keep rates {', '.join(f'{k:.3f}' for k in kept)}")
     return 0
 
