@@ -215,7 +215,7 @@ FailureOr<SmallVector<TorchUniform>>
 mlir::msamp::matchTorchRandomness(func::FuncOp func) {
   SmallVector<TorchUniform> uniforms;
   llvm::DenseSet<Operation *> matched;
-  bool ok = true;
+  bool ok = true, chainsOk = true;
   func.walk([&](Operation *op) {
     if (op->getDialect() == nullptr ||
         op->getName().getDialectNamespace() != "ml_program")
@@ -230,14 +230,15 @@ mlir::msamp::matchTorchRandomness(func::FuncOp func) {
       }
       size_t first = uniforms.size();
       if (failed(matchChain(load, uniforms))) {
-        ok = false;
+        // Its store is then unmatched too: one error per broken chain.
+        ok = chainsOk = false;
         return;
       }
       for (size_t i = first; i < uniforms.size(); ++i)
         matched.insert(uniforms[i].seedOps.begin(), uniforms[i].seedOps.end());
       return;
     }
-    if (!matched.contains(op)) {
+    if (!matched.contains(op) && chainsOk) {
       op->emitError("unexpected ")
           << op->getName() << " (not part of a seed load, advance and store); "
           << kHint;
