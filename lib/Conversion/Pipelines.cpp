@@ -22,6 +22,8 @@ using namespace mlir;
 void mlir::msamp::buildBufferizeTrainStepPipeline(
     OpPassManager &pm, llvm::function_ref<void(OpPassManager &)> afterBufferize,
     llvm::function_ref<void(OpPassManager &)> onTensors) {
+  // One generated Philox for both targets: the same numbers on CPU and GPU.
+  pm.addNestedPass<func::FuncOp>(createMSAMPLowerRandomUniform());
   // Scalar-state arithmetic (step + 1, 1 / scale, warm-up selects) is arith
   // on 0-d tensors: make it linalg so that it bufferizes and fuses.
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());

@@ -101,6 +101,8 @@ void buildPipeline(OpPassManager &pm, const MSAMPPipelineOptions &opts,
   synth.weightDecay = opts.weightDecay;
   synth.level = names[static_cast<int>(level)];
   pm.addPass(createMSAMPSynthesizeTrainStep(synth));
+  // Before any pass that could move the seed's loads and stores.
+  pm.addPass(createMSAMPPhiloxRandom());
 
   if (level != Level::O0) {
     MSAMPFP16WeightsOptions weights;

@@ -14,6 +14,7 @@
 #include "MSAMP/TrainStep/ParamGroups.h"
 #include "MSAMP/TrainStep/TrainStep.h"
 #include "MSAMP/Transforms/Passes.h"
+#include "MSAMP/Transforms/TorchRandom.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -104,6 +105,9 @@ public:
   /// Runs every check; returns failure when any violation was reported.
   LogicalResult run() {
     checkDialectsAndCalls();
+    // ml_program only as torch-mlir's dropout seed (INTERFACES.md 1).
+    if (::mlir::failed(verifyTorchSeedGlobals(module)))
+      failed = true;
     SmallVector<func::FuncOp> graphs = checkFunctionKinds();
     for (func::FuncOp func : graphs) {
       if (func.isExternal()) {
@@ -115,6 +119,8 @@ public:
       checkArguments(func);
       checkResults(func);
       checkShapesInBody(func);
+      if (::mlir::failed(matchTorchRandomness(func)))
+        failed = true;
     }
     checkOptimizer();
     dropAsserts();

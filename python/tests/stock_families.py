@@ -4,7 +4,9 @@ benchmarks/bench_stock_models.py.
 
 Library defaults everywhere (SDPA attention, tied embeddings, integer
 position-id buffers, BatchNorm in training mode) except dropout, set to 0
-(randomness is not exported yet). No weights are downloaded
+so that O0 can equal PyTorch step by step; ``DROPOUT_FAMILIES`` are GPT-2
+and BERT with their default dropout (0.1 on embeddings, residuals,
+attention and the classifier: test_dropout_models.py). No weights are downloaded
 (HF_HUB_OFFLINE=1): every model is built from its config with the
 library's own initialization.
 
@@ -48,10 +50,10 @@ def _hf(config_cls, model_cls, **config):
     return getattr(transformers, model_cls)(cfg)
 
 
-def gpt2():
+def gpt2(dropout=False):
+    off = {} if dropout else dict(resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0)
     return _hf("GPT2Config", "GPT2LMHeadModel", vocab_size=VOCAB, n_positions=SEQ,
-               n_embd=32, n_layer=1, n_head=2, resid_pdrop=0.0, embd_pdrop=0.0,
-               attn_pdrop=0.0, bos_token_id=0, eos_token_id=0)
+               n_embd=32, n_layer=1, n_head=2, bos_token_id=0, eos_token_id=0, **off)
 
 
 def llama():
@@ -61,12 +63,14 @@ def llama():
                bos_token_id=0, eos_token_id=0, pad_token_id=None)
 
 
-def bert():
+def bert(dropout=False):
+    off = {} if dropout else dict(hidden_dropout_prob=0.0,
+                                  attention_probs_dropout_prob=0.0,
+                                  classifier_dropout=0.0)
     return _hf("BertConfig", "BertForSequenceClassification", vocab_size=VOCAB,
                hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
                intermediate_size=64, max_position_embeddings=SEQ,
-               num_labels=CLASSES, hidden_dropout_prob=0.0,
-               attention_probs_dropout_prob=0.0, classifier_dropout=0.0)
+               num_labels=CLASSES, **off)
 
 
 def roberta():
@@ -115,6 +119,13 @@ FAMILIES = {f.name: f for f in [
     Family("deit", deit, "image", 3e-3),
     Family("swin", swin, "image", 3e-3),
     Family("resnet", resnet, "image", 3e-3, image=32),
+]}
+
+
+# With the library's default dropout (transformers: 0.1 everywhere).
+DROPOUT_FAMILIES = {f.name: f for f in [
+    Family("gpt2", lambda: gpt2(dropout=True), "lm", 3e-3),
+    Family("bert", lambda: bert(dropout=True), "seqcls", 3e-3),
 ]}
 
 

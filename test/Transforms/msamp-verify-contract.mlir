@@ -69,24 +69,33 @@ module attributes {msamp.optimizer = {kind = "sgd", lr = 1 : i64, momentum = 0.9
 
 // -----
 
-// Collectives (shard) and an RNG seed (ml_program) are part of the contract;
+// Collectives (shard) and torch-mlir's RNG seed (ml_program: @global_seed
+// loaded, advanced and stored; the draws are in
+// msamp-verify-contract-random-invalid.mlir) are part of the contract;
 // a missing msamp.optimizer means AdamW with the defaults; Adam with
 // adam_mode 1 is accepted.
 module {
   shard.grid @grid0(shape = 2)
-  ml_program.global private mutable @seed(dense<0> : tensor<i64>) : tensor<i64>
+  ml_program.global private mutable @global_seed(dense<0> : tensor<i64>) : tensor<i64>
   func.func @fb(%w: tensor<4xf32> {msamp.role = "param", msamp.name = "w"})
       -> (tensor<f32> {msamp.role = "loss"}, tensor<4xf32> {msamp.role = "grad", msamp.name = "w"})
       attributes {msamp.kind = "forward_backward"} {
     %g = shard.all_reduce %w on @grid0 grid_axes = [0] : tensor<4xf32> -> tensor<4xf32>
-    %s = ml_program.global_load @seed : tensor<i64>
+    %c0 = arith.constant 6364136223846793005 : i64
+    %c1 = arith.constant 1442695040888963407 : i64
+    %t = ml_program.global_load @global_seed : tensor<i64>
+    %s = tensor.extract %t[] : tensor<i64>
+    %m = arith.muli %s, %c0 : i64
+    %a = arith.addi %m, %c1 : i64
+    %i = tensor.insert %a into %t[] : tensor<i64>
+    ml_program.global_store @global_seed = %i : tensor<i64>
     %l = arith.constant dense<1.0> : tensor<f32>
     return %l, %g : tensor<f32>, tensor<4xf32>
   }
 }
 
 // CHECK-LABEL: shard.grid @grid0
-// CHECK:       ml_program.global private mutable @seed
+// CHECK:       ml_program.global private mutable @global_seed
 // CHECK:       shard.all_reduce
 
 // -----

@@ -26,7 +26,9 @@ or a directory written by msamp-compile.
   --pipeline-options "..."   options of the --msamp-oN pipeline
   --steps N                  steps to run (default 10; with --eval: one pass
                              over the data)
-  --seed S                   seed of the initialization and synthetic data (0)
+  --seed S                   seed of the initialization, the synthetic data
+                             and the dropout masks (rng.seed; a resumed
+                             run keeps its checkpoint's) (0)
   --lr LR                    learning rate (default: the graph's optimizer lr)
   --lr-schedule constant|cosine
   --warmup N                 linear warm-up steps (default 0)

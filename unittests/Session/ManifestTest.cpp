@@ -61,6 +61,25 @@ void expectInvalid(const json &doc, const std::string &fragment) {
   EXPECT_NE(e.message().find(fragment), std::string::npos) << e.message();
 }
 
+TEST(ManifestTest, RngStateIsOneI64SeededByTheRun) {
+  // The dropout seed (docs/Randomness.md): role rng_state, init "seed".
+  json doc = validManifest();
+  doc["state"][2] = json::parse(R"json({"name":"rng.seed","role":"rng_state",
+      "shape":[],"dtype":"i64","init":"seed","index":2})json");
+  Manifest m;
+  Error e = parseManifest(doc.dump(), "manifest.json", m);
+  ASSERT_FALSE(e) << e.message();
+  EXPECT_EQ(m.state[2].role, "rng_state");
+  EXPECT_EQ(m.state[2].init.kind, InitSpec::Seed);
+  // The seed is a 64-bit key: nothing else can hold it.
+  doc["state"][2]["dtype"] = "f32";
+  expectInvalid(doc, "state[2] ('rng.seed'): init 'seed' needs one i64, "
+                     "found f32 []");
+  doc["state"][2]["dtype"] = "i64";
+  doc["state"][2]["shape"] = json::array({2});
+  expectInvalid(doc, "init 'seed' needs one i64, found i64 [2]");
+}
+
 TEST(ManifestTest, ParsesCompilerOutput) {
   Manifest m;
   Error e = parseManifest(validManifest().dump(), "manifest.json", m);

@@ -5,6 +5,25 @@
 
 include "mlir/Pass/PassBase.td"
 
+def MSAMPLowerRandomUniform
+    : Pass<"msamp-lower-random-uniform", "::mlir::func::FuncOp"> {
+  let summary = "msamp.random_uniform -> a linalg.generic computing Philox4x32-10";
+  let description = [{
+    On tensors, first in the lowering of both targets (--msamp-lower-to-llvm
+    and --msamp-lower-to-gpu), so that the CPU loops and the GPU kernels
+    compute the numbers from the same integer arithmetic: each element runs
+    the ten Philox rounds of include/MSAMP/Numerics/Philox.h on its counter
+    (element index, op id, step, rank) under the key `rng.seed` (32x32->64
+    multiplications as i64 products), and turns the first two output words
+    into (bits >> 11) * 2^-53, exact in f64. The seed, step and rank are
+    0-d inputs of the generic (read inside the loop nest, so that no host
+    code reads device memory).
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def ConvertMSAMPToRuntime : Pass<"convert-msamp-to-runtime", "::mlir::ModuleOp"> {
   let summary = "lower msamp ops and GEMMs of @train_step to runtime calls";
   let description = [{

@@ -416,4 +416,35 @@ def MSAMP_SGDUpdateOp : MSAMP_Op<"sgd_update", [Pure,
   let hasVerifier = 1;
 }
 
+def MSAMP_RandomUniformOp : MSAMP_Op<"random_uniform", [Pure]> {
+  let summary = "counter-based uniform random numbers of one random op";
+  let description = [{
+    Uniform numbers in [`low`, `high`), one per element, from Philox4x32-10
+    keyed by (`seed`, `step`, `rank`, `id`, element index) exactly as
+    include/MSAMP/Numerics/Philox.h defines it: the 64-bit seed is the key,
+    the counter is (row-major element index, `id`, low 32 bits of `step`,
+    `rank`). `id` identifies the random op in its graph (stable: the
+    op's position among the graph's random ops), `step` is the number of
+    completed steps, `rank` the data-parallel rank. The numbers are a pure
+    function of the operands and attributes, so a resumed step, another
+    backend or a recompilation draws the same ones.
+
+    ```mlir
+    %u = msamp.random_uniform %seed, %step, %rank {id = 0 : i64,
+        low = 0.0 : f64, high = 1.0 : f64} : tensor<i32> -> tensor<4x8xf64>
+    ```
+  }];
+  let arguments = (ins MSAMP_StepTensor:$seed,
+                       MSAMP_StepTensor:$step,
+                       TensorRankOf<[I32, I64], [0]>:$rank,
+                       I64Attr:$id,
+                       F64Attr:$low,
+                       F64Attr:$high);
+  let results = (outs RankedTensorOf<[F64, F32]>:$result);
+  let assemblyFormat = [{
+    $seed `,` $step `,` $rank attr-dict `:` type($rank) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // MSAMP_DIALECT_MSAMPOPS_TD

@@ -55,12 +55,15 @@ constexpr llvm::StringLiteral kRoleStep = "step";
 constexpr llvm::StringLiteral kRoleScalingState = "scaling_state";
 constexpr llvm::StringLiteral kRoleHyperparam = "hyperparam";
 constexpr llvm::StringLiteral kRoleRank = "rank";
+constexpr llvm::StringLiteral kRoleRngState = "rng_state";
 
 // Initializers recorded on state arguments (msamp.init) for the manifest.
 constexpr llvm::StringLiteral kInitNormal = "normal(0,0.02)";
 constexpr llvm::StringLiteral kInitZeros = "zeros";
 constexpr llvm::StringLiteral kInitOnes = "ones";
 constexpr llvm::StringLiteral kInitFromParam = "from_param";
+/// The run's seed (msamp-run --seed, Session.init), written as one i64.
+constexpr llvm::StringLiteral kInitSeed = "seed";
 
 /// One optimizer update (msamp.adam_update or msamp.sgd_update): the op,
 /// its param and the gradient operand group it reads.

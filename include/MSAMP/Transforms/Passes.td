@@ -81,6 +81,24 @@ def MSAMPSynthesizeTrainStep
                            "::mlir::tensor::TensorDialect"];
 }
 
+def MSAMPPhiloxRandom : Pass<"msamp-philox-random", "::mlir::ModuleOp"> {
+  let summary = "replace torch-mlir's seeded random numbers by the step's "
+                "Philox generator";
+  let description = [{
+    Runs on `@train_step` right after --msamp-synthesize-train-step. Every
+    random-number computation of the graph (torch-mlir's `@global_seed`
+    load / advance / store and the linalg.generic drawing uniform numbers
+    from it, include/MSAMP/Transforms/TorchRandom.h) becomes one
+    `msamp.random_uniform` with a stable id (its position among the graph's
+    random ops), keyed by a new state argument `rng.seed` (role
+    "rng_state", 0-d i64, init "seed": the run's seed), the step counter and
+    the data-parallel rank (an input with role "rank", added if absent). The
+    ml_program seed is removed. A graph without randomness is unchanged.
+    docs/Randomness.md.
+  }];
+  let dependentDialects = ["::mlir::msamp::MSAMPDialect"];
+}
+
 def MSAMPFP16Weights : Pass<"msamp-fp16-weights", "::mlir::ModuleOp"> {
   let summary = "store GEMM weights as FP16 with a per-tensor scale (O1/O2)";
   let description = [{

@@ -21,8 +21,9 @@ using json = nlohmann::json;
 
 namespace {
 
-const char *const kStateRoles[] = {"param", "master_param",  "opt_state",
-                                   "step",  "scaling_state", "buffer"};
+const char *const kStateRoles[] = {"param",    "master_param",  "opt_state",
+                                   "step",     "scaling_state", "buffer",
+                                   "rng_state"};
 const char *const kInputRoles[] = {"input", "target", "hyperparam", "rank"};
 
 template <size_t N>
@@ -128,7 +129,7 @@ Error parseEntry(const json &entry, const std::string &where, bool isState,
     std::optional<InitSpec> parsed = parseInit(spec.initText);
     if (!parsed)
       return failAt("init '" + spec.initText +
-                    "' is not one of zeros, ones, from_param, "
+                    "' is not one of zeros, ones, from_param, seed, "
                     "normal(MEAN,STD)");
     if (parsed->kind == InitSpec::Normal && !isFloatType(spec.dtype))
       return failAt("init '" + spec.initText +
@@ -151,6 +152,12 @@ Error parseEntry(const json &entry, const std::string &where, bool isState,
         std::min<uint64_t>(classes->get<uint64_t>(), INT64_MAX));
   }
 
+  // The run's seed is written as one i64 (Philox's 64-bit key).
+  if (isState && spec.init.kind == InitSpec::Seed &&
+      (spec.numElements != 1 || spec.dtype != ElementType::I64))
+    return failAt("init 'seed' needs one i64, found " +
+                  std::string(mlirName(spec.dtype)) + " " +
+                  shapeToString(spec.shape));
   // The roles the session itself writes have a fixed form.
   if (spec.role == "step" &&
       (spec.numElements != 1 || spec.dtype != ElementType::I64))
@@ -237,6 +244,10 @@ std::optional<InitSpec> parseInit(const std::string &text) {
   }
   if (text == "from_param") {
     spec.kind = InitSpec::FromParam;
+    return spec;
+  }
+  if (text == "seed") {
+    spec.kind = InitSpec::Seed;
     return spec;
   }
   const std::string prefix = "normal(";

@@ -35,7 +35,8 @@ constexpr int64_t kManifestABIVersion = 1;
 
 /// How a state tensor starts (the manifest's "init").
 struct InitSpec {
-  enum Kind { Zeros, Ones, Normal, FromParam } kind = Zeros;
+  // Seed: the run's seed as one i64 (the rng_state of dropout).
+  enum Kind { Zeros, Ones, Normal, FromParam, Seed } kind = Zeros;
   double mean = 0.0, stddev = 0.0; // Normal
 };
 

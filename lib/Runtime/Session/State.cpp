@@ -236,6 +236,12 @@ Error initializeState(const std::vector<TensorBuffer *> &state, uint64_t seed,
                                spec.init.stddev * normal.next());
       break;
     }
+    case InitSpec::Seed: {
+      // Bit-exact: the seed is a key, not a value to round through f32.
+      int64_t key = static_cast<int64_t>(seed);
+      std::memcpy(buffer->data(), &key, sizeof(key));
+      continue;
+    }
     case InitSpec::FromParam:
       if (spec.role == "param")
         return Error(MSAMP_ERROR_MANIFEST,
