@@ -19,7 +19,7 @@
 #include "MSAMP/Dialect/MSAMPOps.h"
 #include "MSAMP/Transforms/Passes.h"
 #include "MSAMP/Transforms/TorchRandom.h"
-#include "MSAMP/Transforms/TrainStep.h"
+#include "MSAMP/TrainStep/TrainStep.h"
 
 #include "mlir/Dialect/MLProgram/IR/MLProgram.h"
 #include "mlir/IR/Builders.h"
