@@ -117,7 +117,12 @@ FAMILIES = {f.name: f for f in [
     Family("roberta", roberta, "seqcls", 3e-3),
     Family("deit", deit, "image", 3e-3),
     Family("swin", swin, "image", 3e-3),
-    Family("resnet", resnet, "image", 3e-3, image=32),
+    # 64x64: at 32x32 the last stage is 1x1, and its BatchNorm normalizes
+    # over 4 values (batch 4), so ill-conditioned that PyTorch f32 on 1 and
+    # on 2 threads differed by 25% within 20 steps (on the old quadrant
+    # task: the "O0 off by 0.27" of issue #14). At 64x64 (2x2, 16 values)
+    # PyTorch f32 vs f64 differ by 1.9e-6.
+    Family("resnet", resnet, "image", 3e-3, image=64),
 ]}
 
 
