@@ -420,6 +420,8 @@ def decompositions():
     table[aten.cumsum.default] = _cumsum
     table[aten.index_put.default] = _index_put
     table[aten.max_pool2d_with_indices_backward.default] = _max_pool2d_backward
+    from .export_roll import roll
+    table[aten.roll.default] = roll
     return table
 
 
