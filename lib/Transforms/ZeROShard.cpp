@@ -25,7 +25,11 @@
 //   every rank   grad all-reduce      -> msamp.reduce ... root o
 //   GEMM weight  P: f16 -> f8E4M3FN (replicated), P.scale its E4M3 scale;
 //                the FP8 GEMMs read P's bytes and P.scale directly (the
-//                just-in-time re-quantization of the O2 step is gone)
+//                just-in-time re-quantization of the O2 step is gone).
+//                Only if FP8 GEMMs are all that read P: a weight whose
+//                value is read elsewhere too (a tied embedding, gathered
+//                and cast for the head) stays FP16 + scale on every rank,
+//                updated by its owner and broadcast like an f32 param
 //   r == o       P.master (f16) + P.master.scale, the O2 moments: the update
 //                reads and writes them; then the new master is cast to E4M3
 //                just in time (the O2 step's GEMM cast, one step earlier)
@@ -49,6 +53,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Remarks.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/BitVector.h"
 
 #include <algorithm>
@@ -70,6 +75,9 @@ struct ShardedParam {
   AllReduceOp gradReduce; // the all-reduce producing the update's gradient
   int64_t numel;
   int64_t owner = 0;
+  /// Stored as E4M3 on every rank (an FP16 weight read only by FP8 GEMMs);
+  /// otherwise replicated in its O2 precision.
+  bool storedFP8 = false;
 };
 
 struct MSAMPZeROShardPass
@@ -189,6 +197,75 @@ static ComputeScaleOp findWeightCast(Value weight, QuantizeOp &cast) {
   return nullptr;
 }
 
+/// Whether every use of the FP16 weight `weight` other than its optimizer
+/// `update` is a just-in-time E4M3 cast for an FP8 GEMM (the dequantize,
+/// the amax and scale that feed the cast, and the cast itself). Only then
+/// may O3 replace the stored FP16 value by the E4M3 weight: a weight whose
+/// dequantized value is read elsewhere (GPT-2's tied wte, gathered by the
+/// embedding and cast for the lm_head GEMM) would read E4M3 values where
+/// the O2 step reads FP16 ones, and the losses would differ from step 1.
+/// Whether `op` computes nothing the step uses: side-effect free, and every
+/// user of its results likewise (earlier rewrites leave such ops behind,
+/// e.g. the transpose the FP8 GEMM pass no longer reads, until canonicalize
+/// erases them).
+static bool isDead(Operation *op) {
+  // A terminator passes values on (a linalg.yield in the region of a
+  // gather that reads the weight).
+  if (op->hasTrait<OpTrait::IsTerminator>() || !isMemoryEffectFree(op))
+    return false;
+  for (Value v : op->getResults())
+    for (Operation *user : v.getUsers())
+      if (!isDead(user))
+        return false;
+  return true;
+}
+
+static bool onlyFeedsFP8Gemms(BlockArgument weight, Operation *update) {
+  for (Operation *user : weight.getUsers()) {
+    if (user == update)
+      continue;
+    auto dequantize = dyn_cast<DequantizeOp>(user);
+    if (!dequantize || dequantize.getInput() != weight)
+      return false;
+    Value real = dequantize.getResult();
+    // The casts that read `real` and the amax + expand_shape chains that
+    // feed their scales (the scales themselves become the stored weight's
+    // scale, so their other users are fine).
+    llvm::SmallPtrSet<Operation *, 8> castParts;
+    for (Operation *use : real.getUsers()) {
+      auto q = dyn_cast<QuantizeOp>(use);
+      if (!q || q.getInput() != real ||
+          !isa<Float8E4M3FNType>(q.getType().getElementType()))
+        continue;
+      auto scale = q.getScale().getDefiningOp<ComputeScaleOp>();
+      if (!scale || scale.getAlgo() != AmaxAlgo::MostRecent)
+        continue;
+      SmallVector<Operation *> chain;
+      Value history = scale.getAmaxHistory();
+      while (auto expand = history.getDefiningOp<tensor::ExpandShapeOp>()) {
+        chain.push_back(expand);
+        history = expand.getSrc();
+      }
+      auto amax = history.getDefiningOp<AmaxOp>();
+      if (!amax || amax.getInput() != real)
+        continue;
+      chain.push_back(amax);
+      castParts.insert(q);
+      castParts.insert(scale);
+      castParts.insert(chain.begin(), chain.end());
+    }
+    for (Operation *use : real.getUsers())
+      if (!castParts.contains(use) && !isDead(use))
+        return false;
+    for (Operation *part : castParts)
+      if (isa<AmaxOp, tensor::ExpandShapeOp>(part))
+        for (Operation *next : part->getResult(0).getUsers())
+          if (!castParts.contains(next) && !isDead(next))
+            return false;
+  }
+  return true;
+}
+
 void MSAMPZeROShardPass::runOnOperation() {
   ModuleOp module = getOperation();
   if (worldSize < 1 || rank < 0 || rank >= worldSize) {
@@ -240,6 +317,8 @@ void MSAMPZeROShardPass::runOnOperation() {
     }
     auto type = cast<RankedTensorType>(arg.getType());
     params.push_back({i, update, reduce, type.getNumElements()});
+    params.back().storedFP8 =
+        type.getElementType().isF16() && onlyFeedsFP8Gemms(arg, update);
   }
   assignOwners(params, static_cast<int64_t>(worldSize));
 
@@ -291,15 +370,29 @@ void MSAMPZeROShardPass::runOnOperation() {
       return signalPassFailure();
     }
 
-    if (!fp16Weight) {
-      // An f32 param: replicated, updated by its owner, broadcast.
+    if (!p.storedFP8) {
+      // An f32 param, or an FP16 weight read by more than FP8 GEMMs:
+      // replicated in its O2 precision (with its scale), updated by its
+      // owner, broadcast.
       Value value = arg;
+      Value scale = fp16Weight ? func.getArgument(*scaleIdx) : Value();
       if (owned) {
         value = p.update->getResult(0);
+        if (fp16Weight)
+          scale = entry.getTerminator()->getOperand(
+              *findUpdatingResult(func, *scaleIdx));
       } else {
         eraseUpdate(func, p.update);
       }
       broadcasts.emplace_back(p.arg, value, p.owner);
+      if (fp16Weight) {
+        broadcasts.emplace_back(*scaleIdx, scale, p.owner);
+        remark::passed(arg.getLoc(),
+                       remarkOptions("zero-shard", "zero-fp16-weight"))
+            << remark::add("'{0}' stays FP16 on every rank: its value is "
+                           "read by more than FP8 GEMMs (a tied weight)",
+                           name);
+      }
       continue;
     }
 

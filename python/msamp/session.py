@@ -221,7 +221,8 @@ class Session:
         self._check(self._lib.msamp_session_save(self._handle(), os.fsencode(path)))
 
     def load(self, path):
-        """Restores a checkpoint of the same graph, level and world size."""
+        """Restores a checkpoint of the same graph, level and world size (an
+        O3 checkpoint: any world size, RuntimeABI.md 12 "O3")."""
         self._check(self._lib.msamp_session_load(self._handle(), os.fsencode(path)))
 
     def tensor(self, name):

@@ -31,6 +31,9 @@ CASES = {
     "mlp-deep": dict(model="mlp", sizes=(3, 7, 6, 2), batch=5),
     "transformer-block": dict(model="transformer-block", **TINY),
     "transformer-lm": dict(model="transformer-lm", layers=2, **TINY),
+    # GPT-2's tied head: the gradient sums the gather's and the GEMM's.
+    "transformer-lm-tied": dict(model="transformer-lm", layers=1, tie_embeddings=True,
+                                **TINY),
     # Default sizes (dim 64, 4 heads, seq 16, ffn 256, vocab 64): still ~1 s each.
     "transformer-block-default": dict(model="transformer-block"),
     "transformer-lm-default": dict(model="transformer-lm"),
@@ -235,6 +238,7 @@ def test_default_mlp_matches_shared_example_signature():
     (["mlp", "--batch", "-1"], "must be positive"),
     (["transformer-block", "--dim", "10", "--heads", "4"], "not divisible by --heads"),
     (["transformer-block", "--layers", "2"], "--layers does not apply"),
+    (["transformer-block", "--tie-embeddings"], "--tie-embeddings does not apply"),
     (["transformer-lm", "--seq", "0"], "--seq must be positive"),
     (["transformer-lm", "--lr", "nan"], "--lr must be a finite positive"),
 ])

@@ -127,14 +127,14 @@ int agree(int code, const std::string &message) {
 }
 
 /// Rank r's shard of the O3 checkpoint FILE.ext: FILE.rank<r>.ext
-/// (INTERFACES.md 5; libmsamp_session writes and reads it).
+/// (INTERFACES.md 5), as libmsamp_session writes and reads it.
 std::string shardPathOf(const std::string &path, int rank) {
-  const size_t slash = path.find_last_of('/');
-  const size_t dot = path.find_last_of('.');
-  const std::string tag = ".rank" + std::to_string(rank);
-  if (dot == std::string::npos || (slash != std::string::npos && dot < slash))
-    return path + tag;
-  return path.substr(0, dot) + tag + path.substr(dot);
+  std::string shard(
+      msamp_checkpoint_shard_path(path.c_str(), rank, nullptr, 0) + 1, '\0');
+  msamp_checkpoint_shard_path(path.c_str(), rank, shard.data(),
+                              static_cast<int64_t>(shard.size()));
+  shard.pop_back();
+  return shard;
 }
 
 /// One value every rank must agree on at start-up, with its spelling for

@@ -101,4 +101,26 @@ TEST(CApiTest, Hashes) {
             std::string::npos);
 }
 
+// The one spelling of an O3 shard's path (Checkpoint.cpp writes and reads
+// it, msamp-run removes temporary ones through this function).
+TEST(CApiTest, CheckpointShardPath) {
+  char buf[64];
+  EXPECT_EQ(
+      msamp_checkpoint_shard_path("run/ck.safetensors", 3, buf, sizeof(buf)),
+      24);
+  EXPECT_STREQ(buf, "run/ck.rank3.safetensors");
+  // No extension, or a dot only in a directory name: appended.
+  msamp_checkpoint_shard_path("run.d/ck", 12, buf, sizeof(buf));
+  EXPECT_STREQ(buf, "run.d/ck.rank12");
+  // The length is returned even when `out` is too short (snprintf).
+  EXPECT_EQ(msamp_checkpoint_shard_path("ck.st", 0, nullptr, 0), 11);
+  char small[6];
+  EXPECT_EQ(msamp_checkpoint_shard_path("ck.st", 0, small, sizeof(small)), 11);
+  EXPECT_STREQ(small, "ck.ra");
+  EXPECT_EQ(msamp_checkpoint_shard_path("ck.st", -1, buf, sizeof(buf)), -1);
+  EXPECT_NE(std::string(msamp_last_error_message()).find("negative rank"),
+            std::string::npos);
+  EXPECT_EQ(msamp_checkpoint_shard_path(nullptr, 0, buf, sizeof(buf)), -1);
+}
+
 } // namespace

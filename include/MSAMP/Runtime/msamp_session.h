@@ -247,6 +247,18 @@ msamp_session_export_weights(const msamp_session *s, const char *path);
 MSAMP_SESSION_EXPORT msamp_status msamp_export_checkpoint_weights(
     const char *checkpoint, const char *step_dir, const char *path);
 
+/** The path of rank `rank`'s shard of the O3 checkpoint `checkpoint`
+ *  (INTERFACES.md 5): FILE.ext -> FILE.rank<r>.ext, a name without an
+ *  extension gets ".rank<r>" appended. Writes at most `size` bytes,
+ *  NUL-terminated, to `out` (may be NULL when `size` is 0) and returns the
+ *  length of the whole path without the NUL, as snprintf does; -1
+ *  (msamp_last_error_message says why) for a null `checkpoint` or a
+ *  negative `rank`. */
+MSAMP_SESSION_EXPORT int64_t msamp_checkpoint_shard_path(const char *checkpoint,
+                                                         int64_t rank,
+                                                         char *out,
+                                                         int64_t size);
+
 /** SHA-256 (64 hex digits plus NUL in `hex`) over every state tensor's name
  *  (NUL-terminated) and bytes, in manifest order. With `replicated_only`
  *  non-zero, only over the state data parallelism keeps byte-identical on

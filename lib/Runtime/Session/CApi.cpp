@@ -242,6 +242,22 @@ msamp_status msamp_export_checkpoint_weights(const char *checkpoint,
   });
 }
 
+int64_t msamp_checkpoint_shard_path(const char *checkpoint, int64_t rank,
+                                    char *out, int64_t size) {
+  if (!checkpoint || rank < 0 || size < 0 || (size > 0 && !out)) {
+    (void)invalid("msamp_checkpoint_shard_path: null checkpoint or output, "
+                  "or a negative rank or size");
+    return -1;
+  }
+  const std::string path = shardPath(checkpoint, rank);
+  if (size > 0) {
+    const size_t n = std::min(path.size(), static_cast<size_t>(size - 1));
+    std::memcpy(out, path.data(), n);
+    out[n] = '\0';
+  }
+  return static_cast<int64_t>(path.size());
+}
+
 msamp_status msamp_session_save(const msamp_session *s, const char *path) {
   if (!s || !path)
     return invalid("msamp_session_save: null argument");

@@ -25,8 +25,16 @@
 // FILE, identified by a hash of its layout instead of rank 0's program.
 //
 // Everything the next step reads is in the file, so a run resumed from it is
-// bit-identical to one that never stopped. Loading refuses another world
-// size, level or graph before touching any buffer, naming both values.
+// bit-identical to one that never stopped. Loading refuses another level or
+// graph (and, below O3, another world size) before touching any buffer,
+// naming both values.
+//
+// An O3 checkpoint moves between world sizes: a param's sharded state (its
+// master, moments and their scales) is whole and named in its owner's
+// shard, and the replicated part is the same for every group size, so a
+// rank of a group of M reads the replicated part and takes the tensors it
+// owns under M's partition from whichever of the N shards holds them. The
+// shards are then identified by the replicated layout hash they record.
 //
 //===----------------------------------------------------------------------===//
 
@@ -112,23 +120,29 @@ Error Session::save(const std::string &path) const {
   if (manifest_.rank < 0)
     return writeSafeTensors(path, part(false), metadata);
 
-  // O3: this rank's shard, and (rank 0) the state every rank holds.
+  // O3: this rank's shard, and (rank 0) the state every rank holds. Each
+  // shard also records the replicated layout, which identifies it when a
+  // group of another size reshards the checkpoint (load).
   metadata["part"] = "shard";
+  metadata["shards"] = std::to_string(worldSize());
+  metadata["layout_hash"] = replicatedLayoutHash();
   if (Error e = writeSafeTensors(shardPath(path, manifest_.rank), part(true),
                                  metadata))
     return e;
   if (manifest_.rank != 0)
     return Error::success();
   metadata["part"] = "replicated";
-  metadata["shards"] = std::to_string(worldSize());
-  metadata["layout_hash"] = replicatedLayoutHash();
   metadata.erase("graph_hash"); // rank 0's program; the others differ
   return writeSafeTensors(path, part(false), metadata);
 }
 
 Error Session::load(const std::string &path) {
-  // One file (O0-O2), or at O3 the replicated part at `path` and this
-  // rank's shard next to it; every check passes before a buffer changes.
+  // One file (O0-O2), or at O3 the replicated part at `path` and the
+  // shards next to it: this rank's own when the checkpoint was written by a
+  // group of this size, every shard when by another size (resharding: each
+  // sharded tensor is whole and named, so this rank takes the ones it owns
+  // from whichever shard holds them). Every check passes before a buffer
+  // changes.
   const bool sharded = manifest_.rank >= 0;
   struct Part {
     std::string path;
@@ -136,28 +150,55 @@ Error Session::load(const std::string &path) {
   };
   std::vector<Part> parts;
   parts.push_back({path, nullptr});
+  if (Error e = SafeTensorsReader::open(path, parts.front().reader))
+    return e;
+  const auto &head = parts.front().reader->metadata();
+  // The group size that wrote an O3 checkpoint; another size reshards.
+  int64_t writers = worldSize();
+  if (sharded && head.count("shards") && head.count("world_size") &&
+      head.at("world_size") != std::to_string(worldSize())) {
+    char *end = nullptr;
+    const std::string &text = head.at("shards");
+    writers = std::strtoll(text.c_str(), &end, 10);
+    if (text.empty() || *end || writers < 1)
+      return Error(MSAMP_ERROR_INCOMPATIBLE_CHECKPOINT,
+                   "cannot resume from '" + path +
+                       "': its __metadata__ \"shards\" is not a rank count");
+  }
+  const bool reshard = writers != worldSize();
   if (sharded)
-    parts.push_back({shardPath(path, manifest_.rank), nullptr});
+    for (int64_t r = reshard ? 0 : manifest_.rank;
+         r < (reshard ? writers : manifest_.rank + 1); ++r)
+      parts.push_back({shardPath(path, r), nullptr});
 
   std::vector<const SafeTensor *> sources(state_.size(), nullptr);
+  std::vector<const std::string *> sourcePaths(state_.size(), nullptr);
   std::vector<LayoutEntry> layout;
   std::string firstStep;
   for (Part &part : parts) {
     const bool isShard = &part != &parts.front();
-    if (Error e = SafeTensorsReader::open(part.path, part.reader))
-      return e;
+    if (isShard)
+      if (Error e = SafeTensorsReader::open(part.path, part.reader))
+        return e;
     const auto &meta = part.reader->metadata();
     auto refuse = [&](const std::string &what) {
       return Error(MSAMP_ERROR_INCOMPATIBLE_CHECKPOINT,
                    "cannot resume from '" + part.path + "': " + what);
     };
-    const char *identity = sharded && !isShard ? "layout_hash" : "graph_hash";
+    // A shard of another group size is identified by the layout hash of
+    // the replicated state it was saved with (its program is another
+    // rank's); a shard of this size by this rank's program.
+    const char *identity =
+        sharded && (!isShard || reshard) ? "layout_hash" : "graph_hash";
     for (const char *key : {identity, "level", "world_size"})
       if (!meta.count(key))
         return refuse(std::string("its __metadata__ has no \"") + key +
                       "\"; it is not a" +
                       (sharded ? std::string("n O3 ") : std::string(" ")) +
-                      "checkpoint written by msamp");
+                      "checkpoint written by msamp" +
+                      (reshard ? " (or one written before O3 checkpoints "
+                                 "could move between world sizes)"
+                               : ""));
     // Each refusal names both values: "written at level O1, this run is at
     // level O2".
     auto check = [&](const char *key, const std::string &ours,
@@ -170,12 +211,15 @@ Error Session::load(const std::string &path) {
       return Error::success();
     };
     if (Error e =
-            check("world_size", std::to_string(worldSize()), "with world size"))
+            check("world_size", std::to_string(writers),
+                  reshard ? "(this shard) with world size" : "with world size"))
       return e;
     if (Error e = check("level", manifest_.level, "at level"))
       return e;
     if (Error e = check(
-            identity, isShard || !sharded ? graphHash_ : replicatedLayoutHash(),
+            identity,
+            sharded && (!isShard || reshard) ? replicatedLayoutHash()
+                                             : graphHash_,
             "for graph", " (a different model or different compile options)"))
       return e;
     if (meta.count("abi_version"))
@@ -206,8 +250,10 @@ Error Session::load(const std::string &path) {
       const TensorSpec &spec = state_[i]->spec();
       if (sharded && spec.sharded != isShard)
         continue;
-      ++expected;
       const SafeTensor *t = part.reader->find(spec.name);
+      if (!t && reshard && isShard)
+        continue; // in another writer's shard
+      ++expected;
       if (!t)
         return fail("no tensor '" + spec.name + "'");
       if (t->dtype != spec.dtype)
@@ -218,9 +264,16 @@ Error Session::load(const std::string &path) {
         return fail("tensor '" + spec.name + "' has shape " +
                     shapeToString(t->shape) + ", expected " +
                     shapeToString(spec.shape));
+      if (sources[i])
+        return fail("tensor '" + spec.name + "' is also in '" +
+                    *sourcePaths[i] + "' (a param's state is in one shard)");
       sources[i] = t;
+      sourcePaths[i] = &part.path;
     }
-    if (part.reader->tensors().size() != expected)
+    // Resharding reads the shards of other ranks, which hold tensors this
+    // rank does not own; only a shard of this rank's own program must hold
+    // nothing else.
+    if (!reshard && part.reader->tensors().size() != expected)
       for (const SafeTensor &t : part.reader->tensors()) {
         const TensorBuffer *b = findState(t.name);
         if (!b || (sharded && b->spec().sharded != isShard))
@@ -229,6 +282,12 @@ Error Session::load(const std::string &path) {
                       " of this model");
       }
   }
+  for (size_t i = 0; i < state_.size(); ++i)
+    if (!sources[i])
+      return Error(MSAMP_ERROR_MISMATCH,
+                   "cannot resume from '" + path + "': no tensor '" +
+                       state_[i]->spec().name + "' in any of its " +
+                       std::to_string(writers) + " shards");
   int64_t steps = 0;
   if (!stepState_) {
     char *end = nullptr;

@@ -16,7 +16,8 @@ from .optimizer import KINDS
 MODEL_OPTIONS = {
     "mlp": {"sizes", "batch"},
     "transformer-block": {"dim", "heads", "seq", "batch", "ffn", "vocab"},
-    "transformer-lm": {"dim", "heads", "seq", "batch", "ffn", "vocab", "layers"},
+    "transformer-lm": {"dim", "heads", "seq", "batch", "ffn", "vocab", "layers",
+                       "tie_embeddings"},
 }
 
 
@@ -44,6 +45,8 @@ def _parser():
     g.add_argument("--ffn", type=int, help="MLP hidden width (default 256)")
     g.add_argument("--vocab", type=int, help="classes / vocabulary (default 64)")
     g.add_argument("--layers", type=int, help="transformer-lm blocks (default 2)")
+    g.add_argument("--tie-embeddings", action="store_true", default=None,
+                   help="transformer-lm: the head is the token embedding (GPT-2)")
     o = p.add_argument_group("optimizer (the msamp.optimizer module attribute)")
     o.add_argument("--optimizer", choices=KINDS, default="adamw")
     o.add_argument("--lr", type=float,
@@ -61,12 +64,13 @@ def main(argv=None):
     args = parser.parse_args(argv)
     allowed = MODEL_OPTIONS[args.model]
     sizes = {}
-    for name in ("sizes", "batch", "dim", "heads", "seq", "ffn", "vocab", "layers"):
+    for name in ("sizes", "batch", "dim", "heads", "seq", "ffn", "vocab", "layers",
+                 "tie_embeddings"):
         value = getattr(args, name)
         if value is None:
             continue
         if name not in allowed:
-            parser.error(f"--{name} does not apply to {args.model}")
+            parser.error(f"--{name.replace('_', '-')} does not apply to {args.model}")
         sizes[name] = value
     if args.lr is not None and not (math.isfinite(args.lr) and args.lr > 0):
         parser.error(f"--lr must be a finite positive number, got {args.lr}")

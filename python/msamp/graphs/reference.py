@@ -177,9 +177,10 @@ def transformer_lm(cfg, v):
         h, s = block(cfg, p, h)
         saved.append(s)
     hf, lnf = layernorm(h, v["ln_f.weight"], v["ln_f.bias"])
-    loss, dl = cross_entropy(linear(hf, v["head.weight"]), v["targets"].reshape(-1))
+    head = v["tok_emb.weight"] if cfg.tie_embeddings else v["head.weight"]
+    loss, dl = cross_entropy(linear(hf, head), v["targets"].reshape(-1))
     grads = {}
-    dhf, grads["head.weight"], _ = linear_backward(dl, hf, v["head.weight"])
+    dhf, dhead, _ = linear_backward(dl, hf, head)
     dh, grads["ln_f.weight"], grads["ln_f.bias"] = layernorm_backward(dhf, lnf,
                                                                       v["ln_f.weight"])
     for i in reversed(range(cfg.layers)):
@@ -189,6 +190,10 @@ def transformer_lm(cfg, v):
     np.add.at(dtok, ids, dh)
     dpos = np.zeros_like(v["pos_emb.weight"])
     np.add.at(dpos, pos, dh)
+    if cfg.tie_embeddings:
+        dtok = dtok + dhead
+    else:
+        grads["head.weight"] = dhead
     grads.update({"tok_emb.weight": dtok, "pos_emb.weight": dpos})
     return loss, grads
 

@@ -5,7 +5,10 @@ Block: x -> LN1 -> q/k/v Linear -> causal attention -> out_proj -> +x
 transformer-block: one block on a float input [B, S, dim], then a Linear head to
 ``vocab`` classes and token-mean cross-entropy against i64 targets [B, S].
 transformer-lm: token embedding (gather of rows) + learned positions, ``layers``
-blocks, final LayerNorm, untied head without bias (GPT style), cross-entropy.
+blocks, final LayerNorm, head without bias (GPT style), cross-entropy. The head
+is its own param unless ``tie_embeddings`` (GPT-2: the head is the token
+embedding, read by the gather and the head GEMM; its gradient is the sum of
+both uses').
 
 Parameter names are PyTorch-style (``layers.0.attn.q_proj.weight``) and in
 ``named_parameters()`` order, which is also the order of the gradient results.
@@ -31,6 +34,7 @@ class TransformerConfig:
     ffn: int = 256
     vocab: int = 64
     layers: int = 2
+    tie_embeddings: bool = False
 
     @property
     def tokens(self):
@@ -187,8 +191,8 @@ def build_lm(cfg, optimizer_attr):
     blocks = [_declare_block(gb, f"layers.{i}.", cfg) for i in range(cfg.layers)]
     lnf_w = gb.param("ln_f.weight", (cfg.dim,), ("around_one", 0.1))
     lnf_b = gb.param("ln_f.bias", (cfg.dim,), ("normal", 0.1))
-    head_w = gb.param("head.weight", (cfg.vocab, cfg.dim),
-                      ("normal", 1 / math.sqrt(cfg.dim)))
+    head_w = tok if cfg.tie_embeddings else gb.param(
+        "head.weight", (cfg.vocab, cfg.dim), ("normal", 1 / math.sqrt(cfg.dim)))
     ids = gb.data("input_ids", "input", (cfg.batch, cfg.seq), I64, ("randint", cfg.vocab))
     t = gb.data("targets", "target", (cfg.batch, cfg.seq), I64, ("randint", cfg.vocab))
     ids_flat = em.collapse_shape(ids, [[0, 1]], hint="ids_tokens")
@@ -206,14 +210,16 @@ def build_lm(cfg, optimizer_attr):
     loss, dlogits = losses.cross_entropy(em, logits, t1d)
 
     grads = {}
-    dhf, grads["head.weight"], _ = layers.linear_backward(em, dlogits, hf, head_w, False,
-                                                          hint="head")
+    dhf, dhead, _ = layers.linear_backward(em, dlogits, hf, head_w, False, hint="head")
     dh, grads["ln_f.weight"], grads["ln_f.bias"] = layers.layernorm_backward(
         em, dhf, lnf, lnf_w, hint="ln_f_d")
     for i in reversed(range(cfg.layers)):
         dh, bgrads = block_backward(em, dh, saved[i], blocks[i], cfg, hint=f"l{i}")
         grads.update({f"layers.{i}.{k}": v for k, v in bgrads.items()})
     em.comment("embeddings backward")
-    grads["tok_emb.weight"], grads["pos_emb.weight"] = _embed_backward(
-        em, dh, ids_flat, cfg)
+    dtok, grads["pos_emb.weight"] = _embed_backward(em, dh, ids_flat, cfg)
+    if cfg.tie_embeddings:
+        grads["tok_emb.weight"] = layers.add(em, dtok, dhead, hint="dtied")
+    else:
+        grads["tok_emb.weight"], grads["head.weight"] = dtok, dhead
     return gb.finish("transformer-lm", cfg, loss, grads, optimizer_attr)

@@ -20,6 +20,9 @@ DataParallel), with numpy and the reference `safetensors` package.
       the per-rank memory totals msamp-run prints at O3 (measured from the
       session's allocations) equal each rank's compiler report
       (msamp-opt --msamp-memory-report=format=json) to the printed 1e-4
+  dp.py tensors A.st B.st                  the checkpoints A and B (each its
+      file and, at O3, its FILE.rank<r> shards) hold the same tensors, byte
+      for byte, whatever their world sizes; prints the count
   dp.py timed LIMIT CMD...                 runs CMD, prints its output and
       "exit status S after T s"; fails unless S != 0 and T < LIMIT (a fault
       must end the job with an error, in bounded time)
@@ -175,6 +178,41 @@ def memory(args):
     print("memory ok: " + ", ".join(f"rank {r} {m}" for r, m in enumerate(measured)))
 
 
+def raw_tensors(path):
+    """name -> (dtype, shape, bytes) of a safetensors file, any dtype."""
+    with open(path, "rb") as f:
+        blob = f.read()
+    n = int.from_bytes(blob[:8], "little")
+    header = json.loads(blob[8:8 + n])
+    header.pop("__metadata__", None)
+    return {k: (v["dtype"], tuple(v["shape"]),
+                blob[8 + n + v["data_offsets"][0]:8 + n + v["data_offsets"][1]])
+            for k, v in header.items()}
+
+
+def checkpoint_tensors(path):
+    import glob
+    import os
+    stem, ext = os.path.splitext(path)
+    out = raw_tensors(path)
+    for shard in sorted(glob.glob(glob.escape(stem) + ".rank*" + ext)):
+        for name, t in raw_tensors(shard).items():
+            if name in out:
+                fail(f"{name} is in {shard} and in another part of {path}")
+            out[name] = t
+    return out
+
+
+def tensors(args):
+    a, b = checkpoint_tensors(args[0]), checkpoint_tensors(args[1])
+    if set(a) != set(b):
+        fail(f"different tensors: {sorted(set(a) ^ set(b))}")
+    for name in sorted(a):
+        if a[name] != b[name]:
+            fail(f"tensor {name} differs")
+    print(f"tensors ok: {len(a)} tensors byte-identical")
+
+
 def timed(args):
     import subprocess
     import time
@@ -205,4 +243,4 @@ except ImportError:
 if __name__ == "__main__":
     cmd, rest = sys.argv[1], sys.argv[2:]
     {"data": data, "losses": losses, "state": state, "ratio": ratio,
-     "memory": memory, "timed": timed}[cmd](rest)
+     "memory": memory, "timed": timed, "tensors": tensors}[cmd](rest)
