@@ -36,7 +36,9 @@ void buildBufferizeTrainStepPipeline(
 
 /// Step 4 of --msamp-lower-to-llvm: bufferized linalg, loops and runtime
 /// calls -> LLVM dialect for the host, plus the packed entry point.
-void buildLoopsToLLVMPipeline(OpPassManager &pm);
+/// `outlineLoopNests`: each loop nest its own function, identical ones
+/// shared (msamp-outline-loop-nests); false keeps the step one function.
+void buildLoopsToLLVMPipeline(OpPassManager &pm, bool outlineLoopNests = true);
 
 /// The host tail shared by the CPU and GPU lowerings: control flow,
 /// strided metadata, libm, then `lowerMemory` (memref -> LLVM and what must
@@ -46,7 +48,16 @@ void buildHostToLLVMPipeline(
 
 /// Tensor-level train step -> LLVM dialect with the packed entry point
 /// (registered as --msamp-lower-to-llvm).
-void buildLowerToLLVMPipeline(OpPassManager &pm);
+void buildLowerToLLVMPipeline(OpPassManager &pm, bool outlineLoopNests = true);
+
+/// Options of --msamp-lower-to-llvm.
+struct LowerToLLVMOptions : public PassPipelineOptions<LowerToLLVMOptions> {
+  PassOptions::Option<bool> outlineLoopNests{
+      *this, "outline-loop-nests",
+      llvm::cl::desc("compile each loop nest as its own function, "
+                     "structurally identical nests once"),
+      llvm::cl::init(true)};
+};
 
 void registerMSAMPConversionPipelines();
 
