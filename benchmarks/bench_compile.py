@@ -8,6 +8,17 @@ time as a ratio to O0 measured in the same run. Also reports the memory
 report's bytes per parameter for each level.
 
     .venv/bin/python benchmarks/bench_compile.py --build build [--layers 2,8,16]
+
+With --compile, times the whole `msamp-compile` instead (what a user waits
+for: pipeline, lowering, LLVM, linking) on the LM of issue #19 (dim 768,
+12 heads, seq 128, batch 2, ffn 3072, vocab 8192), once per binary, level,
+target and depth: wall time, peak RSS (of that child alone, from wait4),
+and for --target cuda the distinct kernels (PTX modules) and launches per
+step; then the ratios the issue asks for, within one run. --old names
+another msamp-compile (e.g. main's) to compare with; --quick is 1,2,4 layers.
+
+    .venv/bin/python benchmarks/bench_compile.py --compile \
+        --old /tmp/main-bin/msamp-compile --layers 1,2,4,8,12 --levels O0,O2
 """
 
 import argparse
@@ -38,12 +49,102 @@ def op_count(path, mlir_opt):
     return total
 
 
+LM_SIZES = ["--dim", "768", "--heads", "12", "--seq", "128", "--batch", "2",
+            "--ffn", "3072", "--vocab", "8192"]
+
+
+def timed_compile(binary, graph, out, level, target, extra):
+    """(wall s, peak RSS MB, kernels, launches) of one msamp-compile."""
+    cmd = [binary, graph, "--opt-level", level, "-o", out, "--emit-llvm"]
+    if target == "cuda":
+        cmd += ["--target", "cuda"]
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd + extra, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    err = proc.stderr.read()
+    if proc.returncode != 0:
+        sys.exit(f"bench_compile: {' '.join(cmd + extra)} failed:\n{err}")
+    kernels = launches = None
+    if target == "cuda":
+        kdir = os.path.join(out, "kernels")
+        kernels = len([f for f in os.listdir(kdir) if f.endswith(".ptx")])
+        with open(os.path.join(out, "train_step.ll")) as f:
+            launches = sum(line.count("call void @msamp_rt_gpu_launch_kernel")
+                           for line in f)
+    return wall, usage.ru_maxrss / 1024.0, kernels, launches
+
+
+def compile_main(args):
+    binaries = [("new", os.path.join(args.build, "bin", "msamp-compile"), [])]
+    if args.old:
+        binaries.append(("old", args.old, []))
+    layers = [1, 2, 4] if args.quick else [int(x) for x in args.layers.split(",")]
+    old_layers = (set(int(x) for x in args.old_layers.split(","))
+                  if args.old_layers else set(layers))
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
+    results = {}
+    print("| layers | level | target | binary | wall s | peak MB | "
+          "kernels | launches/step |", flush=True)
+    print("|---|---|---|---|---|---|---|---|", flush=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        for n in layers:
+            graph = os.path.join(tmp, f"lm{n}.mlir")
+            run([sys.executable, "-m", "msamp.graphs", "transformer-lm",
+                 *LM_SIZES, "--layers", str(n), "-o", graph], env=env)
+            for level in args.levels.split(","):
+                for target in args.targets.split(","):
+                    for name, binary, extra in binaries:
+                        if name == "old" and n not in old_layers:
+                            continue
+                        out = os.path.join(tmp, f"{name}-{n}-{level}-{target}")
+                        r = timed_compile(binary, graph, out, level, target,
+                                          extra)
+                        results[(n, level, target, name)] = r
+                        wall, rss, kernels, launches = r
+                        print(f"| {n} | {level} | {target} | {name} | "
+                              f"{wall:.1f} | {rss:.0f} | "
+                              f"{'' if kernels is None else kernels} | "
+                              f"{'' if launches is None else launches} |",
+                              flush=True)
+    print()
+    for level in args.levels.split(","):
+        for target in args.targets.split(","):
+            def t(n, name="new"):
+                r = results.get((n, level, target, name))
+                return r[0] if r else None
+            for a, b, goal in ((12, 1, "<= 3"), (24, 12, "<= 1.5")):
+                if t(a) and t(b):
+                    print(f"- {level} {target}: new {a} layers / {b} layer(s): "
+                          f"{t(a) / t(b):.2f}x (goal {goal})")
+            for n in layers:
+                if t(n) and t(n, "old"):
+                    print(f"- {level} {target}: {n} layers, new / old: "
+                          f"{t(n) / t(n, 'old'):.2f}x (goal at 12: <= 0.15)")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
-    ap.add_argument("--layers", default="2,8,16")
+    ap.add_argument("--layers", default=None,
+                    help="depths (default 2,8,16; --compile: 1,2,4,8,12,24)")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--compile", action="store_true",
+                    help="time msamp-compile on the issue-#19 LM instead")
+    ap.add_argument("--old", help="--compile: another msamp-compile to compare")
+    ap.add_argument("--old-layers", default=None,
+                    help="--compile: depths to run --old at (default: all)")
+    ap.add_argument("--levels", default="O0,O2")
+    ap.add_argument("--targets", default="cpu,cuda")
+    ap.add_argument("--quick", action="store_true",
+                    help="--compile: 1, 2 and 4 layers only")
     args = ap.parse_args()
+    if args.compile:
+        args.layers = args.layers or "1,2,4,8,12,24"
+        return compile_main(args)
+    args.layers = args.layers or "2,8,16"
     opt = os.path.join(args.build, "bin", "msamp-opt")
     if not os.path.exists(opt):
         sys.exit(f"bench_compile: {opt} not found; build first (scripts/build.sh)")

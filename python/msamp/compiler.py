@@ -88,7 +88,7 @@ def _run(args, what):
 
 
 def compile(graph, opt_level="O2", out_dir=None, target="cpu",  # noqa: A001
-            chip="sm_90", **recipe):
+            chip="sm_90", threads=None, **recipe):
     """Compile ``graph`` at ``opt_level`` ("O0" ... "O3") with recipe
     options (``fp8_format="e4m3"``, ``amax_history_len=1024``,
     ``scale_kind="exact"``, ``exclude=r"^head\\."`` ...; INTERFACES.md 3/4).
@@ -98,6 +98,9 @@ def compile(graph, opt_level="O2", out_dir=None, target="cpu",  # noqa: A001
     ``target="cuda"`` compiles the elementwise code to GPU kernels for
     ``chip`` ("sm_90" or "sm_89"; docs/RuntimeABI.md 13): its sessions need
     the cuda backend (``msamp_rt_set_backend("cuda")``) before they open.
+
+    ``threads``: msamp-compile's code generation threads (``-j``; default:
+    the cores available); the compiled step is the same for every value.
 
     ``out_dir``: where msamp-compile writes; by default a temporary directory
     removed when the CompiledStep (and every Session using it) is gone.
@@ -127,6 +130,8 @@ def compile(graph, opt_level="O2", out_dir=None, target="cpu",  # noqa: A001
         args += ["--pipeline-options", options]
     if target == "cuda":
         args += ["--target", "cuda", "--chip", chip]
+    if threads:
+        args += [f"-j{int(threads)}"]
     _run(args, "msamp-compile")
     step = CompiledStep(out, opt_level=opt_level, options=options)
     if tmp is not None:
@@ -135,14 +140,19 @@ def compile(graph, opt_level="O2", out_dir=None, target="cpu",  # noqa: A001
 
 
 def compile_all(graph, levels=LEVELS, jobs=None, **recipe):
-    """``{level: CompiledStep}``, compiled concurrently (each msamp-compile
-    is single-threaded, and compiling dominates short runs); ``jobs``
-    defaults to the CPU count."""
+    """``{level: CompiledStep}``, compiled concurrently (compiling dominates
+    short runs); ``jobs`` (default: the CPU count) is the total of threads:
+    the concurrent compiles share them (each gets ``-j jobs // compiles``)
+    instead of each msamp-compile using every core."""
     from concurrent.futures import ThreadPoolExecutor
     text = graph_text(graph)
     jobs = jobs or os.cpu_count() or 1
-    with ThreadPoolExecutor(max_workers=min(jobs, len(levels))) as pool:
-        futures = {lv: pool.submit(compile, text, lv, **recipe) for lv in levels}
+    workers = max(1, min(jobs, len(levels)))
+    threads = max(1, jobs // workers)
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        futures = {lv: pool.submit(compile, text, lv, threads=threads,
+                                   **recipe)
+                   for lv in levels}
         return {lv: f.result() for lv, f in futures.items()}
 
 

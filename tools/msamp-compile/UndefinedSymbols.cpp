@@ -54,56 +54,72 @@ std::string explain(StringRef symbol) {
 
 } // namespace
 
-LogicalResult mlir::msamp::checkUndefinedSymbols(StringRef objPath,
-                                                 ModuleOp module) {
-  auto object = llvm::object::ObjectFile::createObjectFile(objPath);
-  if (!object) {
-    module.emitError() << "cannot read " << objPath << ": "
-                       << llvm::toString(object.takeError());
-    return failure();
+LogicalResult
+mlir::msamp::checkUndefinedSymbols(llvm::ArrayRef<std::string> objPaths,
+                                   ModuleOp module) {
+  SmallVector<llvm::object::OwningBinary<llvm::object::ObjectFile>> objects;
+  for (const std::string &objPath : objPaths) {
+    auto object = llvm::object::ObjectFile::createObjectFile(objPath);
+    if (!object) {
+      module.emitError() << "cannot read " << objPath << ": "
+                         << llvm::toString(object.takeError());
+      return failure();
+    }
+    objects.push_back(std::move(*object));
   }
-  llvm::StringSet<> runtime;
+  // The step's code is split into objects (msamp-compile -j): one object's
+  // undefined symbol may be another's definition.
+  llvm::StringSet<> runtime, defined;
   for (const RuntimeSymbol &symbol : getRuntimeSymbols())
     runtime.insert(("_mlir_ciface_" + symbol.name).str());
   for (const GPUHostSymbol &symbol : getGPUHostSymbols())
     runtime.insert(symbol.name);
   for (llvm::StringLiteral name : kEntryPointRuntimeSymbols)
     runtime.insert(name);
+  auto forEachSymbol = [](auto &objects, auto fn) {
+    for (auto &object : objects)
+      for (const llvm::object::SymbolRef &symbol :
+           object.getBinary()->symbols()) {
+        auto flags = symbol.getFlags();
+        auto name = symbol.getName();
+        if (!flags || !name) {
+          llvm::consumeError(flags.takeError());
+          llvm::consumeError(name.takeError());
+          continue;
+        }
+        fn(*name, *flags & llvm::object::SymbolRef::SF_Undefined);
+      }
+  };
+  forEachSymbol(objects, [&](StringRef name, bool undefined) {
+    if (!undefined)
+      defined.insert(name);
+  });
   SystemLibraries system;
 
   bool ok = true;
-  for (const llvm::object::SymbolRef &symbol : object->getBinary()->symbols()) {
-    auto flags = symbol.getFlags();
-    if (!flags) {
-      llvm::consumeError(flags.takeError());
-      continue;
-    }
-    if (!(*flags & llvm::object::SymbolRef::SF_Undefined))
-      continue;
-    auto name = symbol.getName();
-    if (!name) {
-      llvm::consumeError(name.takeError());
-      continue;
-    }
-    if (name->empty() || runtime.contains(*name) || system.provides(*name))
-      continue;
+  llvm::StringSet<> reported;
+  forEachSymbol(objects, [&](StringRef name, bool undefined) {
+    if (!undefined || name.empty() || defined.contains(name) ||
+        runtime.contains(name) || system.provides(name) ||
+        !reported.insert(name).second)
+      return;
     ok = false;
     // Report it at the calls that reference it, when the call was in the
     // LLVM dialect (LLVM's code generator may also introduce calls).
     bool located = false;
     module.walk([&](LLVM::CallOp call) {
-      if (call.getCallee() != *name)
+      if (call.getCallee() != name)
         return;
-      call.emitError() << "the compiled step would call `" << *name << "`, "
-                       << explain(*name)
+      call.emitError() << "the compiled step would call `" << name << "`, "
+                       << explain(name)
                        << ": train_step.so could not be loaded";
       located = true;
     });
     if (!located)
       module.emitError() << "train_step.so would reference the undefined "
                             "symbol `"
-                         << *name << "`, " << explain(*name)
+                         << name << "`, " << explain(name)
                          << ": it could not be loaded";
-  }
+  });
   return success(ok);
 }

@@ -18,11 +18,13 @@
 namespace mlir::msamp {
 
 /// Fails, with one located error per offending symbol (at the LLVM dialect
-/// call in `module` when there is one), when the object file at `objPath`
-/// has an undefined symbol outside the runtime ABI (RuntimeSymbols.h,
+/// call in `module` when there is one), when the object files at `objPaths`
+/// (linked together into train_step.so) leave a symbol undefined that none
+/// of them defines and that is outside the runtime ABI (RuntimeSymbols.h,
 /// GPURuntimeSymbols.h), libc, libm and libgcc_s (compiler support
 /// routines; the C++ runtime library already loads it).
-LogicalResult checkUndefinedSymbols(llvm::StringRef objPath, ModuleOp module);
+LogicalResult checkUndefinedSymbols(llvm::ArrayRef<std::string> objPaths,
+                                    ModuleOp module);
 
 } // namespace mlir::msamp
 

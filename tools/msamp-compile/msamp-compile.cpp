@@ -26,6 +26,7 @@
 #include "MSAMP/Registration/InitAll.h"
 #include "MSAMP/Support/ParseInput.h"
 #include "MSAMP/TrainStep/TrainStep.h"
+#include "ParallelCodegen.h"
 #include "UndefinedSymbols.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -35,6 +36,7 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
+#include "mlir/Support/Timing.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
@@ -42,9 +44,9 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/GlobalVariable.h"
-#include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/TargetRegistry.h"
+#include "llvm/Pass.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
@@ -95,17 +97,31 @@ static cl::opt<std::string>
 static cl::opt<bool> emitLLVMIR("emit-llvm", cl::cat(toolOptions),
                                 cl::desc("also write train_step.ll"),
                                 cl::init(false));
+static cl::opt<bool>
+    dedupe("dedupe", cl::cat(toolOptions),
+           cl::desc("compile each loop nest as its own function and "
+                    "structurally identical loop nests (GPU: kernels) once; "
+                    "=false keeps the step one function (for comparisons)"),
+           cl::init(true));
+static cl::opt<unsigned>
+    jobs("j", cl::cat(toolOptions), cl::Prefix,
+         cl::desc("threads for LLVM code generation (default: the cores "
+                  "available); the output is the same for every value"),
+         cl::value_desc("N"), cl::init(0));
 
 static int fail(const llvm::Twine &message) {
   llvm::errs() << "msamp-compile: error: " << message << "\n";
   return 1;
 }
 
-/// Runs a textual list of passes (no builtin.module(...) anchor) on `module`.
-static LogicalResult runPipeline(ModuleOp module, StringRef pipeline) {
+/// Runs a textual list of passes (no builtin.module(...) anchor) on `module`,
+/// timing each pass under `timing` (--time-passes).
+static LogicalResult runPipeline(ModuleOp module, StringRef pipeline,
+                                 TimingScope &timing) {
   auto pm = PassManager::on<ModuleOp>(module->getContext());
   if (failed(parsePassPipeline(pipeline, pm, llvm::errs())))
     return failure();
+  pm.enableTiming(timing);
   return pm.run(module);
 }
 
@@ -212,6 +228,14 @@ int main(int argc, char **argv) {
   msamp::registerAllMSAMPPasses();
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
+  // --time-passes (LLVM's own option, which also times LLVM's code
+  // generation passes): one tree of phases, the MLIR passes nested in
+  // theirs, printed to stderr when `timing` goes out of scope.
+  DefaultTimingManager timing;
+  timing.setEnabled(llvm::TimePassesIsEnabled);
+  timing.setDisplayMode(DefaultTimingManager::DisplayMode::Tree);
+  TimingScope root = timing.getRootScope();
+  TimingScope parseTimer = root.nest("parse");
 
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagHandler(sourceMgr, &context);
@@ -223,11 +247,13 @@ int main(int argc, char **argv) {
   OwningOpRef<ModuleOp> module = msamp::parseModuleSafely(sourceMgr, &context);
   if (!module)
     return 1;
+  parseTimer.stop();
 
   if (msamp::findFunctionOfKind(*module, msamp::kForwardBackward)) {
     std::string lower = llvm::StringRef(optLevel).lower();
     std::string pipeline = "msamp-" + lower + "{" + pipelineOptions + "}";
-    if (failed(runPipeline(*module, pipeline)))
+    TimingScope msampTimer = root.nest("msamp pipeline (" + optLevel + ")");
+    if (failed(runPipeline(*module, pipeline, msampTimer)))
       return 1;
   } else if (!msamp::findFunctionOfKind(*module, msamp::kTrainStep)) {
     return fail(inputFile + " has neither a forward_backward graph nor a "
@@ -240,25 +266,35 @@ int main(int argc, char **argv) {
       objPath(outputDir), soPath(outputDir), llPath(outputDir);
   llvm::sys::path::append(mlirPath, "train_step.mlir");
   llvm::sys::path::append(manifestPath, "manifest.json");
-  llvm::sys::path::append(objPath, "train_step.o");
+  // Code generation writes train_step.<partition>.o (ParallelCodegen.h).
+  llvm::sys::path::append(objPath, "train_step");
   llvm::sys::path::append(soPath, "train_step.so");
   llvm::sys::path::append(llPath, "train_step.ll");
+  TimingScope writeTimer = root.nest("train_step.mlir and manifest");
   if (failed(writeText(mlirPath, [&](raw_ostream &os) { module->print(os); })))
     return 1;
-  if (failed(runPipeline(*module, "msamp-write-manifest{file=" +
-                                      manifestPath.str().str() + "}")))
+  if (failed(runPipeline(
+          *module,
+          "msamp-write-manifest{file=" + manifestPath.str().str() + "}",
+          writeTimer)))
     return 1;
+  writeTimer.stop();
   const bool cuda = target == "cuda";
   // cuda-host-emulation (tests): the GPU pipeline's buffers and loop nests,
   // run on the host by the CPU backend (--msamp-lower-to-gpu's
   // host-emulation option).
+  std::string dedupeOption = dedupe ? "true" : "false";
   std::string pipeline =
-      cuda ? "msamp-lower-to-gpu{chip=" + chip + "}"
+      cuda ? "msamp-lower-to-gpu{chip=" + chip + " dedupe=" + dedupeOption + "}"
       : target == "cuda-host-emulation"
-          ? std::string("msamp-lower-to-gpu{host-emulation=true}")
-          : std::string("msamp-lower-to-llvm");
-  if (failed(runPipeline(*module, pipeline)))
+          ? "msamp-lower-to-gpu{host-emulation=true dedupe=" + dedupeOption +
+                "}"
+          : "msamp-lower-to-llvm{outline-loop-nests=" + dedupeOption + "}";
+  TimingScope lowerTimer =
+      root.nest("lowering (bufferization, loops, LLVM dialect)");
+  if (failed(runPipeline(*module, pipeline, lowerTimer)))
     return 1;
+  lowerTimer.stop();
   if (cuda && failed(writeKernels(*module, outputDir)))
     return 1;
 
@@ -266,6 +302,7 @@ int main(int argc, char **argv) {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   llvm::LLVMContext llvmContext;
+  TimingScope translateTimer = root.nest("translation to LLVM IR");
   std::unique_ptr<llvm::Module> llvmModule =
       translateModuleToLLVMIR(*module, llvmContext, "train_step");
   if (!llvmModule)
@@ -288,43 +325,53 @@ int main(int argc, char **argv) {
   llvm::SubtargetFeatures features;
   for (auto &feature : llvm::sys::getHostCPUFeatures())
     features.AddFeature(feature.first(), feature.second);
-  std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
-      triple, llvm::sys::getHostCPUName(), features.getString(),
-      llvm::TargetOptions(), llvm::Reloc::PIC_));
+  auto makeMachine = [&] {
+    return std::unique_ptr<llvm::TargetMachine>(target->createTargetMachine(
+        triple, llvm::sys::getHostCPUName(), features.getString(),
+        llvm::TargetOptions(), llvm::Reloc::PIC_));
+  };
+  std::unique_ptr<llvm::TargetMachine> machine = makeMachine();
   llvmModule->setDataLayout(machine->createDataLayout());
   llvmModule->setTargetTriple(triple);
+  translateTimer.stop();
+  TimingScope optimizeTimer = root.nest("LLVM optimization (-O3)");
   if (auto err =
           makeOptimizingTransformer(3, 0, machine.get())(llvmModule.get()))
     return fail("LLVM optimization failed: " + llvm::toString(std::move(err)));
+  optimizeTimer.stop();
   if (emitLLVMIR && failed(writeText(llPath, [&](raw_ostream &os) {
         llvmModule->print(os, nullptr);
       })))
     return 1;
 
-  {
-    std::error_code ec;
-    llvm::raw_fd_ostream obj(objPath, ec, llvm::sys::fs::OF_None);
-    if (ec)
-      return fail("cannot write " + objPath.str() + ": " + ec.message());
-    llvm::legacy::PassManager codegen;
-    if (machine->addPassesToEmitFile(codegen, obj, nullptr,
-                                     llvm::CodeGenFileType::ObjectFile))
-      return fail("the host target cannot emit object files");
-    codegen.run(*llvmModule);
-  }
-  if (failed(msamp::checkUndefinedSymbols(objPath, *module)))
+  TimingScope codegenTimer = root.nest("code generation");
+  unsigned threads =
+      jobs ? jobs : llvm::hardware_concurrency().compute_thread_count();
+  // LLVM's per-pass timers are global, not per thread: reported with -j1.
+  if (threads > 1)
+    llvm::TimePassesIsEnabled = false;
+  auto objPaths = msamp::emitObjectsInParallel(*llvmModule, objPath.str(),
+                                               threads, makeMachine);
+  if (!objPaths)
+    return fail("code generation failed: " +
+                llvm::toString(objPaths.takeError()));
+  codegenTimer.stop();
+  TimingScope linkTimer = root.nest("linking");
+  if (failed(msamp::checkUndefinedSymbols(*objPaths, *module)))
     return fail("not linking " + soPath.str() +
                 ": it has symbols nothing provides at load time (above)");
   std::string linker = findLinker();
   if (linker.empty())
     return fail("ld.lld not found (install lld-22)");
   std::string linkError;
-  int rc = llvm::sys::ExecuteAndWait(
-      linker, {linker, "-shared", "-o", soPath.str(), objPath.str()},
-      std::nullopt, {}, 0, 0, &linkError);
+  SmallVector<StringRef> linkArgs = {linker, "-shared", "-o", soPath.str()};
+  linkArgs.append(objPaths->begin(), objPaths->end());
+  int rc = llvm::sys::ExecuteAndWait(linker, linkArgs, std::nullopt, {}, 0, 0,
+                                     &linkError);
   if (rc != 0)
     return fail("linking " + soPath.str() + " failed: " + linkError);
-  llvm::sys::fs::remove(objPath);
+  for (const std::string &path : *objPaths)
+    llvm::sys::fs::remove(path);
   if (failed(recordObject(manifestPath, soPath)))
     return 1;
   llvm::outs() << "msamp-compile: wrote " << soPath << ", " << manifestPath

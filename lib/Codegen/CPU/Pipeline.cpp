@@ -30,7 +30,8 @@
 
 using namespace mlir;
 
-void mlir::msamp::buildLowerToLLVMPipeline(OpPassManager &pm) {
+void mlir::msamp::buildLowerToLLVMPipeline(OpPassManager &pm,
+                                           bool outlineLoopNests) {
   buildBufferizeTrainStepPipeline(
       pm,
       [](OpPassManager &pm) {
@@ -40,10 +41,11 @@ void mlir::msamp::buildLowerToLLVMPipeline(OpPassManager &pm) {
       [](OpPassManager &pm) {
         pm.addNestedPass<func::FuncOp>(createMSAMPOneHotReductionToScatter());
       });
-  buildLoopsToLLVMPipeline(pm);
+  buildLoopsToLLVMPipeline(pm, outlineLoopNests);
 }
 
-void mlir::msamp::buildLoopsToLLVMPipeline(OpPassManager &pm) {
+void mlir::msamp::buildLoopsToLLVMPipeline(OpPassManager &pm,
+                                           bool outlineLoopNests) {
   // After convert-bufferization-to-memref, the last pass that makes copies
   // (a bufferization.clone becomes alloc + memref.copy).
   pm.addNestedPass<func::FuncOp>(createMSAMPStridedCopiesToLoops());
@@ -52,6 +54,9 @@ void mlir::msamp::buildLoopsToLLVMPipeline(OpPassManager &pm) {
   // Before msamp-math-to-libm-or-llvm (buildHostToLLVMPipeline): a libm tanhf
   // call keeps GELU's loops scalar.
   pm.addNestedPass<func::FuncOp>(createMSAMPApproximateTanh());
+  // Last on loops: the nests are final, so identical ones print the same.
+  if (outlineLoopNests)
+    pm.addPass(createMSAMPOutlineLoopNests());
   buildHostToLLVMPipeline(pm, [](OpPassManager &pm) {
     pm.addPass(createConvertVectorToLLVMPass());
     pm.addPass(createFinalizeMemRefToLLVMConversionPass());
@@ -59,9 +64,11 @@ void mlir::msamp::buildLoopsToLLVMPipeline(OpPassManager &pm) {
 }
 
 void mlir::msamp::registerMSAMPCPUPipelines() {
-  PassPipelineRegistration<>(
+  PassPipelineRegistration<LowerToLLVMOptions>(
       "msamp-lower-to-llvm",
       "lower a compiled train step to the LLVM dialect with runtime calls "
       "and the packed entry point",
-      [](OpPassManager &pm) { buildLowerToLLVMPipeline(pm); });
+      [](OpPassManager &pm, const LowerToLLVMOptions &options) {
+        buildLowerToLLVMPipeline(pm, options.outlineLoopNests);
+      });
 }

@@ -80,7 +80,7 @@ void mlir::msamp::buildLowerToGPUPipeline(OpPassManager &pm,
   if (options.hostEmulation) {
     // Test aid: the same buffers, kernels bodies and launch geometry, run
     // by the host (scf.parallel lowers to loops).
-    buildLoopsToLLVMPipeline(pm);
+    buildLoopsToLLVMPipeline(pm, options.dedupe);
     return;
   }
   pm.addNestedPass<func::FuncOp>(createGpuMapParallelLoopsPass());
@@ -88,6 +88,8 @@ void mlir::msamp::buildLowerToGPUPipeline(OpPassManager &pm,
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   pm.addPass(createGpuKernelOutliningPass());
+  if (options.dedupe)
+    pm.addPass(createMSAMPGPUDedupeKernels());
   pm.addPass(createLowerAffinePass());
 
   // 3. Kernels -> NVVM -> PTX, embedded in gpu.binary ops.

@@ -30,11 +30,22 @@ namespace mlir::msamp {
 
 /// Step 4 of --msamp-lower-to-llvm: bufferized linalg, loops and runtime
 /// calls -> LLVM dialect for the host, plus the packed entry point.
-void buildLoopsToLLVMPipeline(OpPassManager &pm);
+/// `outlineLoopNests`: each loop nest its own function, identical ones
+/// shared (msamp-outline-loop-nests); false keeps the step one function.
+void buildLoopsToLLVMPipeline(OpPassManager &pm, bool outlineLoopNests = true);
 
 /// Tensor-level train step -> LLVM dialect with the packed entry point
 /// (registered as --msamp-lower-to-llvm).
-void buildLowerToLLVMPipeline(OpPassManager &pm);
+void buildLowerToLLVMPipeline(OpPassManager &pm, bool outlineLoopNests = true);
+
+/// Options of --msamp-lower-to-llvm.
+struct LowerToLLVMOptions : public PassPipelineOptions<LowerToLLVMOptions> {
+  PassOptions::Option<bool> outlineLoopNests{
+      *this, "outline-loop-nests",
+      llvm::cl::desc("compile each loop nest as its own function, "
+                     "structurally identical nests once"),
+      llvm::cl::init(true)};
+};
 
 void registerMSAMPCPUPipelines();
 

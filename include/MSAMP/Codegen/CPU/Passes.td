@@ -122,4 +122,40 @@ def MSAMPOneHotReductionToScatter
   ];
 }
 
+def MSAMPOutlineLoopNests
+    : Pass<"msamp-outline-loop-nests", "::mlir::ModuleOp"> {
+  let summary = "outline each top-level loop nest of a function as its own "
+                "function, structurally identical nests once";
+  let description = [{
+    CPU lowering, after linalg -> loops: every outermost `scf.for` /
+    `scf.parallel` in a function body becomes a call to a private
+    function that takes the buffers and scalars the nest uses
+    from outside it as arguments (constants are cloned in, so they are part
+    of the nest's identity) and returns the loop's results.
+
+    Nests that are structurally identical (same ops, attributes, shapes,
+    layouts and element types; they differ only in the buffers they touch)
+    share one function: a transformer layer's loop nests are compiled once
+    for all layers. Without outlining the whole step was one LLVM function
+    whose register allocation, loop strength reduction and instruction
+    selection grew faster than linearly with depth (docs/Benchmarks.md).
+
+    The functions have internal linkage and `noinline` (LLVM's inliner
+    would put a function with one call site back). A remark
+    (`loop-nests-outlined`) reports how many nests became how many
+    functions.
+  }];
+  let options = [
+    Option<"dedupe", "dedupe", "bool", /*default=*/"true",
+           "share one function between structurally identical nests">
+  ];
+  let dependentDialects = ["::mlir::func::FuncDialect",
+                           "::mlir::LLVM::LLVMDialect"];
+  let statistics = [
+    Statistic<"numOutlined", "num-outlined", "loop nests outlined">,
+    Statistic<"numDeduplicated", "num-deduplicated",
+              "loop nests that reuse an identical nest's function">
+  ];
+}
+
 #endif // MSAMP_CODEGEN_CPU_PASSES_TD

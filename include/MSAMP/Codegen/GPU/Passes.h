@@ -64,6 +64,12 @@ struct LowerToGPUOptions : public PassPipelineOptions<LowerToGPUOptions> {
       llvm::cl::desc("CUDA toolkit root (libdevice); empty: the one found "
                      "at build time"),
       llvm::cl::init("")};
+  PassOptions::Option<bool> dedupe{
+      *this, "dedupe",
+      llvm::cl::desc("emit structurally identical kernels once "
+                     "(msamp-gpu-dedupe-kernels); host emulation: outline "
+                     "loop nests, identical ones once"),
+      llvm::cl::init(true)};
 };
 
 /// The PTX features for `chip` when none are given: +ptx80 for sm_90,

@@ -97,6 +97,25 @@ def MSAMPGPUTileParallelLoops
                            "::mlir::arith::ArithDialect"];
 }
 
+def MSAMPGPUDedupeKernels
+    : Pass<"msamp-gpu-dedupe-kernels", "::mlir::ModuleOp"> {
+  let summary = "one gpu.module per structurally identical kernel";
+  let description = [{
+    After `gpu-kernel-outlining`, which makes one `gpu.module` per launch:
+    modules whose kernels are structurally identical (same ops, attributes,
+    shapes and element types: they differ only in the buffers they are
+    launched on) are merged into the first, and every `gpu.launch_func`
+    of the others launches that one. An N-layer transformer then compiles
+    (and the driver JITs) each layer's kernels once, not N times. A remark
+    (`kernels-deduplicated`) reports the counts.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+  let statistics = [
+    Statistic<"numDeduplicated", "num-deduplicated",
+              "gpu.modules merged into an identical one">
+  ];
+}
+
 def MSAMPGPULowerFP8Casts : Pass<"msamp-gpu-lower-fp8-casts"> {
   let summary = "FP8 casts in GPU kernels -> NVVM cvt with satfinite";
   let description = [{
