@@ -97,3 +97,34 @@ def test_default_dropout_trains_like_pytorch(tmp_path, name):
         print(f"  {level}: gap {gap / means['PyTorch']:.1%} of PyTorch's, "
               f"bound {bound / means['PyTorch']:.1%}")
         assert gap <= bound, (name, level, means, results)
+
+
+def test_drop_path_and_randn_become_step_draws():
+    """timm's DropPath (one draw per sample) and torch.randn_like (two draws
+    and Box-Muller) export in torch-mlir's spelling, pass the contract and
+    become msamp.random_uniform ops of the step (docs/Randomness.md 1)."""
+    import subprocess
+    import torch.nn as nn
+    import torch.nn.functional as F
+    from timm.layers import DropPath
+
+    class Model(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(8, 8)
+            self.drop_path = DropPath(0.2)
+
+        def forward(self, x):
+            h = x + self.drop_path(self.lin(x))
+            return h + 0.1 * torch.randn_like(h)
+
+    graph = msamp.export(Model().train(), F.mse_loss,
+                         (torch.randn(4, 8), torch.randn(4, 8)))
+    assert graph.text.count("ml_program.global_load @global_seed") == 3
+    out = subprocess.run([_native.find_tool("msamp-opt"), "--msamp-o0"],
+                         input=graph.text, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    draws = [line for line in out.stdout.splitlines() if "msamp.random_uniform" in line]
+    assert len(draws) == 3, draws
+    assert "tensor<4x1xf64>" in draws[0]  # DropPath: one number per sample
+    assert "ml_program" not in out.stdout

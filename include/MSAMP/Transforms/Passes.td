@@ -23,7 +23,10 @@ def MSAMPVerifyContract : Pass<"msamp-verify-contract", "::mlir::ModuleOp"> {
     targets; exactly one 0-d f32 loss result; one gradient per param with the
     param's name and type; static shapes everywhere; only the func, linalg,
     tensor, arith, math, scf, shard and ml_program dialects (`cf.assert` is
-    dropped with a remark); a well-formed `msamp.optimizer` dictionary.
+    dropped with a remark), ml_program only as torch-mlir's dropout seed
+    (`@global_seed` loaded, advanced and stored around each uniform draw,
+    include/MSAMP/Transforms/TorchRandom.h; docs/Randomness.md); a
+    well-formed `msamp.optimizer` dictionary.
     A module that is already a compiled `train_step` is rejected too.
   }];
 }
