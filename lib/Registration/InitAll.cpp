@@ -51,6 +51,7 @@ void mlir::msamp::registerAllMSAMPPasses() {
   registerAllPasses();
   registerMSAMPPasses();
   registerMSAMPPipelines();
+  registerMSAMPReferencePipelines();
   registerMSAMPConversionPasses();
   registerMSAMPConversionPipelines();
   registerMSAMPGPUConversionPasses();

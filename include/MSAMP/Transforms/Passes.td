@@ -138,7 +138,10 @@ def MSAMPFP8Gemms : Pass<"msamp-fp8-gemms", "::mlir::ModuleOp"> {
     Option<"wgradHp", "wgrad-hp", "bool", "false",
            "Keep weight-gradient GEMMs in high precision">,
     Option<"exclude", "exclude", "std::string", "\"\"",
-           "Regex on param names whose GEMMs stay in high precision">
+           "Regex on param names whose GEMMs stay in high precision">,
+    Option<"delayedWeights", "delayed-weights", "bool", "false",
+           "Delayed scaling for weights too (Transformer Engine); by default "
+           "weights are scaled just in time (MS-AMP)">
   ];
   let statistics = [
     Statistic<"numFP8Gemms", "num-fp8-gemms", "GEMMs converted to FP8">,
@@ -149,6 +152,29 @@ def MSAMPFP8Gemms : Pass<"msamp-fp8-gemms", "::mlir::ModuleOp"> {
   ];
   let dependentDialects = ["::mlir::msamp::MSAMPDialect",
                            "::mlir::arith::ArithDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
+def MSAMPAMPGemms : Pass<"msamp-amp-gemms", "::mlir::ModuleOp"> {
+  let summary = "run GEMMs with 16-bit operands and f32 accumulation "
+                "(the AMP levels)";
+  let description = [{
+    PyTorch autocast's GEMMs: every GEMM of the train step whose operands
+    are f32 tensors (Linear fprop, dgrad, wgrad and the attention GEMMs)
+    reads its operands rounded to nearest even to `dtype` (bf16 or fp16)
+    and accumulates their products in f32: `msamp.gemm` with 16-bit
+    operands and unit inverse scales. Every other op, the weights, the
+    gradients and the optimizer states stay f32.
+
+    A GEMM that does not match (a non-zero init, non-f32 or dynamic
+    operands) stays f32 with a remark saying why.
+  }];
+  let options = [
+    Option<"dtype", "dtype", "std::string", "\"bf16\"", "bf16 or fp16">
+  ];
+  let dependentDialects = ["::mlir::msamp::MSAMPDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect"];
 }
 
