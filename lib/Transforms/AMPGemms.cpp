@@ -17,10 +17,21 @@
 // libc and libm. fp16's truncf is an instruction (F16C on x86-64, native on
 // AArch64 and on the GPU).
 //
+// fp16 with loss-scale=true is AMP with torch.amp.GradScaler: the output
+// gradient operands are multiplied by the loss scale before their rounding
+// (so small gradients survive fp16's range) and each such GEMM divides the
+// scale out through its inverse-scale operand. AMP scales the loss instead,
+// so that every backward value carries the factor; the two agree because
+// every op but the fp16 casts is f32, where a power-of-two factor is exact,
+// and the backward is linear in the incoming gradient. An fp16 overflow
+// (|g * scale| > 65504) becomes Inf exactly as in AMP, reaches the
+// gradients, and msamp-loss-scale skips the step (LossScale.h).
+//
 //===----------------------------------------------------------------------===//
 
 #include "MSAMP/Dialect/MSAMPOps.h"
 #include "MSAMP/Transforms/GemmMatcher.h"
+#include "MSAMP/Transforms/LossScale.h"
 #include "MSAMP/Transforms/Passes.h"
 #include "MSAMP/Transforms/TrainStep.h"
 
@@ -32,6 +43,8 @@
 #include "mlir/IR/Remarks.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/ADT/DenseMap.h"
+
+#include <cmath>
 
 namespace mlir::msamp {
 #define GEN_PASS_DEF_MSAMPAMPGEMMS
@@ -49,9 +62,10 @@ struct MSAMPAMPGemmsPass
   void runOnOperation() override;
 
 private:
-  /// `x` (f32) rounded to `half`, right after its definition so that every
-  /// GEMM reading it is dominated by the one rounding.
-  Value round(Value x, Type half);
+  /// `x` (f32) rounded to `half` (times `scale`, a 0-d f32 tensor, when
+  /// given), right after its definition so that every GEMM reading it is
+  /// dominated by the one rounding.
+  Value round(Value x, Type half, Value scale);
   /// Why `op` keeps f32 operands, or "" when it is converted.
   static std::string whyKeptF32(const std::optional<GemmMatch> &match,
                                 StringRef matchFailure);
@@ -60,10 +74,16 @@ private:
   SmallVector<Operation *> roundings;
 };
 
-Value MSAMPAMPGemmsPass::round(Value x, Type half) {
+Value MSAMPAMPGemmsPass::round(Value x, Type half, Value scale) {
   OpBuilder b(x.getContext());
-  if (Operation *def = x.getDefiningOp())
+  Operation *def = x.getDefiningOp();
+  Operation *scaleDef = scale ? scale.getDefiningOp() : nullptr;
+  // After both the value and the scale (computed at the top of the step).
+  if (def && !(scaleDef && def->getBlock() == scaleDef->getBlock() &&
+               def->isBeforeInBlock(scaleDef)))
     b.setInsertionPointAfter(def);
+  else if (scaleDef)
+    b.setInsertionPointAfter(scaleDef);
   else
     b.setInsertionPointToStart(&step.getBody().front());
   Location loc = x.getLoc();
@@ -71,13 +91,22 @@ Value MSAMPAMPGemmsPass::round(Value x, Type half) {
   auto halfType = RankedTensorType::get(type.getShape(), half);
   Value init = tensor::EmptyOp::create(b, loc, type.getShape(), half);
   auto map = b.getMultiDimIdentityMap(type.getRank());
+  SmallVector<Value> inputs = {x};
+  SmallVector<AffineMap> maps = {map};
+  if (scale) {
+    inputs.push_back(scale);
+    maps.push_back(AffineMap::get(type.getRank(), 0, b.getContext()));
+  }
+  maps.push_back(map);
   SmallVector<utils::IteratorType> iterators(type.getRank(),
                                              utils::IteratorType::parallel);
   auto generic = linalg::GenericOp::create(
-      b, loc, halfType, ValueRange{x}, ValueRange{init},
-      ArrayRef<AffineMap>{map, map}, iterators,
+      b, loc, halfType, inputs, ValueRange{init}, maps, iterators,
       [&](OpBuilder &nb, Location nloc, ValueRange args) {
-        Value r = arith::TruncFOp::create(nb, nloc, half, args[0]);
+        Value v = args[0];
+        if (scale)
+          v = arith::MulFOp::create(nb, nloc, v, args[1]);
+        Value r = arith::TruncFOp::create(nb, nloc, half, v);
         linalg::YieldOp::create(nb, nloc, r);
       });
   roundings.push_back(generic);
@@ -113,6 +142,40 @@ void MSAMPAMPGemmsPass::runOnOperation() {
     return signalPassFailure();
   Type half = dtype == "bf16" ? Type(BFloat16Type::get(ctx))
                               : Type(Float16Type::get(ctx));
+  if (lossScale && dtype != "fp16") {
+    module.emitError("msamp-amp-gemms: loss-scale=true needs dtype=fp16 "
+                     "(bf16 has f32's exponent range)");
+    return signalPassFailure();
+  }
+  int exponent = 0;
+  if (lossScale && !(initScale > 0 && std::isfinite(initScale) &&
+                     std::frexp(initScale, &exponent) == 0.5)) {
+    module.emitError("invalid msamp-amp-gemms option init-scale=")
+        << initScale << ": expected a power of two";
+    return signalPassFailure();
+  }
+
+  // GradScaler's state and the scale of this step, with its inverse (the
+  // inverse-scale operand of every GEMM with a scaled operand).
+  Value scale, scaleInv;
+  if (lossScale) {
+    auto f32 = getScalarF32Type(ctx);
+    BlockArgument state =
+        addStateArgument(step, f32, kRoleLossScale, kLossScaleName, kInitZeros);
+    BlockArgument tracker = addStateArgument(
+        step, RankedTensorType::get({}, IntegerType::get(ctx, 64)),
+        kRoleLossScale, kGrowthTrackerName, kInitZeros);
+    // Unchanged until msamp-loss-scale updates them.
+    addStateResult(step, state, state.getArgNumber());
+    addStateResult(step, tracker, tracker.getArgNumber());
+    OpBuilder top(ctx);
+    top.setInsertionPointToStart(&step.getBody().front());
+    scale = buildLossScaleInUse(top, step.getLoc(), state, initScale);
+    Value one = arith::ConstantOp::create(
+        top, step.getLoc(),
+        DenseElementsAttr::get(f32, top.getF32FloatAttr(1.0f)));
+    scaleInv = arith::DivFOp::create(top, step.getLoc(), one, scale);
+  }
 
   // Every matched GEMM, classified or not: autocast runs every matmul of
   // the model in 16 bit, attention's included.
@@ -122,12 +185,24 @@ void MSAMPAMPGemmsPass::runOnOperation() {
       gemms.push_back(op);
   });
 
-  llvm::DenseMap<Value, Value> rounded;
-  auto roundOnce = [&](Value v) {
-    auto [it, inserted] = rounded.try_emplace(v, Value());
+  // (value, scaled) -> its one rounding.
+  llvm::DenseMap<std::pair<Value, unsigned>, Value> rounded;
+  auto roundOnce = [&](Value v, bool scaled) {
+    auto [it, inserted] =
+        rounded.try_emplace({v, static_cast<unsigned>(scaled)}, Value());
     if (inserted)
-      it->second = round(v, half);
+      it->second = round(v, half, scaled ? scale : Value());
     return it->second;
+  };
+  // Whether operand `index` of `op` is an output gradient (scaled by the
+  // loss scale in AMP).
+  auto isGradOutput = [&](Operation *op, unsigned index) {
+    auto info = op->getAttrOfType<DictionaryAttr>(kGemmAttr);
+    auto roles = info ? info.getAs<ArrayAttr>("operand_roles") : ArrayAttr();
+    if (!roles || index >= roles.size())
+      return false;
+    auto role = dyn_cast<StringAttr>(roles[index]);
+    return role && role.getValue() == "grad_output";
   };
   OpBuilder b(ctx);
   for (Operation *op : gemms) {
@@ -147,9 +222,13 @@ void MSAMPAMPGemmsPass::runOnOperation() {
     Value one = arith::ConstantOp::create(
         b, loc,
         DenseElementsAttr::get(getScalarF32Type(ctx), b.getF32FloatAttr(1.0f)));
-    Value lhs = roundOnce(match->lhs), rhs = roundOnce(match->rhs);
+    bool scaleLhs = scale && isGradOutput(op, match->lhsOperandIndex);
+    bool scaleRhs = scale && isGradOutput(op, match->rhsOperandIndex);
+    Value lhs = roundOnce(match->lhs, scaleLhs);
+    Value rhs = roundOnce(match->rhs, scaleRhs);
     auto gemm = GemmOp::create(b, loc, op->getResult(0).getType(),
-                               /*amax=*/Type(), lhs, one, rhs, one);
+                               /*amax=*/Type(), lhs, scaleLhs ? scaleInv : one,
+                               rhs, scaleRhs ? scaleInv : one);
     if (match->transposeLhs)
       gemm.setTransposeA(true);
     if (match->transposeRhs)

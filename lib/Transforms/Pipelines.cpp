@@ -98,10 +98,13 @@ void mlir::msamp::buildTrainStepPrologue(
   pm.addPass(createMSAMPSynthesizeTrainStep(synth));
 }
 
-void mlir::msamp::buildTrainStepEpilogue(OpPassManager &pm) {
+void mlir::msamp::buildTrainStepEpilogue(
+    OpPassManager &pm, llvm::function_ref<void(OpPassManager &)> afterStats) {
   // After every pass that changes how gradients are stored: the norm and
   // the overflow check read the gradients exactly as the updates do.
   pm.addPass(createMSAMPGradStats());
+  if (afterStats)
+    afterStats(pm);
 
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

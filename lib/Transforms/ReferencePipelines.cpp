@@ -54,6 +54,24 @@ struct AMPPipelineOptions : OptimizerOptions<AMPPipelineOptions> {
   Option<std::string> dtype{*this, "dtype",
                             llvm::cl::desc("GEMM operand type: bf16 or fp16"),
                             llvm::cl::init("bf16")};
+  Option<std::string> lossScale{
+      *this, "loss-scale",
+      llvm::cl::desc("auto (fp16: dynamic, bf16: none), dynamic or none"),
+      llvm::cl::init("auto")};
+  // torch.amp.GradScaler's defaults.
+  Option<double> initScale{*this, "init-scale",
+                           llvm::cl::desc("initial loss scale"),
+                           llvm::cl::init(65536.0)};
+  Option<double> growthFactor{*this, "growth-factor",
+                              llvm::cl::desc("loss scale growth factor"),
+                              llvm::cl::init(2.0)};
+  Option<double> backoffFactor{*this, "backoff-factor",
+                               llvm::cl::desc("loss scale backoff factor"),
+                               llvm::cl::init(0.5)};
+  Option<int64_t> growthInterval{
+      *this, "growth-interval",
+      llvm::cl::desc("good steps before the loss scale grows"),
+      llvm::cl::init(2000)};
 };
 
 /// Transformer Engine's DelayedScaling knobs (the ones Accelerate's TE
@@ -95,10 +113,25 @@ void mlir::msamp::registerMSAMPReferencePipelines() {
         buildTrainStepPrologue(
             pm,
             opts.synthesize(opts.dtype == "fp16" ? "amp-fp16" : "amp-bf16"));
+        // "auto": GradScaler with fp16, nothing with bf16 (f32's range), as
+        // PyTorch recipes use them; anything else reaches the pass, which
+        // rejects dynamic scaling with bf16.
+        bool scaled = opts.lossScale == "dynamic" ||
+                      (opts.lossScale == "auto" && opts.dtype == "fp16");
         MSAMPAMPGemmsOptions gemms;
         gemms.dtype = opts.dtype;
+        gemms.lossScale = scaled;
+        gemms.initScale = opts.initScale;
         pm.addPass(createMSAMPAMPGemms(gemms));
-        buildTrainStepEpilogue(pm);
+        MSAMPLossScaleOptions scaler;
+        scaler.initScale = opts.initScale;
+        scaler.growthFactor = opts.growthFactor;
+        scaler.backoffFactor = opts.backoffFactor;
+        scaler.growthInterval = opts.growthInterval;
+        buildTrainStepEpilogue(pm, [&](OpPassManager &pm) {
+          if (scaled)
+            pm.addPass(createMSAMPLossScale(scaler));
+        });
       });
   PassPipelineRegistration<TEPipelineOptions>(
       "msamp-te",

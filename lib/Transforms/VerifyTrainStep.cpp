@@ -44,7 +44,8 @@ static constexpr llvm::StringLiteral kPassName = "--msamp-verify-train-step";
 /// only arguments a result may update.
 static bool isStateRole(StringRef role) {
   return llvm::is_contained({kRoleParam, kRoleMasterParam, kRoleOptState,
-                             kRoleStep, kRoleScalingState, kRoleBuffer},
+                             kRoleStep, kRoleScalingState, kRoleBuffer,
+                             kRoleLossScale},
                             role);
 }
 

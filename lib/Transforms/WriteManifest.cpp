@@ -85,7 +85,8 @@ static constexpr int64_t kABIVersion = 1;
 
 static bool isStateRole(StringRef role) {
   return llvm::is_contained({kRoleParam, kRoleMasterParam, kRoleOptState,
-                             kRoleStep, kRoleScalingState, kRoleBuffer},
+                             kRoleStep, kRoleScalingState, kRoleBuffer,
+                             kRoleLossScale},
                             role);
 }
 

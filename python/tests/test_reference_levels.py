@@ -65,13 +65,25 @@ module attributes {{msamp.optimizer = {{kind = "sgd", lr = 1.0 : f64}}}} {{
         %s = arith.addf %acc, %p : f32
         linalg.yield %s : f32
     }} -> tensor<f32>
+    // The backward seed d loss / d y = t + 0.0: a backward value (the output
+    // gradient of the wgrad GEMM), not the graph input t itself. (x + 0.0 is
+    // exact, and unlike x * 1.0 not folded away: -0.0 + 0.0 is +0.0.)
+    %seed = arith.constant 0.0 : f32
+    %dy = linalg.generic {{
+        indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+        iterator_types = ["parallel", "parallel"]}}
+        ins(%t : tensor<{M}x{N}xf32>) outs(%emn : tensor<{M}x{N}xf32>) {{
+      ^bb0(%a: f32, %o: f32):
+        %g = arith.addf %a, %seed : f32
+        linalg.yield %g : f32
+    }} -> tensor<{M}x{N}xf32>
     %enk = tensor.empty() : tensor<{N}x{K}xf32>
     %fnk = linalg.fill ins(%zero : f32) outs(%enk : tensor<{N}x{K}xf32>) -> tensor<{N}x{K}xf32>
     %dw = linalg.matmul
         indexing_maps = [affine_map<(n, k, m) -> (m, n)>,
                          affine_map<(n, k, m) -> (m, k)>,
                          affine_map<(n, k, m) -> (n, k)>]
-        ins(%t, %x : tensor<{M}x{N}xf32>, tensor<{M}x{K}xf32>)
+        ins(%dy, %x : tensor<{M}x{N}xf32>, tensor<{M}x{K}xf32>)
         outs(%fnk : tensor<{N}x{K}xf32>) -> tensor<{N}x{K}xf32>
     return %loss, %dw : tensor<f32>, tensor<{N}x{K}xf32>
   }}
@@ -124,9 +136,9 @@ def test_amp_gemms_bit_exact(tmp_path, level):
     rng = np.random.default_rng(7)
     w = signed(rng, (N, K), *wrange)
     x = signed(rng, (M, K), 1.0, 2.0)
-    # Output gradients with few significand bits: the wgrad's rounding of t
-    # is exercised too (these are already exact in both 16-bit types).
-    t = (signed(rng, (M, N), 1.0, 2.0) * 8).round() / 8
+    # Output gradients +-2^-5: exact in both 16-bit types (and far from
+    # amp-fp16's loss-scale overflow), so the sums stay exact.
+    t = (rng.choice([-1.0, 1.0], (M, N)) / 32).astype(np.float32)
 
     def rounded(a):
         return a.astype(half).astype(np.float64)
@@ -225,3 +237,47 @@ def test_python_compiles_and_trains_reference_levels(tmp_path, level):
                              and not x.fp8 for x in gemms), gemms
     losses = msamp.Trainer(step).fit(steps=3)
     assert np.all(np.isfinite(losses))
+
+
+def test_amp_fp16_loss_scaler_follows_grad_scaler(tmp_path):
+    """amp-fp16's dynamic loss scale against torch.amp.GradScaler's update
+    rule (torch._amp_update_scale_, the kernel GradScaler.update runs) with
+    growth_interval 3. In the graph above the output gradient of the wgrad
+    GEMM is t: t * scale overflows fp16 (|t| * 65536 >= 65520 rounds to Inf)
+    exactly when max|t| >= 1 at scale 2^16, so with max|t| in [1, 2) every
+    step at 2^16 overflows and is skipped (w unchanged, scale halved), and
+    three good steps at 2^15 grow it back."""
+    import msamp
+    torch = pytest.importorskip("torch")  # installed in CI (requirements.txt)
+    M, N, K = 4, 2, 4
+    rng = np.random.default_rng(11)
+    w = signed(rng, (N, K), 0.5, 1.0)
+    x = signed(rng, (M, K), 1.0, 2.0)
+    t = (rng.choice([-1.0, 1.0], (M, N)) / 32).astype(np.float32)
+    t[0, 0] = 1.5  # the largest output gradient: overflows at 2^16 only
+    step = msamp.compile(GRAPH.format(M=M, N=N, K=K), "amp-fp16",
+                         out_dir=tmp_path / "out", growth_interval=3)
+    roles = {s["name"]: s["role"] for s in step.state}
+    assert roles["loss_scale"] == roles["loss_scale.growth_tracker"] == "loss_scale"
+
+    scale = torch.tensor([65536.0])
+    tracker = torch.tensor([0], dtype=torch.int32)
+    skipped = []
+    with msamp.Session(step) as s:
+        s.init(params={"fc.weight": w})
+        for n in range(1, 10):
+            before = s.param("fc.weight")
+            s.step({"x": x, "t": t}, lr=0.01)
+            after = s.param("fc.weight")
+            found_inf = np.abs(t).max() * scale.item() >= 65520
+            torch._amp_update_scale_(scale, tracker,
+                                     torch.tensor([float(found_inf)]), 2.0, 0.5, 3)
+            state = s.state_dict(roles=("loss_scale",))
+            assert state["loss_scale"].item() == scale.item(), n
+            assert state["loss_scale.growth_tracker"].item() == tracker.item(), n
+            # A skipped step leaves the weights alone; a good one moves them.
+            assert np.array_equal(before, after) == found_inf, n
+            skipped.append(bool(found_inf))
+        assert s.global_step == 9
+    # Overflow at 2^16 on steps 1 and 5 and 9; three good steps in between.
+    assert skipped == [True, False, False, False] * 2 + [True]

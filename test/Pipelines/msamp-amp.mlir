@@ -13,6 +13,7 @@
 
 // CHECK-LABEL: func.func @train_step(
 // CHECK-SAME: tensor<64x64xf32> {msamp.gemm_weight, msamp.init = "normal(0,0.02)", msamp.name = "attn.q_proj.weight", msamp.role = "param"}
+// CHECK-NOT: loss_scale
 // CHECK-SAME: msamp.level = "amp-bf16"
 // No GEMM is left in f32, no FP8 anywhere, and the bf16 rounding is integer
 // arithmetic (round to nearest even, NaN kept quiet), not a truncf that
@@ -30,7 +31,10 @@
 // CHECK: msamp.all_reduce mean %{{.+}} : tensor<64x64xf32>
 // CHECK: msamp.adam_update param %{{.+}} : tensor<64x64xf32>, grad %{{.+}} : tensor<64x64xf32>
 
-// FP16: msamp.level = "amp-fp16"
+// fp16 carries GradScaler's dynamic loss scale (bf16 needs none).
+// FP16: msamp.name = "loss_scale", msamp.role = "loss_scale"
+// FP16-SAME: msamp.name = "loss_scale_overflow", msamp.role = "metric"
+// FP16-SAME: msamp.level = "amp-fp16"
 // FP16: arith.truncf %{{.+}} : f32 to f16
 // FP16: msamp.gemm {{.*}} : tensor<32x64xf16>, tensor<64x64xf16> -> tensor<32x64xf32>
 

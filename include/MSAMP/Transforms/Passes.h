@@ -33,8 +33,11 @@ void buildTrainStepPrologue(OpPassManager &pm,
                             const MSAMPSynthesizeTrainStepOptions &synth);
 
 /// What every level's pipeline ends with, after its precision passes:
-/// gradient statistics, canonicalization, index checks, the final verifier.
-void buildTrainStepEpilogue(OpPassManager &pm);
+/// gradient statistics (then `afterStats`, the passes that read them),
+/// canonicalization, index checks, the final verifier.
+void buildTrainStepEpilogue(
+    OpPassManager &pm,
+    llvm::function_ref<void(OpPassManager &)> afterStats = nullptr);
 
 } // namespace mlir::msamp
 

@@ -23,8 +23,9 @@ using json = nlohmann::json;
 
 namespace {
 
-const char *const kStateRoles[] = {"param", "master_param",  "opt_state",
-                                   "step",  "scaling_state", "buffer"};
+const char *const kStateRoles[] = {"param",     "master_param",  "opt_state",
+                                   "step",      "scaling_state", "buffer",
+                                   "loss_scale"};
 const char *const kInputRoles[] = {"input", "target", "hyperparam", "rank"};
 
 template <size_t N>
