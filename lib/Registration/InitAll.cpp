@@ -52,6 +52,7 @@ void mlir::msamp::registerAllMSAMPPasses() {
   registerAllPasses();
   registerMSAMPPasses();
   registerMSAMPPipelines();
+  registerMSAMPReferencePipelines();
   registerMSAMPConversionPasses();
   registerMSAMPCodegenCPUPasses();
   registerMSAMPCPUPipelines();

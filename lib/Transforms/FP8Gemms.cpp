@@ -6,7 +6,8 @@
 //
 //  * formats: E4M3 for forward operands (activations, weights), E5M2 for
 //    output gradients (fp8-format=hybrid) or E4M3 everywhere (e4m3);
-//  * weights are scaled just in time from their current amax;
+//  * weights are scaled just in time from their current amax (delayed
+//    like the others with delayed-weights, Transformer Engine's recipe);
 //  * activations and output gradients use delayed scaling: an amax history
 //    and a scale are persistent state; the scale used at step t was derived
 //    at step t-1 from the history, and while the history fills (the first
@@ -368,7 +369,7 @@ void MSAMPFP8GemmsPass::runOnOperation() {
       else
         qb.setInsertionPointToStart(&step.getBody().front());
       Quantized q;
-      if (role == "weight" || !delayed) {
+      if ((role == "weight" && !delayedWeights) || !delayed) {
         q = quantizeJustInTime(qb, loc, v, format);
       } else {
         std::string name =
@@ -423,7 +424,9 @@ void MSAMPFP8GemmsPass::runOnOperation() {
       attrBuilder.getNamedAttr("reduce_amax",
                                attrBuilder.getBoolAttr(reduceAmax)),
       attrBuilder.getNamedAttr("fp8_attention",
-                               attrBuilder.getBoolAttr(fp8Attention))};
+                               attrBuilder.getBoolAttr(fp8Attention)),
+      attrBuilder.getNamedAttr("delayed_weights",
+                               attrBuilder.getBoolAttr(delayedWeights))};
   step->setAttr(kRecipeAttr, attrBuilder.getDictionaryAttr(recipe));
 }
 

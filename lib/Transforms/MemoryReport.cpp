@@ -171,7 +171,7 @@ static std::optional<Category> getArgCategory(StringRef role, StringRef name) {
   }
   if (role == kRoleScalingState)
     return ScalingState;
-  if (role == kRoleStep || role == kRoleBuffer)
+  if (role == kRoleStep || role == kRoleBuffer || role == kRoleLossScale)
     return OtherState;
   return std::nullopt;
 }

@@ -88,21 +88,43 @@ struct MSAMPPipelineOptions : PassPipelineOptions<MSAMPPipelineOptions> {
 
 enum class Level { O0, O1, O2, O3 };
 
-void buildPipeline(OpPassManager &pm, const MSAMPPipelineOptions &opts,
-                   Level level) {
-  static const char *names[] = {"O0", "O1", "O2", "O3"};
+} // namespace
+
+void mlir::msamp::buildTrainStepPrologue(
+    OpPassManager &pm, const MSAMPSynthesizeTrainStepOptions &synth) {
   pm.addPass(createMSAMPVerifyContract());
   pm.addPass(createInlinerPass());
   pm.addPass(createMSAMPClassifyGemms());
+  pm.addPass(createMSAMPSynthesizeTrainStep(synth));
+  // Before any pass that could move the seed's loads and stores.
+  pm.addPass(createMSAMPPhiloxRandom());
+}
 
+void mlir::msamp::buildTrainStepEpilogue(
+    OpPassManager &pm, llvm::function_ref<void(OpPassManager &)> afterStats) {
+  // After every pass that changes how gradients are stored: the norm and
+  // the overflow check read the gradients exactly as the updates do.
+  pm.addPass(createMSAMPGradStats());
+  if (afterStats)
+    afterStats(pm);
+
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  // On the final graph, so that the ranges are those of the reads that run.
+  pm.addPass(createMSAMPIndexChecks());
+  pm.addPass(createMSAMPVerifyTrainStep());
+}
+
+namespace {
+void buildPipeline(OpPassManager &pm, const MSAMPPipelineOptions &opts,
+                   Level level) {
+  static const char *names[] = {"O0", "O1", "O2", "O3"};
   MSAMPSynthesizeTrainStepOptions synth;
   synth.optimizer = opts.optimizer;
   synth.lr = opts.lr;
   synth.weightDecay = opts.weightDecay;
   synth.level = names[static_cast<int>(level)];
-  pm.addPass(createMSAMPSynthesizeTrainStep(synth));
-  // Before any pass that could move the seed's loads and stores.
-  pm.addPass(createMSAMPPhiloxRandom());
+  buildTrainStepPrologue(pm, synth);
 
   if (level != Level::O0) {
     MSAMPFP16WeightsOptions weights;
@@ -138,15 +160,7 @@ void buildPipeline(OpPassManager &pm, const MSAMPPipelineOptions &opts,
     zero.rank = opts.rank;
     pm.addPass(createMSAMPZeROShard(zero));
   }
-  // After every pass that changes how gradients are stored: the norm and
-  // the overflow check read the gradients exactly as the updates do.
-  pm.addPass(createMSAMPGradStats());
-
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createCSEPass());
-  // On the final graph, so that the ranges are those of the reads that run.
-  pm.addPass(createMSAMPIndexChecks());
-  pm.addPass(createMSAMPVerifyTrainStep());
+  buildTrainStepEpilogue(pm);
 }
 } // namespace
 

@@ -45,7 +45,7 @@ static constexpr llvm::StringLiteral kPassName = "--msamp-verify-train-step";
 static bool isStateRole(StringRef role) {
   return llvm::is_contained({kRoleParam, kRoleMasterParam, kRoleOptState,
                              kRoleStep, kRoleScalingState, kRoleBuffer,
-                             kRoleRngState},
+                             kRoleRngState, kRoleLossScale},
                             role);
 }
 

@@ -86,7 +86,7 @@ static constexpr int64_t kABIVersion = 1;
 static bool isStateRole(StringRef role) {
   return llvm::is_contained({kRoleParam, kRoleMasterParam, kRoleOptState,
                              kRoleStep, kRoleScalingState, kRoleBuffer,
-                             kRoleRngState},
+                             kRoleRngState, kRoleLossScale},
                             role);
 }
 

@@ -31,6 +31,11 @@ LEVELS = ("O0", "O1", "O2")
 # O3 is one rank's program of a fixed group: compile(g, "O3", world_size=N,
 # rank=R); compile_all's default stays the replicated levels.
 ALL_LEVELS = LEVELS + ("O3",)
+# The reference rows of MS-AMP's level table (docs/Levels.md): PyTorch
+# autocast in bf16 / fp16 and Transformer Engine's DelayedScaling. The C++
+# list they mirror is include/MSAMP/Support/Levels.h; msamp-compile rejects
+# any other name with the full list.
+REFERENCE_LEVELS = ("amp-bf16", "amp-fp16", "te")
 
 
 class CompileError(RuntimeError):
@@ -89,7 +94,8 @@ def _run(args, what):
 
 def compile(graph, opt_level="O2", out_dir=None, target="cpu",  # noqa: A001
             chip="sm_90", threads=None, **recipe):
-    """Compile ``graph`` at ``opt_level`` ("O0" ... "O3") with recipe
+    """Compile ``graph`` at ``opt_level`` ("O0" ... "O3", or a reference row:
+    "amp-bf16", "amp-fp16", "te") with recipe
     options (``fp8_format="e4m3"``, ``amax_history_len=1024``,
     ``scale_kind="exact"``, ``exclude=r"^head\\."`` ...; INTERFACES.md 3/4).
     O3 compiles rank ``rank``'s program of a ``world_size``-rank group
@@ -111,8 +117,9 @@ def compile(graph, opt_level="O2", out_dir=None, target="cpu",  # noqa: A001
         raise ValueError(f"target must be 'cpu' or 'cuda', got {target!r}")
     if chip not in ("sm_90", "sm_89"):
         raise ValueError(f"chip must be 'sm_90' or 'sm_89', got {chip!r}")
-    if opt_level not in ALL_LEVELS:
-        raise ValueError(f"opt_level must be one of {', '.join(ALL_LEVELS)}, "
+    if opt_level not in ALL_LEVELS + REFERENCE_LEVELS:
+        raise ValueError("opt_level must be one of "
+                         f"{', '.join(ALL_LEVELS + REFERENCE_LEVELS)}, "
                          f"got {opt_level!r}")
     options = pipeline_options(**recipe)
     text = graph_text(graph)
@@ -211,7 +218,9 @@ def parse_gemms(mlir_text):
         gemms.append(Gemm(kind=fields.get("kind", "?"),
                           layer=fields.get("layer", "?"),
                           weight=fields.get("weight", ""), op=op_name,
-                          fp8=op_name == "msamp.gemm",
+                          # The AMP levels' msamp.gemm reads bf16/f16.
+                          fp8=op_name == "msamp.gemm" and bool(types)
+                          and types[0].startswith("f8"),
                           lhs=types[0] if types else "?",
                           rhs=types[1] if len(types) > 1 else "?",
                           out=result[0] if result else "?"))

@@ -20,7 +20,7 @@
 // The new state comes back, marked with the argument it updates.
 // CHECK-SAME: tensor<f32> {msamp.name = "fc1.fprop.input.scale", msamp.role = "scaling_state", msamp.updates = 16 : i64}
 // CHECK-SAME: tensor<16xf32> {msamp.name = "fc1.fprop.input.amax_history", msamp.role = "scaling_state", msamp.updates = 17 : i64}
-// CHECK-SAME: msamp.recipe = {amax_compute_algo = "max", amax_history_len = 16 : i64, fp8_attention = false, fp8_format = "hybrid", interval = 1 : i64, margin = 0 : i64, reduce_amax = true, scale_kind = "pow2", scaling = "delayed", warmup = true}
+// CHECK-SAME: msamp.recipe = {amax_compute_algo = "max", amax_history_len = 16 : i64, delayed_weights = false, fp8_attention = false, fp8_format = "hybrid", interval = 1 : i64, margin = 0 : i64, reduce_amax = true, scale_kind = "pow2", scaling = "delayed", warmup = true}
 //
 // Weights are quantized just in time (no state): amax -> 1-entry history ->
 // scale for E4M3.

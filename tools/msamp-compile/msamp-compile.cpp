@@ -1,8 +1,11 @@
 //===- msamp-compile.cpp - ahead-of-time compiler for train steps -*- C++
 //-*-===//
 //
-//   msamp-compile MODEL.mlir [--opt-level O0|O1|O2|O3] [--pipeline-options
+//   msamp-compile MODEL.mlir [--opt-level LEVEL] [--pipeline-options
 //                 "..."] [--target cpu|cuda [--chip sm_90|sm_89]] -o OUTDIR
+//
+// LEVEL is O0-O3 or a reference row (amp-bf16, amp-fp16, te): the list of
+// include/MSAMP/Support/Levels.h.
 //
 // Writes OUTDIR/train_step.mlir (the compiled step on tensors, for humans and
 // tests), OUTDIR/manifest.json (the state the runtime allocates) and
@@ -24,6 +27,7 @@
 #include "MSAMP/Codegen/GPU/Passes.h"
 #include "MSAMP/Conversion/Passes.h"
 #include "MSAMP/Registration/InitAll.h"
+#include "MSAMP/Support/Levels.h"
 #include "MSAMP/Support/ParseInput.h"
 #include "MSAMP/TrainStep/TrainStep.h"
 #include "ParallelCodegen.h"
@@ -76,7 +80,8 @@ static cl::opt<std::string> outputDir("o", cl::cat(toolOptions),
 static cl::opt<std::string>
     optLevel("opt-level", cl::cat(toolOptions),
              cl::desc("O0 (f32), O1, O2 or O3 (one rank's program: "
-                      "--pipeline-options \"world-size=N rank=R\")"),
+                      "--pipeline-options \"world-size=N rank=R\"); the "
+                      "reference rows amp-bf16, amp-fp16 and te"),
              cl::init("O2"));
 static cl::opt<std::string>
     pipelineOptions("pipeline-options", cl::cat(toolOptions),
@@ -212,9 +217,14 @@ int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(toolOptions);
   cl::ParseCommandLineOptions(
       argc, argv, "msamp ahead-of-time compiler for training steps\n");
-  if (optLevel != "O0" && optLevel != "O1" && optLevel != "O2" &&
-      optLevel != "O3")
-    return fail("--opt-level must be O0, O1, O2 or O3, got '" + optLevel + "'");
+  const msamp_levels::LevelInfo *level = msamp_levels::lookupLevel(optLevel);
+  if (!level)
+    return fail("--opt-level must be " + msamp_levels::levelNames() +
+                ", got '" + optLevel + "'");
+  std::string fixed = msamp_levels::fixedOptionIn(*level, pipelineOptions);
+  if (!fixed.empty())
+    return fail("--pipeline-options sets '" + fixed + "', which --opt-level " +
+                optLevel + " fixes (" + std::string(level->options) + ")");
   if (target != "cpu" && target != "cuda" && target != "cuda-host-emulation")
     return fail("--target must be cpu or cuda, got '" + target + "'");
   if (chip != "sm_90" && chip != "sm_89")
@@ -250,8 +260,7 @@ int main(int argc, char **argv) {
   parseTimer.stop();
 
   if (msamp::findFunctionOfKind(*module, msamp::kForwardBackward)) {
-    std::string lower = llvm::StringRef(optLevel).lower();
-    std::string pipeline = "msamp-" + lower + "{" + pipelineOptions + "}";
+    std::string pipeline = msamp_levels::levelPipeline(*level, pipelineOptions);
     TimingScope msampTimer = root.nest("msamp pipeline (" + optLevel + ")");
     if (failed(runPipeline(*module, pipeline, msampTimer)))
       return 1;

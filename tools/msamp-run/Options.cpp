@@ -22,7 +22,8 @@ MODEL is a training graph (.mlir, compiled with msamp-compile into a cache)
 or a directory written by msamp-compile.
 
   --opt-level O0|O1|O2|O3    optimization level to compile at (default O2;
-                             O3: each rank compiles its own program)
+                             O3: each rank compiles its own program); also
+                             the reference rows amp-bf16, amp-fp16, te
   --pipeline-options "..."   options of the --msamp-oN pipeline
   --steps N                  steps to run (default 10; with --eval: one pass
                              over the data)

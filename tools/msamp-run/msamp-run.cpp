@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 //
-//   msamp-run MODEL [--opt-level O0|O1|O2|O3] [--steps N] [--data F |
+//   msamp-run MODEL [--opt-level LEVEL] [--steps N] [--data F |
 //   --synthetic]
 //             [--init F] [--save F] [--resume F] [--log-json F] ...
 //
@@ -48,6 +48,7 @@
 
 #include "MSAMP/Runtime/msamp_runtime.h"
 #include "MSAMP/Runtime/msamp_session.h"
+#include "MSAMP/Support/Levels.h"
 
 #include <nlohmann/json.hpp>
 
@@ -462,9 +463,9 @@ int run(const Options &o) {
   if (o.backend != "cpu" && o.backend != "cuda")
     return fail(kUsageError,
                 "unknown backend '" + o.backend + "' (expected cpu or cuda)");
-  if (o.optLevel && *o.optLevel != "O0" && *o.optLevel != "O1" &&
-      *o.optLevel != "O2" && *o.optLevel != "O3")
-    return fail(kUsageError, "--opt-level must be O0, O1, O2 or O3, got '" +
+  if (o.optLevel && !msamp_levels::lookupLevel(*o.optLevel))
+    return fail(kUsageError, "--opt-level must be " +
+                                 msamp_levels::levelNames() + ", got '" +
                                  *o.optLevel + "'");
   const bool zero = o.optLevel && *o.optLevel == "O3";
   if (zero && o.pipelineOptions &&

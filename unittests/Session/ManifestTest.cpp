@@ -106,6 +106,17 @@ TEST(ManifestTest, ParsesCompilerOutput) {
   EXPECT_FALSE(m.lr.has_value());
 }
 
+TEST(ManifestTest, ReferenceLevels) {
+  // The reference rows of MS-AMP's level table are levels like O0-O3.
+  for (const char *level : {"amp-bf16", "amp-fp16", "te"}) {
+    json doc = validManifest();
+    doc["level"] = level;
+    Manifest m;
+    ASSERT_FALSE(parseManifest(doc.dump(), "manifest.json", m)) << level;
+    EXPECT_EQ(m.level, level);
+  }
+}
+
 TEST(ManifestTest, OptionalOptimizerLR) {
   json doc = validManifest();
   doc["optimizer"] = {{"kind", "adamw"}, {"lr", 0.25}};
@@ -170,7 +181,9 @@ TEST(ManifestTest, DocumentErrors) {
   expectInvalid(doc, "missing integer \"abi_version\"");
   doc = validManifest();
   doc["level"] = "O7";
-  expectInvalid(doc, "level 'O7' is not one of O0, O1, O2, O3");
+  expectInvalid(doc,
+                "level 'O7' is not one of O0, O1, O2, O3, amp-bf16, amp-fp16 "
+                "or te");
   doc = validManifest();
   doc.erase("level");
   expectInvalid(doc, "missing string \"level\"");

@@ -36,6 +36,9 @@ def MSAMP_LowPrecisionTensor : RankedTensorOf<[F8E4M3FN, F8E5M2, F16]>;
 // Formats that real (unscaled) values are computed in.
 def MSAMP_HighPrecisionTensor : RankedTensorOf<[F32, BF16, F16]>;
 // Optimizer operands: f32, or a scaled low-precision storage format.
+// FP8, or 16-bit for the AMP levels' autocast GEMMs (msamp-amp-gemms).
+def MSAMP_GemmOperand : RankedTensorOf<[F8E4M3FN, F8E5M2, BF16, F16]>;
+
 def MSAMP_StateTensor : RankedTensorOf<[F32, F16, F8E4M3FN, F8E5M2]>;
 
 //===----------------------------------------------------------------------===//
@@ -188,7 +191,9 @@ def MSAMP_GemmOp : MSAMP_Op<"gemm", [Pure]> {
     dimension.
 
     Operands are E4M3 or E5M2; E5M2 x E5M2 is rejected because cuBLASLt has
-    no such kernel (and MS-AMP never requests it). `fast_accum` allows
+    no such kernel (and MS-AMP never requests it). The AMP levels' GEMMs
+    have bf16 or f16 operands (with unit inverse scales): their products
+    are exact in f32 as well. `fast_accum` allows
     reduced-precision accumulation on Hopper tensor cores; MS-AMP and
     Transformer Engine use it only for forward GEMMs. When a second result is
     requested it is the amax of the (unrounded f32) result.
@@ -201,8 +206,8 @@ def MSAMP_GemmOp : MSAMP_Op<"gemm", [Pure]> {
         : tensor<16x64xf8E5M2>, tensor<16x32xf8E4M3FN> -> tensor<64x32xf32>, tensor<f32>
     ```
   }];
-  let arguments = (ins MSAMP_FP8Tensor:$a, MSAMP_ScalarF32:$a_scale_inv,
-                       MSAMP_FP8Tensor:$b, MSAMP_ScalarF32:$b_scale_inv,
+  let arguments = (ins MSAMP_GemmOperand:$a, MSAMP_ScalarF32:$a_scale_inv,
+                       MSAMP_GemmOperand:$b, MSAMP_ScalarF32:$b_scale_inv,
                        UnitAttr:$transpose_a, UnitAttr:$transpose_b,
                        UnitAttr:$fast_accum);
   let results = (outs MSAMP_HighPrecisionTensor:$result,

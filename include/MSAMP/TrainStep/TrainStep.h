@@ -53,6 +53,8 @@ constexpr llvm::StringLiteral kRoleMasterParam = "master_param";
 constexpr llvm::StringLiteral kRoleOptState = "opt_state";
 constexpr llvm::StringLiteral kRoleStep = "step";
 constexpr llvm::StringLiteral kRoleScalingState = "scaling_state";
+/// The AMP fp16 level's dynamic loss scale and its growth tracker.
+constexpr llvm::StringLiteral kRoleLossScale = "loss_scale";
 constexpr llvm::StringLiteral kRoleHyperparam = "hyperparam";
 constexpr llvm::StringLiteral kRoleRank = "rank";
 constexpr llvm::StringLiteral kRoleRngState = "rng_state";

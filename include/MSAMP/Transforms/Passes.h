@@ -10,6 +10,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassManager.h"
 
 namespace mlir::msamp {
 
@@ -21,6 +22,22 @@ namespace mlir::msamp {
 
 /// Registers --msamp-o0, --msamp-o1, --msamp-o2 and --msamp-emit-manifest.
 void registerMSAMPPipelines();
+
+/// Registers the reference rows of MS-AMP's level table: --msamp-amp and
+/// --msamp-te (ReferencePipelines.cpp).
+void registerMSAMPReferencePipelines();
+
+/// What every level's pipeline starts with: the contract check, inlining,
+/// GEMM classification and the train-step synthesis with `synth`.
+void buildTrainStepPrologue(OpPassManager &pm,
+                            const MSAMPSynthesizeTrainStepOptions &synth);
+
+/// What every level's pipeline ends with, after its precision passes:
+/// gradient statistics (then `afterStats`, the passes that read them),
+/// canonicalization, index checks, the final verifier.
+void buildTrainStepEpilogue(
+    OpPassManager &pm,
+    llvm::function_ref<void(OpPassManager &)> afterStats = nullptr);
 
 } // namespace mlir::msamp
 

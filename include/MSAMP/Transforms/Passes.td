@@ -159,7 +159,10 @@ def MSAMPFP8Gemms : Pass<"msamp-fp8-gemms", "::mlir::ModuleOp"> {
     Option<"wgradHp", "wgrad-hp", "bool", "false",
            "Keep weight-gradient GEMMs in high precision">,
     Option<"exclude", "exclude", "std::string", "\"\"",
-           "Regex on param names whose GEMMs stay in high precision">
+           "Regex on param names whose GEMMs stay in high precision">,
+    Option<"delayedWeights", "delayed-weights", "bool", "false",
+           "Delayed scaling for weights too (Transformer Engine); by default "
+           "weights are scaled just in time (MS-AMP)">
   ];
   let statistics = [
     Statistic<"numFP8Gemms", "num-fp8-gemms", "GEMMs converted to FP8">,
@@ -170,6 +173,73 @@ def MSAMPFP8Gemms : Pass<"msamp-fp8-gemms", "::mlir::ModuleOp"> {
   ];
   let dependentDialects = ["::mlir::msamp::MSAMPDialect",
                            "::mlir::arith::ArithDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
+def MSAMPAMPGemms : Pass<"msamp-amp-gemms", "::mlir::ModuleOp"> {
+  let summary = "run GEMMs with 16-bit operands and f32 accumulation "
+                "(the AMP levels)";
+  let description = [{
+    PyTorch autocast's GEMMs: every GEMM of the train step whose operands
+    are f32 tensors (Linear fprop, dgrad, wgrad and the attention GEMMs)
+    reads its operands rounded to nearest even to `dtype` (bf16 or fp16)
+    and accumulates their products in f32: `msamp.gemm` with 16-bit
+    operands and unit inverse scales. Every other op, the weights, the
+    gradients and the optimizer states stay f32.
+
+    A GEMM that does not match (a non-zero init, non-f32 or dynamic
+    operands) stays f32 with a remark saying why.
+
+    With `loss-scale=true` (fp16 only) the step carries
+    `torch.amp.GradScaler`'s state (`loss_scale` and
+    `loss_scale.growth_tracker`, role "loss_scale", LossScale.h): every
+    output-gradient operand is multiplied by the scale before its fp16
+    rounding and the GEMM divides it out again through its inverse scale.
+    Multiplying by a power of two is exact in f32, so this is AMP's loss
+    scaling, whose scaled values are f32 everywhere but at the fp16 casts;
+    an fp16 overflow becomes Inf and reaches the gradients, where
+    msamp-loss-scale finds it.
+  }];
+  let options = [
+    Option<"dtype", "dtype", "std::string", "\"bf16\"", "bf16 or fp16">,
+    Option<"lossScale", "loss-scale", "bool", "false",
+           "fp16: dynamic loss scaling of the output gradients">,
+    Option<"initScale", "init-scale", "double", "65536.0",
+           "GradScaler's init_scale (a power of two)">
+  ];
+  let dependentDialects = ["::mlir::msamp::MSAMPDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
+def MSAMPLossScale : Pass<"msamp-loss-scale", "::mlir::ModuleOp"> {
+  let summary = "skip overflowing steps and update the dynamic loss scale "
+                "(torch.amp.GradScaler)";
+  let description = [{
+    After msamp-grad-stats, on a step whose GEMMs msamp-amp-gemms scaled
+    with `loss_scale`: when the gradients are not finite (the `nonfinite`
+    metric), every state update but the step counter and the scaler's own
+    state is replaced by the old value (the step is skipped, as
+    GradScaler.step skips optimizer.step), the scale is multiplied by
+    `backoff-factor` and the growth tracker reset; otherwise the tracker
+    counts the good step and after `growth-interval` good steps in a row
+    the scale is multiplied by `growth-factor` (if that stays finite) and
+    the tracker reset: GradScaler.update's rules. The overflow is handled,
+    so `nonfinite` becomes 0 and a new metric `loss_scale_overflow` says
+    whether the step was skipped.
+  }];
+  let options = [
+    Option<"initScale", "init-scale", "double", "65536.0",
+           "GradScaler's init_scale">,
+    Option<"growthFactor", "growth-factor", "double", "2.0",
+           "GradScaler's growth_factor">,
+    Option<"backoffFactor", "backoff-factor", "double", "0.5",
+           "GradScaler's backoff_factor">,
+    Option<"growthInterval", "growth-interval", "int64_t", "2000",
+           "GradScaler's growth_interval (good steps before growing)">
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::tensor::TensorDialect"];
 }
 

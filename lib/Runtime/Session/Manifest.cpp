@@ -6,6 +6,8 @@
 
 #include "Manifest.h"
 
+#include "MSAMP/Support/Levels.h"
+
 #include <nlohmann/json.hpp>
 
 #include <cerrno>
@@ -21,9 +23,9 @@ using json = nlohmann::json;
 
 namespace {
 
-const char *const kStateRoles[] = {"param",    "master_param",  "opt_state",
-                                   "step",     "scaling_state", "buffer",
-                                   "rng_state"};
+const char *const kStateRoles[] = {"param",     "master_param",  "opt_state",
+                                   "step",      "scaling_state", "buffer",
+                                   "rng_state", "loss_scale"};
 const char *const kInputRoles[] = {"input", "target", "hyperparam", "rank"};
 
 template <size_t N>
@@ -299,8 +301,9 @@ Error parseManifest(const std::string &text, const std::string &source,
   if (level == doc.end() || !level->is_string())
     return fail("missing string \"level\"");
   m.level = level->get<std::string>();
-  if (m.level != "O0" && m.level != "O1" && m.level != "O2" && m.level != "O3")
-    return fail("level '" + m.level + "' is not one of O0, O1, O2, O3");
+  if (!msamp_levels::lookupLevel(m.level))
+    return fail("level '" + m.level + "' is not one of " +
+                msamp_levels::levelNames());
 
   auto worldSize = doc.find("world_size");
   if (worldSize != doc.end()) {

@@ -127,7 +127,7 @@ func.func @gemm_result_shape(%a: tensor<4x8xf8E4M3FN>, %b: tensor<8x6xf8E4M3FN>,
 // -----
 
 func.func @gemm_high_precision(%a: tensor<4x8xf32>, %b: tensor<8x6xf8E4M3FN>, %s: tensor<f32>) {
-  // expected-error @+1 {{operand #0 must be ranked tensor of f8E4M3FN type or f8E5M2 type values}}
+  // expected-error @+1 {{operand #0 must be ranked tensor of f8E4M3FN type or f8E5M2 type or bfloat16 type or 16-bit float values}}
   %r = "msamp.gemm"(%a, %s, %b, %s) : (tensor<4x8xf32>, tensor<f32>, tensor<8x6xf8E4M3FN>, tensor<f32>) -> tensor<4x6xf32>
   return
 }

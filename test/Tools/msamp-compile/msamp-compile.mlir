@@ -14,6 +14,19 @@
 // O3: "level": "O3",
 // O3-NEXT: "world_size": 2,
 // O3-NEXT: "rank": 1,
+// The reference rows of MS-AMP's level table are levels too; the option a
+// level fixes cannot be contradicted.
+// RUN: msamp-compile %S/../../Transforms/Inputs/mlp.mlir --opt-level amp-fp16 -o %t/amp
+// RUN: FileCheck %s --check-prefix=AMP < %t/amp/manifest.json
+// RUN: FileCheck %s --check-prefix=AMPIR < %t/amp/train_step.mlir
+// AMP: "level": "amp-fp16",
+// AMPIR: msamp.gemm {{.*}} : tensor<4x3xf16>, tensor<5x3xf16> -> tensor<4x5xf32>
+// RUN: msamp-compile %S/../../Transforms/Inputs/mlp.mlir --opt-level te --pipeline-options "amax-history-len=8" -o %t/te
+// RUN: FileCheck %s --check-prefix=TE < %t/te/manifest.json
+// TE: "level": "te",
+// TE: {"name":"fc1.fprop.weight.amax_history","role":"scaling_state","shape":[8],"dtype":"f32","init":"zeros"
+// RUN: not msamp-compile %S/../../Transforms/Inputs/mlp.mlir --opt-level amp-fp16 --pipeline-options "lr=0.1 dtype=bf16" -o %t/x 2>&1 | FileCheck %s --check-prefix=FIXED
+// FIXED: msamp-compile: error: --pipeline-options sets 'dtype', which --opt-level amp-fp16 fixes (dtype=fp16)
 // RUN: not msamp-compile %s -o %t/x 2>&1 | FileCheck %s --check-prefix=NOGRAPH
 // RUN: not msamp-compile %S/../../Transforms/Inputs/mlp.mlir --pipeline-options "fp8-format=e2m1" -o %t/x 2>&1 | FileCheck %s --check-prefix=OPTION
 
@@ -25,7 +38,7 @@
 // IR: func.func @train_step(
 // IR-SAME: msamp.level = "O2"
 // MISSING: msamp-compile: error: {{.*}}does-not-exist.mlir{{.*}}No such file or directory
-// LEVEL: msamp-compile: error: --opt-level must be O0, O1, O2 or O3, got 'O7'
+// LEVEL: msamp-compile: error: --opt-level must be O0, O1, O2, O3, amp-bf16, amp-fp16 or te, got 'O7'
 // NOGRAPH: msamp-compile: error: {{.*}}msamp-compile.mlir has neither a forward_backward graph nor a compiled train_step
 // OPTION: error: invalid msamp-fp8-gemms option fp8-format=e2m1: expected hybrid or e4m3
 

@@ -53,7 +53,7 @@
 // TWO: msamp-run: error: unexpected argument
 // CUDA: msamp-run: error: --cuda-chip must be sm_90 or sm_89, got 'sm_80'
 // BACKEND: msamp-run: error: unknown backend 'tpu' (expected cpu or cuda)
-// O9: msamp-run: error: --opt-level must be O0, O1, O2 or O3, got 'O9'
+// O9: msamp-run: error: --opt-level must be O0, O1, O2, O3, amp-bf16, amp-fp16 or te, got 'O9'
 // O3WORLD: msamp-run: error: --pipeline-options asks for world-size=3, but the launcher started 1 rank(s)
 // CLIP: msamp-run: error: invalid value '0' for --clip-grad-norm: expected a positive number
 // CLIPNEG: msamp-run: error: invalid value '-1' for --clip-grad-norm: expected a positive number

@@ -1,0 +1,160 @@
+//===- ReferencePipelines.cpp - --msamp-amp and --msamp-te ----------------===//
+//
+// The two reference rows of MS-AMP's level table, as pipelines of the same
+// passes as the MS-AMP levels (docs/Levels.md):
+//
+//  * --msamp-amp="dtype=bf16|fp16" (levels amp-bf16, amp-fp16): PyTorch
+//    autocast. GEMMs read 16-bit operands and accumulate in f32
+//    (msamp-amp-gemms); weights, gradients, the gradient all-reduce and the
+//    Adam states stay f32: 16 bytes of model state per parameter.
+//  * --msamp-te (level te): Transformer Engine's DelayedScaling defaults:
+//    HYBRID formats, amax history 1024 reduced with max, margin 0, exact
+//    (not power-of-two) scales, no just-in-time warm-up (TE starts from
+//    scale 1), and delayed scaling for every quantized tensor, weights
+//    included. Everything else is f32 as in the AMP row; the scaling state
+//    comes on top of its 16 bytes per parameter.
+//
+//===----------------------------------------------------------------------===//
+
+#include "MSAMP/Transforms/Passes.h"
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
+#include "mlir/Pass/PassRegistry.h"
+
+using namespace mlir;
+using namespace mlir::msamp;
+
+namespace {
+/// The optimizer overrides every level accepts.
+template <typename Derived>
+struct OptimizerOptions : PassPipelineOptions<Derived> {
+  using Base = PassPipelineOptions<Derived>;
+  typename Base::template Option<std::string> optimizer{
+      *this, "optimizer", llvm::cl::desc("override the optimizer kind"),
+      llvm::cl::init("")};
+  typename Base::template Option<double> lr{
+      *this, "lr", llvm::cl::desc("override the default learning rate"),
+      llvm::cl::init(-1.0)};
+  typename Base::template Option<double> weightDecay{
+      *this, "weight-decay", llvm::cl::desc("override the weight decay"),
+      llvm::cl::init(-1.0)};
+
+  MSAMPSynthesizeTrainStepOptions synthesize(StringRef level) const {
+    MSAMPSynthesizeTrainStepOptions synth;
+    synth.optimizer = optimizer;
+    synth.lr = lr;
+    synth.weightDecay = weightDecay;
+    synth.level = level.str();
+    return synth;
+  }
+};
+
+struct AMPPipelineOptions : OptimizerOptions<AMPPipelineOptions> {
+  Option<std::string> dtype{*this, "dtype",
+                            llvm::cl::desc("GEMM operand type: bf16 or fp16"),
+                            llvm::cl::init("bf16")};
+  Option<std::string> lossScale{
+      *this, "loss-scale",
+      llvm::cl::desc("auto (fp16: dynamic, bf16: none), dynamic or none"),
+      llvm::cl::init("auto")};
+  // torch.amp.GradScaler's defaults.
+  Option<double> initScale{*this, "init-scale",
+                           llvm::cl::desc("initial loss scale"),
+                           llvm::cl::init(65536.0)};
+  Option<double> growthFactor{*this, "growth-factor",
+                              llvm::cl::desc("loss scale growth factor"),
+                              llvm::cl::init(2.0)};
+  Option<double> backoffFactor{*this, "backoff-factor",
+                               llvm::cl::desc("loss scale backoff factor"),
+                               llvm::cl::init(0.5)};
+  Option<int64_t> growthInterval{
+      *this, "growth-interval",
+      llvm::cl::desc("good steps before the loss scale grows"),
+      llvm::cl::init(2000)};
+};
+
+/// Transformer Engine's DelayedScaling knobs (the ones Accelerate's TE
+/// fp8_config sets), with TE's defaults.
+struct TEPipelineOptions : OptimizerOptions<TEPipelineOptions> {
+  Option<std::string> fp8Format{*this, "fp8-format",
+                                llvm::cl::desc("hybrid or e4m3"),
+                                llvm::cl::init("hybrid")};
+  Option<int64_t> amaxHistoryLen{*this, "amax-history-len",
+                                 llvm::cl::desc("amax history length"),
+                                 llvm::cl::init(1024)};
+  Option<std::string> amaxComputeAlgo{*this, "amax-compute-algo",
+                                      llvm::cl::desc("max or most_recent"),
+                                      llvm::cl::init("max")};
+  Option<int64_t> margin{*this, "margin", llvm::cl::desc("scale margin"),
+                         llvm::cl::init(0)};
+  Option<int64_t> interval{*this, "interval",
+                           llvm::cl::desc("recompute delayed scales every N"),
+                           llvm::cl::init(1)};
+  Option<bool> fpropHp{*this, "fprop-hp",
+                       llvm::cl::desc("forward GEMMs in high precision"),
+                       llvm::cl::init(false)};
+  Option<bool> dgradHp{*this, "dgrad-hp",
+                       llvm::cl::desc("data-gradient GEMMs in high precision"),
+                       llvm::cl::init(false)};
+  Option<bool> wgradHp{*this, "wgrad-hp",
+                       llvm::cl::desc("weight-gradient GEMMs in high "
+                                      "precision"),
+                       llvm::cl::init(false)};
+};
+} // namespace
+
+void mlir::msamp::registerMSAMPReferencePipelines() {
+  PassPipelineRegistration<AMPPipelineOptions>(
+      "msamp-amp",
+      "levels amp-bf16 / amp-fp16: autocast GEMMs (16-bit operands, f32 "
+      "accumulation), f32 weights, gradients and Adam states",
+      [](OpPassManager &pm, const AMPPipelineOptions &opts) {
+        buildTrainStepPrologue(
+            pm,
+            opts.synthesize(opts.dtype == "fp16" ? "amp-fp16" : "amp-bf16"));
+        // "auto": GradScaler with fp16, nothing with bf16 (f32's range), as
+        // PyTorch recipes use them; anything else reaches the pass, which
+        // rejects dynamic scaling with bf16.
+        bool scaled = opts.lossScale == "dynamic" ||
+                      (opts.lossScale == "auto" && opts.dtype == "fp16");
+        MSAMPAMPGemmsOptions gemms;
+        gemms.dtype = opts.dtype;
+        gemms.lossScale = scaled;
+        gemms.initScale = opts.initScale;
+        pm.addPass(createMSAMPAMPGemms(gemms));
+        MSAMPLossScaleOptions scaler;
+        scaler.initScale = opts.initScale;
+        scaler.growthFactor = opts.growthFactor;
+        scaler.backoffFactor = opts.backoffFactor;
+        scaler.growthInterval = opts.growthInterval;
+        buildTrainStepEpilogue(pm, [&](OpPassManager &pm) {
+          if (scaled)
+            pm.addPass(createMSAMPLossScale(scaler));
+        });
+      });
+  PassPipelineRegistration<TEPipelineOptions>(
+      "msamp-te",
+      "level te: Transformer Engine's DelayedScaling (FP8 GEMMs, delayed "
+      "scaling of every operand, exact scales), f32 weights, gradients and "
+      "Adam states",
+      [](OpPassManager &pm, const TEPipelineOptions &opts) {
+        buildTrainStepPrologue(pm, opts.synthesize("te"));
+        MSAMPFP8GemmsOptions gemms;
+        gemms.fp8Format = opts.fp8Format;
+        gemms.scaling = "delayed";
+        gemms.scaleKind = "exact";
+        gemms.amaxHistoryLen = opts.amaxHistoryLen;
+        gemms.amaxComputeAlgo = opts.amaxComputeAlgo;
+        gemms.margin = opts.margin;
+        gemms.interval = opts.interval;
+        gemms.warmup = false;
+        gemms.reduceAmax = true;
+        gemms.delayedWeights = true;
+        gemms.fpropHp = opts.fpropHp;
+        gemms.dgradHp = opts.dgradHp;
+        gemms.wgradHp = opts.wgradHp;
+        pm.addPass(createMSAMPFP8Gemms(gemms));
+        buildTrainStepEpilogue(pm);
+      });
+}
