@@ -654,6 +654,30 @@ def _trace_or_explain(model, loss_fn, items, param_names, buffer_names):
 
 
 def _import_or_explain(fx, gm, func_name):
+    """:func:`_lower_or_explain` in a child process (msamp/export_child.py:
+    ops that crash torch-mlir must not take the exporting process down);
+    the text comes back and is parsed in a context of our own."""
+    from torch_mlir import ir
+    from torch_mlir.dialects import torch as torch_d
+    from . import export_child
+    try:
+        text = export_child.run(lambda: str(_lower_or_explain(fx, gm, func_name)))
+    except export_child.ChildDied as e:
+        ops = export_child.ops_that_kill(
+            gm, lambda m: _lower_or_explain(fx, m, "single_op"))
+        named = (f"lowering {', '.join(ops)} alone kills it too"
+                 if ops else "no single op kills it alone")
+        raise ExportError(
+            f"torch-mlir crashed lowering the traced step ({e.why}); {named}: "
+            "rewrite the module that uses it (sorting, top-k and boolean-mask "
+            "indexing are known to crash torch-mlir 20261001), or give "
+            "msamp.export a decomposition for it") from None
+    context = ir.Context()
+    torch_d.register_dialect(context)
+    return ir.Module.parse(text, context)
+
+
+def _lower_or_explain(fx, gm, func_name):
     """torch-mlir's import + lowering, with its failures reduced to the
     aten op it could not lower (never a multi-page IR dump): its
     diagnostics are collected in our own context instead of printed."""
