@@ -24,9 +24,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "MSAMP/Transforms/LossScale.h"
-#include "MSAMP/Transforms/GradStats.h"
+#include "MSAMP/TrainStep/GradStats.h"
 #include "MSAMP/Transforms/Passes.h"
-#include "MSAMP/Transforms/TrainStep.h"
+#include "MSAMP/TrainStep/TrainStep.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
