@@ -31,9 +31,9 @@
 
 #include "MSAMP/Dialect/MSAMPOps.h"
 #include "MSAMP/TrainStep/GemmMatcher.h"
+#include "MSAMP/TrainStep/TrainStep.h"
 #include "MSAMP/Transforms/LossScale.h"
 #include "MSAMP/Transforms/Passes.h"
-#include "MSAMP/TrainStep/TrainStep.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"

@@ -25,8 +25,8 @@
 
 #include "MSAMP/Transforms/LossScale.h"
 #include "MSAMP/TrainStep/GradStats.h"
-#include "MSAMP/Transforms/Passes.h"
 #include "MSAMP/TrainStep/TrainStep.h"
+#include "MSAMP/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
