@@ -544,16 +544,25 @@ int run(const Options &o) {
       checkOutput("--save", *o.save, "the checkpoint file");
     if (o.exportWeights)
       checkOutput("--export-weights", *o.exportWeights, "the weights file");
-    if (o.save && lead && !code) {
-      // A save killed between writing and renaming leaves FILE.tmp
-      // (SafeTensors.cpp's writeFileAtomically); nothing else writes there.
-      const std::string stale = *o.save + ".tmp";
-      struct stat staleStat;
-      if (lstat(stale.c_str(), &staleStat) == 0 && S_ISREG(staleStat.st_mode) &&
-          ::unlink(stale.c_str()) == 0 && speak)
-        std::printf("msamp-run: removed '%s', left by a save that did not "
-                    "finish\n",
-                    stale.c_str());
+    if (o.save && !code) {
+      // A save killed between writing and renaming leaves FILE.tmp, and at
+      // O3 each rank's shard FILE.rankR....tmp (SafeTensors.cpp's
+      // writeFileAtomically); nothing else writes there. Rank 0 removes the
+      // replicated file's, every rank its own shard's.
+      std::vector<std::string> stale;
+      if (lead)
+        stale.push_back(*o.save + ".tmp");
+      if (group.size > 1)
+        stale.push_back(shardPathOf(*o.save, group.rank) + ".tmp");
+      for (const std::string &path : stale) {
+        struct stat staleStat;
+        if (lstat(path.c_str(), &staleStat) == 0 &&
+            S_ISREG(staleStat.st_mode) && ::unlink(path.c_str()) == 0 &&
+            !o.quiet)
+          std::printf("msamp-run: removed '%s', left by a save that did not "
+                      "finish\n",
+                      path.c_str());
+      }
     }
     if (int rc = agree(code, problem))
       return rc;
