@@ -1,0 +1,127 @@
+#!/usr/bin/env python3
+"""Stock Hugging Face / timm models through msamp: one row per family.
+
+For each family of python/tests/stock_families.py (tiny configs, no
+downloads), measured in one run on this machine:
+
+* export: seconds of ``msamp.export`` (trace, decompositions, torch-mlir);
+* compile O0 / O2: seconds of ``msamp.compile`` at each level, one at a time
+  (``threads`` code generation threads, default 1 so that the levels compare);
+* step ms: the median over ``--steps`` steps (after 2 warm-up steps) of a
+  CPU training step of PyTorch eager f32 and of the compiled step at O0 and
+  O2, all on ``torch.set_num_threads(--threads)`` / one process, the same
+  batches cycled; the ratios are against PyTorch in the same run;
+* bytes/param: the compiler's memory report (model state) at O0 and O2.
+
+    PYTHONPATH=python .venv/bin/python benchmarks/bench_stock_models.py \\
+        [--families gpt2,bert] [--steps 20] [--threads 1]
+
+The table is printed as Markdown for docs/Benchmarks.md; name the CPU with it
+(``lscpu | grep 'Model name'``).
+"""
+
+import argparse
+import copy
+import os
+import statistics
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(ROOT, "python"))
+sys.path.insert(0, os.path.join(ROOT, "python", "tests"))
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
+import msamp  # noqa: E402
+import stock_families as families  # noqa: E402
+
+BATCH = 4
+DISTINCT = 4
+
+
+def _median_ms(step, data, steps):
+    for i in range(2):
+        step(data[i % len(data)])
+    times = []
+    for i in range(steps):
+        start = time.perf_counter()
+        step(data[i % len(data)])
+        times.append(time.perf_counter() - start)
+    return 1e3 * statistics.median(times)
+
+
+def torch_step_ms(family, model, data, steps):
+    opt = families.optimizer(family, model)
+    lf = families.loss_fn(family)
+    inp, tgt = list(data[0])
+
+    def step(b):
+        opt.zero_grad()
+        lf(model(b[inp]), b[tgt]).backward()
+        opt.step()
+    return _median_ms(step, data, steps)
+
+
+def msamp_step_ms(compiled, init, data, steps):
+    trainer = msamp.Trainer(compiled, init_file=init)
+    batches = [{k: v.numpy() for k, v in b.items()} for b in data]
+    return _median_ms(lambda b: trainer.fit([b], steps=1), batches, steps)
+
+
+def bytes_per_param(compiled):
+    # All step state over the params, scaling state included (a tiny model's
+    # amax histories weigh more per param than a real model's).
+    return compiled.memory_report()["bytes_per_param"]
+
+
+def row(name, steps, threads, tmp):
+    family = families.FAMILIES[name]
+    model = families.model(family)
+    data = families.batches(family, DISTINCT, BATCH)
+    params = sum(p.numel() for p in model.parameters())
+    init = os.path.join(tmp, f"{name}.init.safetensors")
+    reference = copy.deepcopy(model)
+    start = time.perf_counter()
+    graph = msamp.export(model, families.loss_fn(family), data[0],
+                         optimizer=families.optimizer(family, model),
+                         init_file=init)
+    export_s = time.perf_counter() - start
+    out = {"family": name, "params": params, "export_s": export_s}
+    for level in ("O0", "O2"):
+        start = time.perf_counter()
+        compiled = msamp.compile(graph, level, threads=threads)
+        out[f"compile_{level}_s"] = time.perf_counter() - start
+        out[f"step_{level}_ms"] = msamp_step_ms(compiled, init, data, steps)
+        out[f"bpp_{level}"] = bytes_per_param(compiled)
+    out["step_torch_ms"] = torch_step_ms(family, reference, data, steps)
+    return out
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--families", default=",".join(families.FAMILIES))
+    parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--threads", type=int, default=1)
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    print("| family | params | export s | compile O0 s | compile O2 s "
+          "| PyTorch ms/step | O0 ms/step (x PyTorch) | O2 ms/step (x PyTorch) "
+          "| B/param O0 | B/param O2 |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in args.families.split(","):
+            r = row(name, args.steps, args.threads, tmp)
+            t = r["step_torch_ms"]
+            print(f"| {name} | {r['params']:,} | {r['export_s']:.1f} "
+                  f"| {r['compile_O0_s']:.1f} | {r['compile_O2_s']:.1f} | {t:.1f} "
+                  f"| {r['step_O0_ms']:.1f} ({r['step_O0_ms'] / t:.2f}) "
+                  f"| {r['step_O2_ms']:.1f} ({r['step_O2_ms'] / t:.2f}) "
+                  f"| {r['bpp_O0']:.2f} | {r['bpp_O2']:.2f} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
