@@ -33,7 +33,6 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(ROOT, "python"))
 sys.path.insert(0, os.path.join(ROOT, "python", "tests"))
 
-import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 import msamp  # noqa: E402
