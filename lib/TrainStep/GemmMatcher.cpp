@@ -323,3 +323,14 @@ std::optional<GemmMatch> mlir::msamp::matchGemm(Operation *op,
   match.zeroInit = isZeroTensor(init);
   return match;
 }
+
+std::string mlir::msamp::whyOperandsNotStaticF32(const GemmMatch &match) {
+  for (Value v : {match.lhs, match.rhs}) {
+    auto type = dyn_cast<RankedTensorType>(v.getType());
+    if (!type || !type.getElementType().isF32())
+      return "its operands are not f32 tensors";
+    if (!type.hasStaticShape())
+      return "its operands have dynamic shapes";
+  }
+  return "";
+}

@@ -119,14 +119,7 @@ std::string MSAMPAMPGemmsPass::whyKeptF32(const std::optional<GemmMatch> &match,
     return ("its contraction is not supported: " + matchFailure).str();
   if (!match->zeroInit)
     return "it accumulates into a non-zero init";
-  for (Value v : {match->lhs, match->rhs}) {
-    auto type = dyn_cast<RankedTensorType>(v.getType());
-    if (!type || !type.getElementType().isF32())
-      return "its operands are not f32 tensors";
-    if (!type.hasStaticShape())
-      return "its operands have dynamic shapes";
-  }
-  return "";
+  return whyOperandsNotStaticF32(*match);
 }
 
 void MSAMPAMPGemmsPass::runOnOperation() {

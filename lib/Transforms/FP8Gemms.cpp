@@ -160,14 +160,7 @@ MSAMPFP8GemmsPass::whyHighPrecision(Operation *op, DictionaryAttr info,
   auto roles = info.getAs<ArrayAttr>("operand_roles");
   if (!roles || roles.size() != op->getNumOperands() - 1)
     return "its msamp.gemm attribute has no operand_roles for every input";
-  for (Value v : {match->lhs, match->rhs}) {
-    auto type = dyn_cast<RankedTensorType>(v.getType());
-    if (!type || !type.getElementType().isF32())
-      return "its operands are not f32 tensors";
-    if (!type.hasStaticShape())
-      return "its operands have dynamic shapes";
-  }
-  return "";
+  return whyOperandsNotStaticF32(*match);
 }
 
 Value MSAMPFP8GemmsPass::scalar(OpBuilder &b, Location loc, float value) {

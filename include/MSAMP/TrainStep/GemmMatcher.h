@@ -15,6 +15,7 @@
 #include "mlir/IR/Value.h"
 
 #include <optional>
+#include <string>
 
 namespace mlir::msamp {
 
@@ -40,6 +41,10 @@ struct GemmMatch {
 /// handle, e.g. two reduction dimensions).
 std::optional<GemmMatch> matchGemm(Operation *op,
                                    std::string *reason = nullptr);
+
+/// Why a matched GEMM's operands cannot be rewritten by the precision passes
+/// (FP8, AMP), which read static-shaped f32 tensors; "" when they can.
+std::string whyOperandsNotStaticF32(const GemmMatch &match);
 
 } // namespace mlir::msamp
 
