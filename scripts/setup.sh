@@ -2,10 +2,11 @@
 # Installs what msamp needs on a fresh Debian 12 machine (idempotent: a second
 # run checks and returns in a few seconds).
 #   - Debian: LLVM/MLIR 22, clang-22 + lld, ninja, ccache, GoogleTest, OpenBLAS,
-#     OpenMPI, nlohmann-json, protobuf (ONNX importer), libclang-rt-22-dev
-#     (libFuzzer), libonnx-testdata (ONNX node tests), valgrind (the parser
-#     regression tests run the tools under it), python3-venv (the CUDA 13
-#     toolkit is expected in /usr/local/cuda when present; it is optional).
+#     OpenMPI, nlohmann-json, yaml-cpp (Accelerate recipes), protobuf (ONNX
+#     importer), libclang-rt-22-dev (libFuzzer), libonnx-testdata (ONNX node
+#     tests), valgrind (the parser regression tests run the tools under it),
+#     python3-venv (the CUDA 13 toolkit is expected in /usr/local/cuda when
+#     present; it is optional).
 #   - PyPI: every package of python/requirements.txt (pinned there), into one
 #     virtualenv, .venv/ of the checkout, made from the `python3` on PATH
 #     without system site packages; or into $MSAMP_PYTHON's environment when
@@ -17,7 +18,7 @@ source scripts/python-env.sh
 APT_PACKAGES=(
   clang-22 lld-22 llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
   ninja-build cmake ccache libzstd-dev libedit-dev libcurl4-openssl-dev
-  libgtest-dev libopenblas-dev nlohmann-json3-dev
+  libgtest-dev libopenblas-dev nlohmann-json3-dev libyaml-cpp-dev
   libopenmpi-dev openmpi-bin
   libprotobuf-dev protobuf-compiler libclang-rt-22-dev libonnx-testdata
   valgrind python3-venv

@@ -1,8 +1,9 @@
 //===- msamp-compile.cpp - ahead-of-time compiler for train steps -*- C++
 //-*-===//
 //
-//   msamp-compile MODEL.mlir [--opt-level LEVEL] [--pipeline-options
-//                 "..."] [--target cpu|cuda [--chip sm_90|sm_89]] -o OUTDIR
+//   msamp-compile MODEL.mlir [--opt-level LEVEL] [--recipe FILE.yaml]
+//                 [--pipeline-options "..."]
+//                 [--target cpu|cuda [--chip sm_90|sm_89]] -o OUTDIR
 //
 // LEVEL is O0-O3 or a reference row (amp-bf16, amp-fp16, te): the list of
 // include/MSAMP/Support/Levels.h.
@@ -27,6 +28,7 @@
 #include "MSAMP/Codegen/GPU/Passes.h"
 #include "MSAMP/Conversion/Passes.h"
 #include "MSAMP/Registration/InitAll.h"
+#include "MSAMP/Support/AccelerateRecipe.h"
 #include "MSAMP/Support/Levels.h"
 #include "MSAMP/Support/ParseInput.h"
 #include "MSAMP/TrainStep/TrainStep.h"
@@ -88,6 +90,11 @@ static cl::opt<std::string>
                     cl::desc("options of the --msamp-oN pipeline, e.g. "
                              "\"scale-kind=exact amax-history-len=1024\""),
                     cl::init(""));
+static cl::opt<std::string>
+    recipeFile("recipe", cl::cat(toolOptions),
+               cl::desc("an Accelerate config (mixed_precision, fp8_config) "
+                        "that sets the level and its pipeline options"),
+               cl::value_desc("FILE.yaml"), cl::init(""));
 static cl::opt<std::string>
     target("target", cl::cat(toolOptions),
            cl::desc("where the step's elementwise code runs: cpu, "
@@ -217,6 +224,23 @@ int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(toolOptions);
   cl::ParseCommandLineOptions(
       argc, argv, "msamp ahead-of-time compiler for training steps\n");
+  if (!recipeFile.empty()) {
+    // The recipe decides the level; an --opt-level given too must agree.
+    msamp_recipe::AccelerateRecipe recipe;
+    std::optional<std::string> level;
+    if (optLevel.getNumOccurrences())
+      level = optLevel;
+    std::string options = pipelineOptions, error;
+    if (!msamp_recipe::loadAccelerateRecipe(recipeFile, recipe, error)) {
+      llvm::errs() << error << "\n";
+      return 1;
+    }
+    if (!msamp_recipe::mergeRecipe(recipe, recipeFile, level, options, error))
+      return fail(error);
+    llvm::outs() << msamp_recipe::describeRecipe(recipe, recipeFile);
+    optLevel = *level;
+    pipelineOptions = options;
+  }
   const msamp_levels::LevelInfo *level = msamp_levels::lookupLevel(optLevel);
   if (!level)
     return fail("--opt-level must be " + msamp_levels::levelNames() +

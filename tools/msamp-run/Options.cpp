@@ -25,6 +25,9 @@ or a directory written by msamp-compile.
                              O3: each rank compiles its own program); also
                              the reference rows amp-bf16, amp-fp16, te
   --pipeline-options "..."   options of the --msamp-oN pipeline
+  --recipe FILE.yaml         an Accelerate config: mixed_precision and
+                             fp8_config (backend MSAMP or TE) set the level
+                             and its options; the mapping is printed
   --steps N                  steps to run (default 10; with --eval: one pass
                              over the data)
   --seed S                   seed of the initialization, the synthetic data
@@ -166,6 +169,7 @@ bool parseOptions(int argc, char **argv, Options &o, std::string &error) {
        },
        ""},
       {"pipeline-options", true, stringFlag(o.pipelineOptions), ""},
+      {"recipe", true, pathFlag(o.recipe), "a file name"},
       {"steps", true, optIntFlag(o.steps, 0), "a non-negative integer"},
       {"seed", true,
        [&](const std::string &v) { return parseUnsigned(v, o.seed); },

@@ -24,6 +24,8 @@ struct Options {
   std::string model;
   std::optional<std::string> optLevel; // default O2 when compiling
   std::optional<std::string> pipelineOptions;
+  // --recipe: an Accelerate config file (level and pipeline options).
+  std::optional<std::string> recipe;
   std::optional<int64_t> steps; // default 10; --eval: K batches
   uint64_t seed = 0;
   std::optional<double> lr;

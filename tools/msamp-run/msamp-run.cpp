@@ -48,6 +48,7 @@
 
 #include "MSAMP/Runtime/msamp_runtime.h"
 #include "MSAMP/Runtime/msamp_session.h"
+#include "MSAMP/Support/AccelerateRecipe.h"
 #include "MSAMP/Support/Levels.h"
 
 #include <nlohmann/json.hpp>
@@ -458,7 +459,23 @@ float meanOverRanks(float loss) {
   return loss / static_cast<float>(group.size);
 }
 
-int run(const Options &o) {
+int run(Options o) {
+  // ---- --recipe: an Accelerate config decides the level and options. ----
+  std::string recipeText;
+  if (o.recipe) {
+    msamp_recipe::AccelerateRecipe recipe;
+    std::string error, options = o.pipelineOptions.value_or("");
+    if (!msamp_recipe::loadAccelerateRecipe(*o.recipe, recipe, error)) {
+      std::fprintf(stderr, "%s\n", error.c_str()); // located: FILE:L:C
+      return kUsageError;
+    }
+    if (!msamp_recipe::mergeRecipe(recipe, *o.recipe, o.optLevel, options,
+                                   error))
+      return fail(kUsageError, error);
+    if (!options.empty())
+      o.pipelineOptions = options;
+    recipeText = msamp_recipe::describeRecipe(recipe, *o.recipe);
+  }
   // ---- Refuse what this build cannot do, before any work. ----
   if (o.backend != "cpu" && o.backend != "cuda")
     return fail(kUsageError,
@@ -500,6 +517,8 @@ int run(const Options &o) {
   group.size = msamp_rt_world_size();
   const bool lead = group.rank == 0; // prints, logs and writes checkpoints
   const bool speak = lead && !o.quiet;
+  if (speak && !recipeText.empty())
+    std::fputs(("msamp-run: " + recipeText).c_str(), stdout);
 
   // A CUDA run needs its device before anything is compiled for it.
   if (o.backend == "cuda") {
@@ -576,6 +595,10 @@ int run(const Options &o) {
     return rc;
   std::string dir;
   if (S_ISDIR(st.st_mode)) {
+    if (o.recipe)
+      return fail(kUsageError,
+                  "--recipe applies when compiling a model file; '" + o.model +
+                      "' is already compiled");
     if (o.pipelineOptions)
       return fail(kUsageError,
                   "--pipeline-options applies when compiling a model file; '" +
