@@ -92,14 +92,20 @@ def _run(args, what):
     return proc
 
 
-def compile(graph, opt_level="O2", out_dir=None, target="cpu",  # noqa: A001
-            chip="sm_90", threads=None, **recipe):
+def compile(graph, opt_level=None, out_dir=None, target="cpu",  # noqa: A001
+            chip="sm_90", threads=None, accelerate_config=None, **recipe):
     """Compile ``graph`` at ``opt_level`` ("O0" ... "O3", or a reference row:
-    "amp-bf16", "amp-fp16", "te") with recipe
+    "amp-bf16", "amp-fp16", "te"; default "O2") with recipe
     options (``fp8_format="e4m3"``, ``amax_history_len=1024``,
     ``scale_kind="exact"``, ``exclude=r"^head\\."`` ...; INTERFACES.md 3/4).
     O3 compiles rank ``rank``'s program of a ``world_size``-rank group
     (``compile(g, "O3", world_size=2, rank=0)``).
+
+    ``accelerate_config``: a Hugging Face Accelerate config (the path of its
+    YAML file, or the dict it holds) whose ``mixed_precision`` and
+    ``fp8_config`` choose the level and its options, as ``msamp-compile
+    --recipe`` maps them (docs/Levels.md); an ``opt_level`` given too must be
+    the same level. The printed mapping is the step's ``recipe_mapping``.
 
     ``target="cuda"`` compiles the elementwise code to GPU kernels for
     ``chip`` ("sm_90" or "sm_89"; docs/RuntimeABI.md 13): its sessions need
@@ -117,7 +123,9 @@ def compile(graph, opt_level="O2", out_dir=None, target="cpu",  # noqa: A001
         raise ValueError(f"target must be 'cpu' or 'cuda', got {target!r}")
     if chip not in ("sm_90", "sm_89"):
         raise ValueError(f"chip must be 'sm_90' or 'sm_89', got {chip!r}")
-    if opt_level not in ALL_LEVELS + REFERENCE_LEVELS:
+    if opt_level is None and accelerate_config is None:
+        opt_level = "O2"
+    if opt_level is not None and opt_level not in ALL_LEVELS + REFERENCE_LEVELS:
         raise ValueError("opt_level must be one of "
                          f"{', '.join(ALL_LEVELS + REFERENCE_LEVELS)}, "
                          f"got {opt_level!r}")
@@ -131,19 +139,48 @@ def compile(graph, opt_level="O2", out_dir=None, target="cpu",  # noqa: A001
     out.mkdir(parents=True, exist_ok=True)
     source = out / "input.mlir"
     source.write_text(text)
-    args = [_native.find_tool("msamp-compile"), str(source), "--opt-level",
-            opt_level, "-o", str(out)]
+    args = [_native.find_tool("msamp-compile"), str(source), "-o", str(out)]
+    if opt_level is not None:
+        args += ["--opt-level", opt_level]
+    if accelerate_config is not None:
+        args += ["--recipe", _recipe_file(accelerate_config, out)]
     if options:
         args += ["--pipeline-options", options]
     if target == "cuda":
         args += ["--target", "cuda", "--chip", chip]
     if threads:
         args += [f"-j{int(threads)}"]
-    _run(args, "msamp-compile")
+    proc = _run(args, "msamp-compile")
+    mapping = ""
+    if accelerate_config is not None:
+        # The tool's first line names the level and the options it applied:
+        # "recipe FILE: level te {fp8-format=hybrid ...}".
+        mapping = "\n".join(line for line in proc.stdout.splitlines()
+                            if not line.startswith("msamp-compile:"))
+        applied = re.match(r"recipe .*: level \S+(?: \{(.*)\})?$",
+                           mapping.splitlines()[0])
+        options = " ".join(filter(None, [applied and applied.group(1), options]))
     step = CompiledStep(out, opt_level=opt_level, options=options)
+    step.recipe_mapping = mapping
     if tmp is not None:
         step._tmp = tmp  # lives exactly as long as the step object
     return step
+
+
+def _recipe_file(config, out):
+    """msamp-compile --recipe's file: the path itself, or a dict written as
+    JSON (which is YAML) next to the compiled step."""
+    if isinstance(config, dict):
+        path = out / "accelerate_config.json"
+        path.write_text(json.dumps(config))
+        return str(path)
+    if isinstance(config, (str, os.PathLike)):
+        if not os.path.isfile(config):
+            raise FileNotFoundError(f"accelerate_config {str(config)!r}: no "
+                                    "such file")
+        return str(config)
+    raise TypeError("accelerate_config must be a file path or a dict, got "
+                    f"{type(config).__name__}")
 
 
 def compile_all(graph, levels=LEVELS, jobs=None, **recipe):
@@ -262,6 +299,7 @@ class CompiledStep:
         self.manifest = json.loads(manifest.read_text())
         self.level = self.manifest.get("level", opt_level)
         self.options = options
+        self.recipe_mapping = ""  # what an accelerate_config mapped to
         self._memory = None
         self._tmp = None
 
