@@ -191,7 +191,7 @@ private:
               const std::string &mode);
   void mapMSAMP(const std::map<std::string, YAML::Node> &values);
   void mapTE(const std::map<std::string, YAML::Node> &values);
-  void mapAO(const YAML::Node &where);
+  void mapAO(const std::map<std::string, YAML::Node> &values);
 
   const std::string &file;
   AccelerateRecipe &recipe;
@@ -254,7 +254,6 @@ void Mapper::mapFP8(const YAML::Node &key, const YAML::Node &config,
   // Every key is checked even when mixed_precision does not read them: a
   // misspelling is an error wherever it is.
   std::optional<Backend> backend;
-  YAML::Node backendNode;
   std::map<std::string, YAML::Node> values; // by the kwargs' spelling
   std::vector<std::pair<YAML::Node, Backend>> present;
   for (auto &[name, value] : entries("fp8_config", config)) {
@@ -270,7 +269,6 @@ void Mapper::mapFP8(const YAML::Node &key, const YAML::Node &config,
       else
         fail(value, "fp8_config.backend: expected MSAMP, TE or AO, got '" +
                         value.Scalar() + "'");
-      backendNode = value;
       continue;
     }
     const KeyInfo *info = nullptr;
@@ -319,7 +317,7 @@ void Mapper::mapFP8(const YAML::Node &key, const YAML::Node &config,
     mapTE(values);
     break;
   case Backend::AO:
-    mapAO(backendNode);
+    mapAO(values);
     break;
   }
 }
@@ -477,9 +475,43 @@ void Mapper::mapTE(const std::map<std::string, YAML::Node> &values) {
   }
 }
 
-void Mapper::mapAO(const YAML::Node &where) {
-  fail(where, "fp8_config.backend: AO (torchao's Float8Linear) is not "
-              "supported yet");
+void Mapper::mapAO(const std::map<std::string, YAML::Node> &values) {
+  // AORecipeKwargs builds torchao's default Float8LinearConfig: dynamic
+  // (current) per-tensor scales, exact (round_scales_to_power_of_2 off),
+  // E4M3 inputs and weights, E5M2 output gradients; the model's own f32
+  // weights, gradients and optimizer: the te level's state with current
+  // scaling. Accelerate converts the Linear layers its default filter
+  // (filter_first_and_last_linear_layers) passes.
+  recipe.level = "te";
+  recipe.mapping.push_back(
+      "fp8_config.backend: AO -> level te, fp8-format=hybrid scaling=current "
+      "(torchao's Float8Linear defaults: current per-tensor scaling with "
+      "exact scales, E4M3 forward operands, E5M2 output gradients; f32 "
+      "weights, gradients and Adam states)");
+  option("fp8-format=hybrid scaling=current");
+  recipe.mapping.push_back(
+      "Accelerate's filter_first_and_last_linear_layers -> keep-first-last="
+      "true dim-multiple=16 (the first and last Linear layers, and those "
+      "with a dimension that is not a multiple of 16, stay f32)");
+  option("keep-first-last=true dim-multiple=16");
+  if (auto it = values.find("pad_inner_dim"); it != values.end())
+    note(it->second,
+         std::string("fp8_config.pad_inner_dim: ") +
+             (boolean("fp8_config.pad_inner_dim", it->second) ? "true"
+                                                              : "false") +
+             " changes nothing here: msamp's FP8 GEMMs take any inner "
+             "dimension (torch._scaled_mm needs multiples of 16), and "
+             "Accelerate's filter keeps unaligned layers in f32 either way");
+  if (auto it = values.find("enable_fsdp_float8_all_gather");
+      it != values.end())
+    note(it->second,
+         std::string("fp8_config.enable_fsdp_float8_all_gather: ") +
+             (boolean("fp8_config.enable_fsdp_float8_all_gather", it->second)
+                  ? "true"
+                  : "false") +
+             " changes nothing here: msamp has no FSDP all-gather of "
+             "weights (data-parallel ranks hold all of them; O3 shards "
+             "MS-AMP's state instead)");
 }
 
 } // namespace

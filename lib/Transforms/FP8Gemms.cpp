@@ -31,6 +31,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Remarks.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/Regex.h"
 
@@ -69,6 +70,7 @@ private:
                             StringRef name);
   std::string uniqueName(StringRef base);
   void keptInHighPrecision(Operation *op, StringRef why);
+  void selectKeptLayers(ArrayRef<Operation *> gemms);
 
   func::FuncOp step;
   unsigned stepArg = 0; // the "step" argument (completed steps)
@@ -77,6 +79,9 @@ private:
   // Per-run state; shared_ptr keeps the pass copyable (clonePass).
   std::shared_ptr<llvm::Regex> excludeRegex;
   llvm::StringSet<> usedNames;
+  // Linear layers keep-first-last / dim-multiple keep in high precision,
+  // with the reason.
+  llvm::StringMap<std::string> keptLayers;
 };
 
 LogicalResult MSAMPFP8GemmsPass::parseOptions(ModuleOp module) {
@@ -107,6 +112,9 @@ LogicalResult MSAMPFP8GemmsPass::parseOptions(ModuleOp module) {
     return bad("margin", std::to_string(margin), "a non-negative integer");
   if (interval < 1)
     return bad("interval", std::to_string(interval), "a positive integer");
+  if (dimMultiple < 0)
+    return bad("dim-multiple", std::to_string(dimMultiple),
+               "a non-negative integer");
   if (!exclude.empty()) {
     excludeRegex = std::make_shared<llvm::Regex>(exclude);
     std::string error;
@@ -137,6 +145,11 @@ MSAMPFP8GemmsPass::whyHighPrecision(Operation *op, DictionaryAttr info,
     return "dgrad-hp=true keeps data-gradient GEMMs in high precision";
   if (gemmKind == "wgrad" && wgradHp)
     return "wgrad-hp=true keeps weight-gradient GEMMs in high precision";
+  if (auto layer = info.getAs<StringAttr>("layer")) {
+    auto kept = keptLayers.find(layer.getValue());
+    if (kept != keptLayers.end())
+      return kept->second;
+  }
   if (excludeRegex) {
     for (StringRef key : {"weight", "layer"}) {
       auto name = info.getAs<StringAttr>(key);
@@ -282,6 +295,55 @@ static std::string operandSuffix(StringRef role, bool sameRoles, bool isLhs) {
   return suffix;
 }
 
+/// torchao's Float8Linear as Accelerate applies it
+/// (filter_first_and_last_linear_layers): the first and the last Linear
+/// layer, and every one whose weight has a dimension that is not a multiple
+/// of 16 (torch._scaled_mm's alignment), stay nn.Linear. A layer's place is
+/// that of its forward GEMM in the step, which runs the forward in graph
+/// order.
+void MSAMPFP8GemmsPass::selectKeptLayers(ArrayRef<Operation *> gemms) {
+  keptLayers.clear();
+  SmallVector<std::pair<StringRef, Operation *>> linear;
+  for (Operation *op : gemms) {
+    auto info = op->getAttrOfType<DictionaryAttr>(kGemmAttr);
+    auto kind = info ? info.getAs<StringAttr>("kind") : StringAttr();
+    auto layer = info ? info.getAs<StringAttr>("layer") : StringAttr();
+    if (kind && layer && kind.getValue() == "fprop")
+      linear.emplace_back(layer.getValue(), op);
+  }
+  if (dimMultiple > 0) {
+    for (auto &[layer, op] : linear) {
+      auto info = op->getAttrOfType<DictionaryAttr>(kGemmAttr);
+      auto roles = info.getAs<ArrayAttr>("operand_roles");
+      for (unsigned i = 0, e = roles ? roles.size() : 0; i < e; ++i) {
+        auto role = dyn_cast<StringAttr>(roles[i]);
+        auto type = dyn_cast<RankedTensorType>(op->getOperand(i).getType());
+        if (!role || role.getValue() != "weight" || !type)
+          continue;
+        for (int64_t dim : type.getShape())
+          if (ShapedType::isDynamic(dim) || dim % dimMultiple != 0) {
+            keptLayers[layer] = ("the weight of its layer " + layer +
+                                 " has a dimension that is not a multiple of "
+                                 "dim-multiple=" +
+                                 std::to_string(dimMultiple))
+                                    .str();
+            break;
+          }
+      }
+    }
+  }
+  if (keepFirstLast && !linear.empty()) {
+    keptLayers[linear.front().first] =
+        ("its layer " + linear.front().first +
+         " is the first Linear layer in graph order (keep-first-last)")
+            .str();
+    keptLayers[linear.back().first] =
+        ("its layer " + linear.back().first +
+         " is the last Linear layer in graph order (keep-first-last)")
+            .str();
+  }
+}
+
 void MSAMPFP8GemmsPass::runOnOperation() {
   ModuleOp module = getOperation();
   if (failed(parseOptions(module)))
@@ -314,6 +376,7 @@ void MSAMPFP8GemmsPass::runOnOperation() {
     if (op->hasAttr(kGemmAttr))
       gemms.push_back(op);
   });
+  selectKeptLayers(gemms);
 
   // (value, format) -> its one quantization.
   llvm::DenseMap<std::pair<Value, Type>, Quantized> cache;

@@ -101,6 +101,21 @@ struct TEPipelineOptions : OptimizerOptions<TEPipelineOptions> {
                        llvm::cl::desc("weight-gradient GEMMs in high "
                                       "precision"),
                        llvm::cl::init(false)};
+  // torchao's Float8Linear (Accelerate's AO backend, docs/Levels.md):
+  // current scaling, and Accelerate's filter of the Linear layers it
+  // converts.
+  Option<std::string> scaling{*this, "scaling",
+                              llvm::cl::desc("delayed or current"),
+                              llvm::cl::init("delayed")};
+  Option<bool> keepFirstLast{
+      *this, "keep-first-last",
+      llvm::cl::desc("the first and last Linear layers in high precision"),
+      llvm::cl::init(false)};
+  Option<int64_t> dimMultiple{
+      *this, "dim-multiple",
+      llvm::cl::desc("Linear layers with a weight dimension that is not a "
+                     "multiple of N in high precision (0: none)"),
+      llvm::cl::init(0)};
 };
 } // namespace
 
@@ -142,7 +157,7 @@ void mlir::msamp::registerMSAMPReferencePipelines() {
         buildTrainStepPrologue(pm, opts.synthesize("te"));
         MSAMPFP8GemmsOptions gemms;
         gemms.fp8Format = opts.fp8Format;
-        gemms.scaling = "delayed";
+        gemms.scaling = opts.scaling;
         gemms.scaleKind = "exact";
         gemms.amaxHistoryLen = opts.amaxHistoryLen;
         gemms.amaxComputeAlgo = opts.amaxComputeAlgo;
@@ -154,6 +169,8 @@ void mlir::msamp::registerMSAMPReferencePipelines() {
         gemms.fpropHp = opts.fpropHp;
         gemms.dgradHp = opts.dgradHp;
         gemms.wgradHp = opts.wgradHp;
+        gemms.keepFirstLast = opts.keepFirstLast;
+        gemms.dimMultiple = opts.dimMultiple;
         pm.addPass(createMSAMPFP8Gemms(gemms));
         buildTrainStepEpilogue(pm);
       });

@@ -162,7 +162,13 @@ def MSAMPFP8Gemms : Pass<"msamp-fp8-gemms", "::mlir::ModuleOp"> {
            "Regex on param names whose GEMMs stay in high precision">,
     Option<"delayedWeights", "delayed-weights", "bool", "false",
            "Delayed scaling for weights too (Transformer Engine); by default "
-           "weights are scaled just in time (MS-AMP)">
+           "weights are scaled just in time (MS-AMP)">,
+    Option<"keepFirstLast", "keep-first-last", "bool", "false",
+           "Keep the first and the last Linear layer (by their forward GEMMs "
+           "in graph order) in high precision (torchao through Accelerate)">,
+    Option<"dimMultiple", "dim-multiple", "int64_t", "0",
+           "Keep Linear layers whose weight has a dimension that is not a "
+           "multiple of N in high precision (0: no such rule)">
   ];
   let statistics = [
     Statistic<"numFP8Gemms", "num-fp8-gemms", "GEMMs converted to FP8">,
