@@ -18,7 +18,8 @@ seed's columns, read from what ran rather than restated:
 * peak: ``peak_bytes`` of the compiled directory's memory_report.json and
   msamp-run's measured high-water mark, "n/a" where this build writes or
   prints none;
-* loss / amp-bf16: the mean loss of the last 10 steps over amp-bf16's;
+* final loss: the mean loss of the last 10 steps (over the ranks), and its
+  ratio to amp-bf16's;
 * wire B/step: the gradient all-reduce payload per rank per step
   (msamp-run's comm bytes), and that over the params;
 * ms/step: msamp-run's training loop time over the steps (2 ranks, one
@@ -206,7 +207,8 @@ def table(results):
     lines = [
         "| level | GEMM (low/all Linear) | weight | master | weight grad | "
         "optimizer m + v | state B/param | peak (plan / measured) | "
-        "loss / amp-bf16 | wire B/step (B/param) | ms/step (x amp-bf16) |",
+        "final loss (x amp-bf16) | wire B/step (B/param) | "
+        "ms/step (x amp-bf16) |",
         "|---|---|---|---|---|---|---|---|---|---|---|"]
     for level, r in results.items():
         def dtype(row):
@@ -220,7 +222,8 @@ def table(results):
             f"{dtype('master_weights')} | {dtype('weight_grads')} | "
             f"{dtype('optimizer_m')} + {dtype('optimizer_v')} | "
             f"{r['total']:.2f} | {mib(r['planned_peak'])} / "
-            f"{mib(r['measured_peak'])} | {r['final'] / base['final']:.4f} | "
+            f"{mib(r['measured_peak'])} | {r['final']:.4f} "
+            f"({r['final'] / base['final']:.4f}) | "
             f"{wire} | {r['ms']:.2f} ({r['ms'] / base['ms']:.2f}) |")
     return "\n".join(lines)
 
@@ -238,6 +241,7 @@ def main():
         from msamp import plot as msamp_plot
         if not msamp_plot.have_matplotlib():
             sys.exit("seed_table.py: --plot needs matplotlib")
+    load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="seed-table-") as tmp:
         if args.model == "gpt2":
             graph, init, batches = gpt2(tmp)
@@ -257,8 +261,11 @@ def main():
             results[level] = train(args, level, graph, init, data_file, tmp)
             print(f"seed_table.py: {level} done", file=sys.stderr, flush=True)
     params = results["amp-bf16"]["params"]
+    # Step times are only comparable on an otherwise idle machine.
     print(f"model: {args.model}, {params:,} params, {RANKS} ranks, "
-          f"{args.steps} steps, the same {DISTINCT_BATCHES} batches cycled")
+          f"{args.steps} steps, the same {DISTINCT_BATCHES} batches cycled; "
+          f"load average before / after: {load_before:.1f} / "
+          f"{os.getloadavg()[0]:.1f}")
     print(table(results))
     if args.plot:
         msamp_plot.plot({lv: {"log": r["log"]} for lv, r in results.items()},
