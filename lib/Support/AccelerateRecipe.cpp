@@ -564,19 +564,12 @@ bool mergeRecipe(const AccelerateRecipe &recipe, const std::string &file,
     return false;
   }
   const std::string &ours = recipe.pipelineOptions;
-  size_t at = 0;
-  while (at < ours.size()) {
-    size_t end = ours.find(' ', at);
-    if (end == std::string::npos)
-      end = ours.size();
-    std::string token = ours.substr(at, end - at);
-    std::string key = token.substr(0, token.find('='));
-    if (msamp_levels::hasOptionKey(pipelineOptions, key)) {
-      error = "--pipeline-options sets '" + key + "', which --recipe " + file +
-              " sets (" + token + ")";
-      return false;
-    }
-    at = end + 1;
+  std::string_view shared = msamp_levels::sharedOption(ours, pipelineOptions);
+  if (!shared.empty()) {
+    error = "--pipeline-options sets '" +
+            std::string(shared.substr(0, shared.find('='))) +
+            "', which --recipe " + file + " sets (" + std::string(shared) + ")";
+    return false;
   }
   optLevel = recipe.level;
   if (!ours.empty())

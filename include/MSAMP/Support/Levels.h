@@ -73,24 +73,30 @@ inline bool hasOptionKey(std::string_view options, std::string_view key) {
   return false;
 }
 
-/// The first option of `userOptions` that `level` fixes itself (amp-fp16's
-/// "dtype"), or "" when there is none: the level name decides it, and a
-/// contradicting option must be an error rather than silently lose.
-inline std::string fixedOptionIn(const LevelInfo &level,
-                                 std::string_view userOptions) {
-  std::string_view fixed = level.options;
+/// The first option ("key=value") of `fixed` whose key `userOptions` sets
+/// too, or "" when there is none.
+inline std::string_view sharedOption(std::string_view fixed,
+                                     std::string_view userOptions) {
   size_t at = 0;
   while (at < fixed.size()) {
     size_t end = fixed.find(' ', at);
     if (end == std::string_view::npos)
       end = fixed.size();
     std::string_view token = fixed.substr(at, end - at);
-    std::string_view key = token.substr(0, token.find('='));
-    if (hasOptionKey(userOptions, key))
-      return std::string(key);
+    if (hasOptionKey(userOptions, token.substr(0, token.find('='))))
+      return token;
     at = end + 1;
   }
   return "";
+}
+
+/// The first option of `userOptions` that `level` fixes itself (amp-fp16's
+/// "dtype"), or "" when there is none: the level name decides it, and a
+/// contradicting option must be an error rather than silently lose.
+inline std::string fixedOptionIn(const LevelInfo &level,
+                                 std::string_view userOptions) {
+  std::string_view token = sharedOption(level.options, userOptions);
+  return std::string(token.substr(0, token.find('=')));
 }
 
 /// The textual pipeline of `level` with the user's pipeline options (check
