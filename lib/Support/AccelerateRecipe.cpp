@@ -225,7 +225,8 @@ void Mapper::mapRoot(const YAML::Node &root) {
                "precision ('no') and not read fp8_config; set it to fp8, "
                "bf16, fp16 or no");
   const YAML::Node &value = precision->second;
-  std::string mode = scalar("mixed_precision", value);
+  // Accelerate lower-cases it (PrecisionType(mixed_precision.lower())).
+  std::string mode = lower(scalar("mixed_precision", value));
   if (mode == "no") {
     recipe.level = "O0";
     recipe.mapping.push_back("mixed_precision: no -> level O0 (f32)");
