@@ -4,8 +4,8 @@
 //
 //===----------------------------------------------------------------------===//
 //
-//   msamp-run MODEL [--opt-level LEVEL] [--steps N] [--data F |
-//   --synthetic]
+//   msamp-run MODEL [--opt-level LEVEL | --recipe ACCELERATE.yaml]
+//   [--steps N] [--data F | --synthetic]
 //             [--init F] [--save F] [--resume F] [--log-json F] ...
 //
 // The user-facing runner of INTERFACES.md 5. MODEL is compiled by
