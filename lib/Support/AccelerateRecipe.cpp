@@ -328,7 +328,8 @@ void Mapper::mapMSAMP(const std::map<std::string, YAML::Node> &values) {
   // MSAMPRecipeKwargs' default.
   std::string level = "O2";
   if (it != values.end()) {
-    level = upper(scalar("fp8_config.opt_level", it->second));
+    // Case-sensitive: MSAMPRecipeKwargs compares with "O1" and "O2".
+    level = scalar("fp8_config.opt_level", it->second);
     if (level == "O3")
       fail(it->second,
            "fp8_config.opt_level: O3 is not an Accelerate level "
