@@ -247,6 +247,12 @@ TEST(ManifestTest, EntryErrors) {
   doc = validManifest();
   doc["inputs"][0]["name"] = "momentum";
   expectInvalid(doc, "unknown hyperparam");
+  // The dropout gate (--msamp-dropout-training) is a hyperparam the session
+  // feeds, held to the same form.
+  doc = validManifest();
+  doc["inputs"][0]["name"] = "training";
+  doc["inputs"][0]["dtype"] = "i32";
+  expectInvalid(doc, "'training' must be one f32, found i32 []");
   doc = validManifest();
   doc["inputs"][1]["role"] = "param";
   expectInvalid(doc, "inputs[1] ('x'): role 'param' is not one of input");
