@@ -84,8 +84,7 @@ static bool isInputArgFor(linalg::GenericOp generic, Value arg, Value operand) {
 /// The value of a float constant as a body sees it: a scalar arith.constant
 /// (captured from above), its truncf/extf in the body, or the body argument
 /// of a splat-constant input tensor.
-static std::optional<double> constantValue(linalg::GenericOp generic,
-                                           Value v) {
+static std::optional<double> constantValue(linalg::GenericOp generic, Value v) {
   if (auto cast = v.getDefiningOp<arith::TruncFOp>())
     v = cast.getIn();
   else if (auto ext = v.getDefiningOp<arith::ExtFOp>())
@@ -151,8 +150,8 @@ static std::optional<Dropout> matchDropout(RandomUniformOp draw) {
       if (!div || !isInputArgFor(scale, div.getLhs(), zeroOne))
         continue;
       std::optional<double> divisor = constantValue(scale, div.getRhs());
-      if (divisor && roundedTo(div.getType(), *divisor) ==
-                         roundedTo(div.getType(), *keep))
+      if (divisor &&
+          roundedTo(div.getType(), *divisor) == roundedTo(div.getType(), *keep))
         dropout.scales.push_back(scale);
     }
   }
@@ -187,8 +186,8 @@ static void gate(OpBuilder &b, linalg::GenericOp generic, Value training,
   b.setInsertionPoint(yield);
   Location loc = yield->getLoc();
   Value zero = arith::ConstantOp::create(b, loc, b.getFloatAttr(f32, 0.0));
-  Value on = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, flag,
-                                   zero);
+  Value on =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, flag, zero);
   Value off = arith::ConstantOp::create(b, loc, evalValue);
   Value value = arith::SelectOp::create(b, loc, on, yield->getOperand(0), off);
   yield->setOperand(0, value);
