@@ -56,9 +56,9 @@ struct Dropout {
   SmallVector<linalg::GenericOp> scales;
 };
 
-/// The single op of `generic`'s body before its yield, if the yield returns
-/// its one result and `generic` has one result; otherwise null.
-static Operation *singleBodyOp(linalg::GenericOp generic) {
+/// The op of `generic`'s body that defines the one value it yields, or null
+/// (several results, or a yielded value from outside the body).
+static Operation *yieldedOp(linalg::GenericOp generic) {
   if (generic->getNumResults() != 1)
     return nullptr;
   Block &body = generic.getRegion().front();
@@ -71,7 +71,7 @@ static Operation *singleBodyOp(linalg::GenericOp generic) {
   return op;
 }
 
-/// The block argument of `generic`'s body for input operand `operand`.
+/// Whether `arg` is the body argument of `generic` for input `operand`.
 static bool isInputArgFor(linalg::GenericOp generic, Value arg, Value operand) {
   auto blockArg = dyn_cast<BlockArgument>(arg);
   if (!blockArg || blockArg.getOwner() != &generic.getRegion().front())
@@ -124,7 +124,7 @@ static std::optional<Dropout> matchDropout(RandomUniformOp draw) {
   auto compare = dyn_cast<linalg::GenericOp>(*draw->user_begin());
   if (!compare)
     return std::nullopt;
-  auto cmp = dyn_cast_or_null<arith::CmpFOp>(singleBodyOp(compare));
+  auto cmp = dyn_cast_or_null<arith::CmpFOp>(yieldedOp(compare));
   if (!cmp || cmp.getPredicate() != arith::CmpFPredicate::OLT ||
       !isInputArgFor(compare, cmp.getLhs(), draw.getResult()))
     return std::nullopt;
@@ -138,7 +138,7 @@ static std::optional<Dropout> matchDropout(RandomUniformOp draw) {
     auto convert = dyn_cast<linalg::GenericOp>(user);
     if (!convert)
       continue;
-    auto toFloat = dyn_cast_or_null<arith::UIToFPOp>(singleBodyOp(convert));
+    auto toFloat = dyn_cast_or_null<arith::UIToFPOp>(yieldedOp(convert));
     if (!toFloat || !isInputArgFor(convert, toFloat.getIn(), mask))
       continue;
     Value zeroOne = convert->getResult(0);
@@ -146,7 +146,7 @@ static std::optional<Dropout> matchDropout(RandomUniformOp draw) {
       auto scale = dyn_cast<linalg::GenericOp>(scaleUser);
       if (!scale)
         continue;
-      auto div = dyn_cast_or_null<arith::DivFOp>(singleBodyOp(scale));
+      auto div = dyn_cast_or_null<arith::DivFOp>(yieldedOp(scale));
       if (!div || !isInputArgFor(scale, div.getLhs(), zeroOne))
         continue;
       std::optional<double> divisor = constantValue(scale, div.getRhs());

@@ -18,6 +18,8 @@
 
 #include "NodeContext.h"
 
+#include "MSAMP/Transforms/TorchRandom.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MLProgram/IR/MLProgram.h"
@@ -28,18 +30,11 @@
 #include <string>
 
 using namespace mlir;
+using namespace mlir::msamp;
 using namespace mlir::msamp::onnx;
 using llvm::Error;
 
 namespace {
-
-// torch-mlir's constants (TorchToLinalg/Random.cpp; the recognizer in
-// lib/Transforms/TorchRandom.cpp checks the same values): the seed's LCG
-// and its stand-in for 2^-64 in the uniform scale.
-constexpr uint64_t kLcgMultiplier = 6364136223846793005ull;
-constexpr uint64_t kLcgIncrement = 1442695040888963407ull;
-constexpr double kTwoPowMinus64 = 5.4210108e-20;
-constexpr llvm::StringLiteral kSeedGlobal = "global_seed";
 
 Value i64Constant(OpBuilder &b, Location loc, uint64_t v) {
   return arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(int64_t(v)));
@@ -50,15 +45,15 @@ FlatSymbolRefAttr seedGlobal(NodeContext &ctx) {
   auto module =
       ctx.b.getInsertionBlock()->getParentOp()->getParentOfType<ModuleOp>();
   auto seedType = RankedTensorType::get({}, ctx.b.getI64Type());
-  if (!SymbolTable::lookupSymbolIn(module, kSeedGlobal)) {
+  if (!SymbolTable::lookupSymbolIn(module, kTorchSeedGlobal)) {
     OpBuilder::InsertionGuard guard(ctx.b);
     ctx.b.setInsertionPointToStart(module.getBody());
     ml_program::GlobalOp::create(
-        ctx.b, ctx.loc, kSeedGlobal, seedType, /*is_mutable=*/true,
+        ctx.b, ctx.loc, kTorchSeedGlobal, seedType, /*is_mutable=*/true,
         DenseElementsAttr::get(seedType, ctx.b.getI64IntegerAttr(0)),
         ctx.b.getStringAttr("private"));
   }
-  return FlatSymbolRefAttr::get(ctx.b.getContext(), kSeedGlobal);
+  return FlatSymbolRefAttr::get(ctx.b.getContext(), kTorchSeedGlobal);
 }
 
 /// Uniform numbers in [low, high) of `shape`, f64 or f32 (`elem`), drawn as
@@ -75,8 +70,9 @@ Value drawUniform(NodeContext &ctx, ArrayRef<int64_t> shape, Type elem,
   Value seed = tensor::ExtractOp::create(b, loc, loaded, ValueRange{});
   Value advanced = arith::AddIOp::create(
       b, loc,
-      arith::MulIOp::create(b, loc, seed, i64Constant(b, loc, kLcgMultiplier)),
-      i64Constant(b, loc, kLcgIncrement));
+      arith::MulIOp::create(b, loc, seed,
+                            i64Constant(b, loc, kTorchLcgMultiplier)),
+      i64Constant(b, loc, kTorchLcgIncrement));
   Value inserted =
       tensor::InsertOp::create(b, loc, advanced, loaded, ValueRange{});
   ml_program::GlobalStoreOp::create(b, loc, global, inserted);
@@ -130,7 +126,7 @@ Value drawUniform(NodeContext &ctx, ArrayRef<int64_t> shape, Type elem,
         Value scaled = arith::MulFOp::create(
             nb, l, u,
             arith::ConstantOp::create(
-                nb, l, nb.getF64FloatAttr((high - low) * kTwoPowMinus64)));
+                nb, l, nb.getF64FloatAttr((high - low) * kTorchTwoPowMinus64)));
         Value r = arith::AddFOp::create(
             nb, l, scaled,
             arith::ConstantOp::create(nb, l, nb.getF64FloatAttr(low)));
