@@ -16,7 +16,7 @@ here on a task whose loss stays well above zero: 30% of the labels replaced
 by random ones (a fixed draw; the irreducible loss is about 0.78), 50
 distinct batches of 32 (each seen once). PyTorch's seed spread there is
 2.3% (docs/Randomness.md 5 has the configurations measured and why this
-one). GPT-2 keeps the stock task (batch 4, 8 distinct batches; spread 0.9%).
+one). GPT-2 keeps the stock task (batch 4, 8 distinct batches; spread 1.3%).
 The configurations were chosen on PyTorch's spread alone, before msamp ran.
 
 Runtime: one export and one concurrent O0 + O2 compile per model; the 3
