@@ -98,6 +98,8 @@ void mlir::msamp::buildTrainStepPrologue(
   pm.addPass(createMSAMPSynthesizeTrainStep(synth));
   // Before any pass that could move the seed's loads and stores.
   pm.addPass(createMSAMPPhiloxRandom());
+  // While the dropout is still torch-mlir's chain of generics.
+  pm.addPass(createMSAMPDropoutTraining());
 }
 
 void mlir::msamp::buildTrainStepEpilogue(

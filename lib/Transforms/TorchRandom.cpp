@@ -24,12 +24,6 @@ using namespace mlir::msamp;
 
 namespace {
 
-// torch-mlir's seed advance (a 64-bit LCG, Knuth's MMIX constants) and its
-// stand-in for 2^-64 in the uniform scale (TorchToLinalg/Random.cpp).
-constexpr uint64_t kLcgMultiplier = 6364136223846793005ull;
-constexpr uint64_t kLcgIncrement = 1442695040888963407ull;
-constexpr double kTorchTwoPowMinus64 = 5.4210108e-20;
-
 constexpr StringLiteral kHint =
     "randomness must be spelled as torch-mlir spells it (docs/Randomness.md): "
     "the seed @global_seed loaded, advanced and stored once per random op, "
@@ -147,15 +141,17 @@ LogicalResult matchChain(ml_program::GlobalLoadOp load,
     return fail(load, "the loaded seed is not extracted, advanced and "
                       "stored back");
   auto mul = singleUser<arith::MulIOp>(extract.getResult());
-  if (!mul ||
-      !isConstantInt(otherOperand(mul, extract.getResult()), kLcgMultiplier))
+  if (!mul || !isConstantInt(otherOperand(mul, extract.getResult()),
+                             kTorchLcgMultiplier))
     return fail(extract, "expected the seed to be advanced as seed * " +
-                             Twine(kLcgMultiplier) + " + " +
-                             Twine(kLcgIncrement));
+                             Twine(kTorchLcgMultiplier) + " + " +
+                             Twine(kTorchLcgIncrement));
   auto add = singleUser<arith::AddIOp>(mul.getResult());
-  if (!add || !isConstantInt(otherOperand(add, mul.getResult()), kLcgIncrement))
+  if (!add ||
+      !isConstantInt(otherOperand(add, mul.getResult()), kTorchLcgIncrement))
     return fail(mul, "expected the seed to be advanced as seed * " +
-                         Twine(kLcgMultiplier) + " + " + Twine(kLcgIncrement));
+                         Twine(kTorchLcgMultiplier) + " + " +
+                         Twine(kTorchLcgIncrement));
   Value seed = add.getResult();
   if (insert.getScalar() != seed)
     return fail(insert, "the stored seed is not the advanced seed");

@@ -6,11 +6,11 @@
 // `--msamp-emit-manifest=FILE` (Pipelines.cpp) or
 // `--msamp-write-manifest="file=FILE"`; FILE `-` is stdout.
 //
-// Format (ABI version 1). Keys appear in this order; a key marked optional is
+// Format (ABI version 2). Keys appear in this order; a key marked optional is
 // absent, not null, when it does not apply.
 //
 //   {
-//     "abi_version": 1,
+//     "abi_version": 2,
 //     "level": "O1",                   // msamp.level of @train_step
 //     "world_size": 1,
 //     "state": [                       // persistent state, argument order
@@ -80,8 +80,10 @@ using namespace mlir::msamp;
 static constexpr llvm::StringLiteral kPassName = "--msamp-write-manifest";
 
 /// The manifest format; bump on any incompatible change and keep msamp-run's
-/// reader in step.
-static constexpr int64_t kABIVersion = 1;
+/// reader in step. 2: a step with dropout has the `training` hyperparam,
+/// which a session must set to 0 to evaluate (a version-1 runtime would
+/// evaluate with dropout on; docs/RuntimeABI.md 11).
+static constexpr int64_t kABIVersion = 2;
 
 static bool isStateRole(StringRef role) {
   return llvm::is_contained({kRoleParam, kRoleMasterParam, kRoleOptState,

@@ -310,7 +310,8 @@ class Session:
         return self._step(lr, flags)
 
     def eval(self, batch=None):
-        """The loss on ``batch`` without changing the state."""
+        """The loss on ``batch`` without changing the state, with dropout
+        off (as PyTorch's ``model.eval()``; docs/Randomness.md 3)."""
         if batch is not None:
             self.set_batch(batch)
         return self._step(None, _native.STEP_EVAL)
@@ -466,7 +467,8 @@ class Trainer:
         return losses
 
     def evaluate(self, batches):
-        """Mean loss over a list of batches, without updating."""
+        """Mean loss over a list of batches, without updating, with dropout
+        off (as PyTorch's ``model.eval()``)."""
         losses = [self.session.eval(b) for b in batches]
         return float(np.mean(losses))
 

@@ -1,17 +1,23 @@
 """GPT-2 and BERT from transformers with their default dropout (0.1 on
 embeddings, residuals, attention probabilities and the classifier) export
 with the dropout in training mode and train at O0 and O2 like PyTorch
-(issue 15, docs/Randomness.md).
+(issue 15, docs/Randomness.md 5).
 
 The masks differ from PyTorch's (msamp draws from its own Philox stream),
 so step-by-step equality is not the bar; the issue's is: over 3 seeds (the
 init and the dropout seed), the mean of the last 5 of 50 losses is within
-5% of PyTorch's mean over 3 seeds on the same task and batches. With
-dropout on, a 3-seed mean is itself noisy: BERT's last-5 losses (about
-0.19) spread by +-0.03 between seeds in PyTorch alone, so two 3-seed means
-differ by up to ~10% by chance. The bound is therefore 5% or two standard
-errors of the difference of the means, whichever is larger (GPT-2: 5%
-decides; BERT: the noise does); docs/Randomness.md has the measured table.
+5% of PyTorch's mean over 3 seeds on the same task and batches.
+
+A 3-seed mean is only as steady as the task's last losses: on the stock
+BERT task (batch 4, the class of the first token) the loss ends near 0.19
+and PyTorch's own seeds spread it by 13% (standard deviation over 6 seeds),
+so two 3-seed means differed by up to 10% by chance. BERT therefore trains
+here on a task whose loss stays well above zero: 30% of the labels replaced
+by random ones (a fixed draw; the irreducible loss is about 0.78), 50
+distinct batches of 32 (each seen once). PyTorch's seed spread there is
+2.3% (docs/Randomness.md 5 has the configurations measured and why this
+one). GPT-2 keeps the stock task (batch 4, 8 distinct batches; spread 1.3%).
+The configurations were chosen on PyTorch's spread alone, before msamp ran.
 
 Runtime: one export and one concurrent O0 + O2 compile per model; the 3
 seeds reuse them (only the initial values change). About 2 minutes on 2
@@ -36,7 +42,9 @@ import stock_families as families  # noqa: E402
 _OK, _WHY = _native.available()
 pytestmark = pytest.mark.skipif(not _OK, reason=_WHY)
 
-BATCH, DISTINCT, STEPS, SEEDS = 4, 8, 50, (0, 1, 2)
+STEPS, SEEDS = 50, (0, 1, 2)
+# Per model: batch size, distinct batches, fraction of labels made random.
+TASKS = {"gpt2": (4, 8, 0.0), "bert": (32, 50, 0.3)}
 
 # Filled by the test, printed at the end (docs/Randomness.md's table).
 TABLE = {}
@@ -46,11 +54,25 @@ def _last5(losses):
     return float(np.mean(np.asarray(losses)[-5:]))
 
 
+def _batches(family, name):
+    batch, distinct, noise = TASKS[name]
+    data = families.batches(family, distinct, batch)
+    if noise:
+        # A fixed draw (the same for PyTorch and msamp, every seed): each
+        # label replaced, with probability `noise`, by a uniform class.
+        g = torch.Generator().manual_seed(123)
+        for b in data:
+            flip = torch.rand(b["labels"].shape, generator=g) < noise
+            random = torch.randint(0, families.CLASSES, b["labels"].shape, generator=g)
+            b["labels"] = torch.where(flip, random, b["labels"])
+    return data
+
+
 @pytest.mark.parametrize("name", sorted(families.DROPOUT_FAMILIES))
 def test_default_dropout_trains_like_pytorch(tmp_path, name):
     torch.set_num_threads(1)
     family = families.DROPOUT_FAMILIES[name]
-    data = families.batches(family, DISTINCT, BATCH)
+    data = _batches(family, name)
     model = families.model(family, SEEDS[0])
     drops = [m for m in model.modules() if type(m).__name__ == "Dropout" and m.p > 0]
     assert drops, "the family was meant to keep its default dropout"
@@ -91,12 +113,8 @@ def test_default_dropout_trains_like_pytorch(tmp_path, name):
                                                   else families.CLASSES))
     for level in ("O0", "O2"):
         gap = abs(means[level] - means["PyTorch"])
-        stderr = float(np.sqrt(np.var(results["PyTorch"], ddof=1) / len(SEEDS)
-                               + np.var(results[level], ddof=1) / len(SEEDS)))
-        bound = max(0.05 * means["PyTorch"], 2 * stderr)
-        print(f"  {level}: gap {gap / means['PyTorch']:.1%} of PyTorch's, "
-              f"bound {bound / means['PyTorch']:.1%}")
-        assert gap <= bound, (name, level, means, results)
+        print(f"  {level}: gap {gap / means['PyTorch']:.1%} of PyTorch's")
+        assert gap <= 0.05 * means["PyTorch"], (name, level, means, results)
 
 
 def test_drop_path_and_randn_become_step_draws():

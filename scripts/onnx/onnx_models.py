@@ -247,6 +247,67 @@ def optimizer_adam_preview():
                           helper.make_opsetid("ai.onnx.preview.training", 1)])
 
 
+# ---- randomness (docs/Randomness.md, docs/ONNX.md "Random ops") ----
+
+def dropout_train_ort():
+    """`Dropout(w + x)` in training mode (ratio 0.25) and loss
+    sum(dropped * target), with ORT's DropoutGrad for w's gradient: with
+    x = 0, target = 1 and w = 0, an SGD step at lr 1 sets w to -mask / 0.75,
+    the layout of test/Transforms/Inputs/dropout.mlir that
+    python/tests/philox_reference.py checks bit for bit."""
+    nodes = [
+        helper.make_node("Add", ["w", "x"], ["h"], name="add"),
+        helper.make_node("Dropout", ["h", "ratio", "training_mode"],
+                         ["dropped", "mask"], name="dropout", seed=7),
+        helper.make_node("Mul", ["dropped", "target"], ["prod"], name="mul"),
+        helper.make_node("ReduceSum", ["prod"], ["loss"], name="sum", keepdims=0),
+        # backward: d loss / d dropped = target
+        helper.make_node("DropoutGrad", ["target", "mask", "ratio", "training_mode"],
+                         ["w_grad"], name="dropout_grad", domain=MS),
+    ]
+    inits = [numpy_helper.from_array(np.array(0.25, np.float32), "ratio"),
+             numpy_helper.from_array(np.array(True), "training_mode")]
+    inputs = [_vi("w", [4, 64]), _vi("x", [4, 64]), _vi("target", [4, 64])]
+    return _model(nodes, "dropout_train", inputs,
+                  [_vi("loss", []), _vi("w_grad", [4, 64])], inits)
+
+
+def dropout_inference():
+    """Dropout with training_mode false (and one without the input): the
+    identity, the mask all true."""
+    nodes = [
+        helper.make_node("Dropout", ["x", "ratio", "off"], ["y1", "mask"], name="d_off"),
+        helper.make_node("Dropout", ["y1"], ["y"], name="d_absent"),
+    ]
+    inits = [numpy_helper.from_array(np.array(0.5, np.float32), "ratio"),
+             numpy_helper.from_array(np.array(False), "off")]
+    return _model(nodes, "dropout_inference", [_vi("x", [2, 3])],
+                  [_vi("y", [2, 3]), _vi("mask", [2, 3], TensorProto.BOOL)], inits)
+
+
+def random_like_train():
+    """out = w * Bernoulli(p) + RandomUniformLike(w, low=-1, high=3), loss
+    sum(out * target); w_grad = target * the Bernoulli draw."""
+    nodes = [
+        helper.make_node("Bernoulli", ["p"], ["b"], name="bernoulli", seed=3.0),
+        helper.make_node("RandomUniformLike", ["w"], ["u"], name="uniform",
+                         low=-1.0, high=3.0, dtype=TensorProto.FLOAT, seed=5.0),
+        helper.make_node("Mul", ["w", "b"], ["wb"], name="mul_b"),
+        helper.make_node("Add", ["wb", "u"], ["out"], name="add_u"),
+        helper.make_node("Mul", ["out", "target"], ["prod"], name="mul_t"),
+        helper.make_node("ReduceSum", ["prod"], ["loss"], name="sum", keepdims=0),
+        helper.make_node("Mul", ["target", "b"], ["w_grad"], name="w_grad"),
+    ]
+    inputs = [_vi("w", [4, 8]), _vi("p", [4, 8]), _vi("target", [4, 8])]
+    return _model(nodes, "random_like_train", inputs,
+                  [_vi("loss", []), _vi("w_grad", [4, 8])])
+
+
+def bad_random_normal():
+    node = helper.make_node("RandomNormalLike", ["x"], ["n"], name="noise")
+    return _model([node], "bad", [_vi("x", [2, 3])], [_vi("n", [2, 3])])
+
+
 # ---- models that must fail cleanly ----
 
 def bad_unsupported_op():
@@ -388,6 +449,10 @@ MODELS = {
     "bad_unary_int": bad_unary_int,
     "ort_fused_ops": ort_fused_ops,
     "bad_gather_grad_shape": bad_gather_grad_shape,
+    "dropout_train_ort": dropout_train_ort,
+    "dropout_inference": dropout_inference,
+    "random_like_train": random_like_train,
+    "bad_random_normal": bad_random_normal,
 }
 
 

@@ -55,7 +55,8 @@ or a directory written by msamp-compile.
                              state_dict (f32, original names; O3: gathered
                              from every rank's checkpoint shard)
   --resume FILE.safetensors  continue from a checkpoint
-  --eval                     compute the loss without updating the state
+  --eval                     compute the loss without updating the state,
+                             with dropout off (as PyTorch's model.eval())
   --clip-grad-norm X         clip the global norm of the (dequantized)
                              gradients to X > 0, as PyTorch's
                              clip_grad_norm_; the norm is logged as

@@ -24,7 +24,7 @@ namespace {
 /// The O1 MLP's manifest, trimmed (WriteManifest.cpp's format).
 json validManifest() {
   return json::parse(R"json({
-    "abi_version": 1, "level": "O1", "world_size": 1,
+    "abi_version": 2, "level": "O1", "world_size": 1,
     "state": [
       {"name":"fc1.weight","role":"param","shape":[5,3],"dtype":"f16",
        "init":"normal(0,0.02)","index":0,"updated_by":1},
@@ -174,8 +174,8 @@ TEST(ManifestTest, DocumentErrors) {
   expectInvalid(json::array(), "not a JSON object");
 
   json doc = validManifest();
-  doc["abi_version"] = 2;
-  expectInvalid(doc, "abi_version is 2, this runtime reads version 1");
+  doc["abi_version"] = 1;
+  expectInvalid(doc, "abi_version is 1, this runtime reads version 2");
   doc = validManifest();
   doc.erase("abi_version");
   expectInvalid(doc, "missing integer \"abi_version\"");
@@ -247,6 +247,12 @@ TEST(ManifestTest, EntryErrors) {
   doc = validManifest();
   doc["inputs"][0]["name"] = "momentum";
   expectInvalid(doc, "unknown hyperparam");
+  // The dropout gate (--msamp-dropout-training) is a hyperparam the session
+  // feeds, held to the same form.
+  doc = validManifest();
+  doc["inputs"][0]["name"] = "training";
+  doc["inputs"][0]["dtype"] = "i32";
+  expectInvalid(doc, "'training' must be one f32, found i32 []");
   doc = validManifest();
   doc["inputs"][1]["role"] = "param";
   expectInvalid(doc, "inputs[1] ('x'): role 'param' is not one of input");

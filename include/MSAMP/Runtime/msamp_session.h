@@ -145,8 +145,9 @@ MSAMP_SESSION_EXPORT int64_t msamp_session_num_state(const msamp_session *s);
 MSAMP_SESSION_EXPORT msamp_status msamp_session_state_info(
     const msamp_session *s, int64_t i, msamp_tensor_info *info);
 /** Per-step inputs (role "input", "target", "hyperparam" or "rank"), in
- *  manifest order. The hyperparams ("lr", "max_grad_norm") are set by the
- *  session from msamp_session_step and msamp_session_set_max_grad_norm. */
+ *  manifest order. The hyperparams ("lr", "max_grad_norm", "training") are
+ *  set by the session from msamp_session_step (lr; training: 0 with
+ *  MSAMP_STEP_EVAL, else 1) and msamp_session_set_max_grad_norm. */
 MSAMP_SESSION_EXPORT int64_t msamp_session_num_inputs(const msamp_session *s);
 MSAMP_SESSION_EXPORT msamp_status msamp_session_input_info(
     const msamp_session *s, int64_t i, msamp_tensor_info *info);
@@ -312,7 +313,9 @@ MSAMP_SESSION_EXPORT msamp_status msamp_session_synthetic_batch(
  *  skipped (the call then succeeds; the loss and the metrics are those of
  *  the skipped step). */
 #define MSAMP_STEP_SKIP_NONFINITE 0x1u
-/** Copy the state before the step and always restore it: the loss only. */
+/** Copy the state before the step and always restore it: the loss only,
+ *  with dropout off (the step's "training" input set to 0), as PyTorch's
+ *  model.eval(). */
 #define MSAMP_STEP_EVAL 0x2u
 
 /** Runs one step at learning rate `lr` on the current inputs and stores the

@@ -102,6 +102,25 @@ def MSAMPPhiloxRandom : Pass<"msamp-philox-random", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::msamp::MSAMPDialect"];
 }
 
+def MSAMPDropoutTraining : Pass<"msamp-dropout-training", "::mlir::ModuleOp"> {
+  let summary = "gate the step's dropout by a `training` input, so that "
+                "evaluation runs without it";
+  let description = [{
+    Runs on `@train_step` after --msamp-philox-random. Every dropout as
+    torch-mlir emits it for nn.Dropout, F.dropout, Hugging Face attention
+    dropout and timm's DropPath (a `msamp.random_uniform` in [0, 1) compared
+    `u < keep` in one linalg.generic, the i1 mask converted to 0/1, divided
+    by the same keep) is gated by a new hyperparameter input `training`
+    (tensor<f32>; the session writes 1 for a training step and 0 for an
+    evaluation): the mask becomes `cmp || training == 0` and the scaled mask
+    `training != 0 ? mask / keep : 1.0`. With training = 1 the step computes
+    the same bits as before; with training = 0 every dropout is the
+    identity, as in PyTorch's model.eval(). Other draws (rand_like,
+    bernoulli, randn_like) are not dropout and stay random, as in PyTorch.
+    A step without dropout is unchanged. docs/Randomness.md 3.
+  }];
+}
+
 def MSAMPFP16Weights : Pass<"msamp-fp16-weights", "::mlir::ModuleOp"> {
   let summary = "store GEMM weights as FP16 with a per-tensor scale (O1/O2)";
   let description = [{

@@ -36,6 +36,13 @@ namespace mlir::msamp {
 /// The name torch-mlir gives its seed global.
 constexpr llvm::StringLiteral kTorchSeedGlobal = "global_seed";
 
+/// torch-mlir's seed advance (a 64-bit LCG, Knuth's MMIX constants) and its
+/// stand-in for 2^-64 in the uniform scale (TorchToLinalg/Random.cpp); the
+/// ONNX importer writes the same (lib/Target/ONNX/RandomOps.cpp).
+constexpr uint64_t kTorchLcgMultiplier = 6364136223846793005ull;
+constexpr uint64_t kTorchLcgIncrement = 1442695040888963407ull;
+constexpr double kTorchTwoPowMinus64 = 5.4210108e-20;
+
 /// One random-number computation of the graph.
 struct TorchUniform {
   /// The linalg.generic that draws the numbers (its result is replaced).

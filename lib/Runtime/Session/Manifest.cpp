@@ -167,9 +167,10 @@ Error parseEntry(const json &entry, const std::string &where, bool isState,
                   std::string(mlirName(spec.dtype)) + " " +
                   shapeToString(spec.shape));
   if (spec.role == "hyperparam") {
-    if (spec.name != "lr" && spec.name != "max_grad_norm")
-      return failAt("unknown hyperparam (this runtime feeds only 'lr' and "
-                    "'max_grad_norm')");
+    if (spec.name != "lr" && spec.name != "max_grad_norm" &&
+        spec.name != "training")
+      return failAt("unknown hyperparam (this runtime feeds only 'lr', "
+                    "'max_grad_norm' and 'training')");
     if (spec.numElements != 1 || spec.dtype != ElementType::F32)
       return failAt("'" + spec.name + "' must be one f32, found " +
                     std::string(mlirName(spec.dtype)) + " " +

@@ -31,7 +31,7 @@
 namespace msamp::session {
 
 /// The manifest format this runtime reads (WriteManifest.cpp's kABIVersion).
-constexpr int64_t kManifestABIVersion = 1;
+constexpr int64_t kManifestABIVersion = 2;
 
 /// How a state tensor starts (the manifest's "init").
 struct InitSpec {

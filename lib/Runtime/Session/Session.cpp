@@ -241,6 +241,8 @@ Error Session::open(const std::string &dir, std::unique_ptr<Session> &out) {
         s->lrInput_ = buffer.get();
       if (spec.role == "hyperparam" && spec.name == "max_grad_norm")
         s->maxGradNormInput_ = buffer.get();
+      if (spec.role == "hyperparam" && spec.name == "training")
+        s->trainingInput_ = buffer.get();
       if (spec.role == "rank")
         s->rankInput_ = buffer.get();
       (isState ? s->state_ : s->inputs_).push_back(std::move(buffer));
@@ -533,6 +535,10 @@ Error Session::step(float lr, uint32_t flags, float &loss) {
     std::memcpy(lrInput_->data(), &lr, sizeof(lr));
   if (maxGradNormInput_)
     std::memcpy(maxGradNormInput_->data(), &maxGradNorm_, sizeof(maxGradNorm_));
+  if (trainingInput_) {
+    const float training = eval ? 0.0f : 1.0f;
+    std::memcpy(trainingInput_->data(), &training, sizeof(training));
+  }
   // Non-finite data: FP8 casts saturate an Inf input to the format's
   // maximum, so at O1-O3 the loss can stay finite; read the inputs. One
   // process decides before the step, so nothing runs and nothing needs

@@ -141,6 +141,9 @@ private:
   TensorBuffer *maxGradNormInput_ = nullptr; // absent in older steps
   TensorBuffer *nonFiniteMetric_ = nullptr;  // absent in older steps
   TensorBuffer *rankInput_ = nullptr;
+  // 1 for a training step, 0 for an evaluation: gates the step's dropout
+  // (--msamp-dropout-training); absent in steps without dropout.
+  TensorBuffer *trainingInput_ = nullptr;
   float maxGradNorm_ = 0.0f;
   int64_t localSteps_ = 0; // the counter when the graph has no step state
   int64_t numSkipped_ = 0;

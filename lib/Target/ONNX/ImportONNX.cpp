@@ -28,6 +28,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MLProgram/IR/MLProgram.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Diagnostics.h"
@@ -77,6 +78,7 @@ public:
     registerNNOps(lowerings);
     registerShapeOps(lowerings);
     registerGradientOps(lowerings);
+    registerRandomOps(lowerings);
     if (!options.externalDataDir.empty())
       model.baseDir = options.externalDataDir;
   }
@@ -613,7 +615,7 @@ llvm::Expected<OwningOpRef<ModuleOp>> GraphImporter::run() {
 void mlir::msamp::onnx::loadImporterDialects(MLIRContext &context) {
   context.loadDialect<func::FuncDialect, linalg::LinalgDialect,
                       tensor::TensorDialect, arith::ArithDialect,
-                      math::MathDialect>();
+                      math::MathDialect, ml_program::MLProgramDialect>();
 }
 
 llvm::Expected<OwningOpRef<ModuleOp>>

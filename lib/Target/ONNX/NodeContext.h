@@ -117,6 +117,9 @@ void registerNNOps(llvm::StringMap<LowerFn> &table);
 void registerShapeOps(llvm::StringMap<LowerFn> &table);
 /// Lowerings of ONNX Runtime's com.microsoft gradient ops, by op type.
 void registerGradientOps(llvm::StringMap<LowerFn> &table);
+/// Dropout, DropoutGrad, RandomUniformLike and Bernoulli in torch-mlir's
+/// spelling of randomness; other random ops refused (RandomOps.cpp).
+void registerRandomOps(llvm::StringMap<LowerFn> &table);
 
 } // namespace mlir::msamp::onnx
 

@@ -493,25 +493,6 @@ Error lowerIdentity(NodeContext &ctx) {
   return Error::success();
 }
 
-Error lowerDropout(NodeContext &ctx) {
-  if (auto e = ctx.requireInputs(1))
-    return e;
-  // Inference semantics only: training_mode must be absent or false.
-  if (ctx.hasInput(2)) {
-    auto mode = ctx.constInts(2);
-    if (!mode)
-      return mode.takeError();
-    if (!mode->empty() && (*mode)[0])
-      return ctx.error("training_mode = true (random masks) is not supported");
-  }
-  ctx.setOutput(0, ctx.in(0));
-  if (ctx.wantsOutput(1))
-    ctx.setOutput(
-        1, ctx.tb.splat(RankedTensorType::get(ctx.shape(0), ctx.b.getI1Type()),
-                        1.0));
-  return Error::success();
-}
-
 Error lowerExpand(NodeContext &ctx) {
   if (auto e = ctx.requireInputs(2))
     return e;
@@ -543,5 +524,4 @@ void mlir::msamp::onnx::registerShapeOps(llvm::StringMap<LowerFn> &t) {
   t["Constant"] = lowerConstant;
   t["Cast"] = lowerCast;
   t["Identity"] = lowerIdentity;
-  t["Dropout"] = lowerDropout;
 }
