@@ -185,6 +185,13 @@ void MSAMPBF16ActivationsPass::widenUse(OpOperand &use, Value narrow) {
       conversions.push_back(generic);
       return;
     }
+    // The FP8 amax and cast read bf16 themselves (widened exactly, the
+    // same values as the widened copy: RuntimeABI.md 3.1, 3.3).
+    if (isa<AmaxOp>(owner) ||
+        (isa<QuantizeOp>(owner) && use.getOperandNumber() == 0)) {
+      use.set(narrow);
+      return;
+    }
     // A reshape is redone on the bf16 tensor, and its readers read that.
     if (isReshape(owner)) {
       b.setInsertionPoint(owner);
@@ -201,8 +208,8 @@ void MSAMPBF16ActivationsPass::widenUse(OpOperand &use, Value narrow) {
       return;
     }
   }
-  // Anything else (a GEMM, an FP8 cast or amax, a named reduction, the
-  // return) reads its own widened copy, made right before it.
+  // Anything else (an f32 GEMM, a named reduction, another msamp op) reads
+  // its own widened copy, made right before it.
   b.setInsertionPoint(top);
   auto wide = buildElementwiseConvert(b, owner->getLoc(), narrow, f32);
   wide->setAttr(kWidenAttr, b.getI64IntegerAttr(widenings++));
