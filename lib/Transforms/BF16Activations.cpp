@@ -233,15 +233,24 @@ void MSAMPBF16ActivationsPass::runOnOperation() {
   Type bf16 = BFloat16Type::get(&getContext());
   for (Value value : coveredValues()) {
     Operation *producer = value.getDefiningOp();
-    OpBuilder b(producer);
-    b.setInsertionPointAfter(producer);
-    auto rounding = buildElementwiseConvert(b, value.getLoc(), value, bf16);
-    conversions.push_back(rounding);
-    Value narrow = rounding.getResult(0);
     SmallVector<OpOperand *> uses;
     for (OpOperand &use : value.getUses())
-      if (use.getOwner() != rounding)
-        uses.push_back(&use);
+      uses.push_back(&use);
+    auto narrowType = cast<RankedTensorType>(value.getType()).clone(bf16);
+    Value narrow;
+    auto gemm = dyn_cast<GemmOp>(producer);
+    if (gemm && !gemm.getAmax()) {
+      // The GEMM rounds its f32 accumulation to nearest even itself
+      // (RuntimeABI.md 3.6): the same bf16 values, no f32 output buffer.
+      value.setType(narrowType);
+      narrow = value;
+    } else {
+      OpBuilder b(producer);
+      b.setInsertionPointAfter(producer);
+      auto rounding = buildElementwiseConvert(b, value.getLoc(), value, bf16);
+      conversions.push_back(rounding);
+      narrow = rounding.getResult(0);
+    }
     for (OpOperand *use : uses)
       widenUse(*use, narrow);
     remark::passed(value.getLoc(),

@@ -6,7 +6,9 @@
 // CSE keeps them apart). The loss tail (bias - y, its square and mean), the
 // backward and the optimizer stay f32.
 // RUN: msamp-opt %S/Inputs/mlp.mlir --msamp-classify-gemms --msamp-synthesize-train-step="level=O1" --msamp-bf16-activations | FileCheck %s
-// With the FP8 GEMMs (O1): the FP8 amax and cast of h read the bf16 h itself
+// With the FP8 GEMMs (O1): the forward GEMMs write bf16 results (the runtime
+// rounds the f32 accumulation to nearest even, as the rounding generic
+// would); the FP8 amax and cast of h read the bf16 h itself
 // (the runtime widens it exactly); amax histories and scales stay f32, and
 // so does every state argument.
 // RUN: msamp-opt %S/Inputs/mlp.mlir --msamp-o1="activations=bf16" -o %t.o1.mlir
@@ -45,9 +47,13 @@
 // CHECK: return
 
 // O1-LABEL: func.func @train_step(
+// A forward msamp.gemm rounds its own f32 accumulation to bf16 (no f32 output).
+// O1: msamp.gemm {{.*}}kind = "fprop", layer = "fc1"{{.*}} -> tensor<4x5xbf16>
 // O1: msamp.amax %[[HB:.+]] : tensor<4x5xbf16>
 // O1: msamp.update_amax_history %{{.+}}, %{{.+}} : tensor<16xf32>
 // O1: msamp.quantize %[[HB]], %{{.+}} : tensor<4x5xbf16> to tensor<4x5xf8E4M3FN>
+// O1: msamp.gemm {{.*}}kind = "fprop", layer = "fc2"{{.*}} -> tensor<4x2xbf16>
+// O1: msamp.gemm {{.*}}kind = "wgrad", layer = "fc2"{{.*}} -> tensor<2x5xf32>
 // O1-NOT: msamp.bf16_widen
 
 // O0: error: activations=bf16 is not available at O0, the all-f32 baseline
