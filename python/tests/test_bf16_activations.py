@@ -19,7 +19,7 @@ every op computing in f32.
   to 0.9%. The bound, 1% of the f32 run's mean, leaves a 14x margin and
   still fails on a real bug (a wrong widening or a rounded gradient or
   scale shows up as tens of percent, or as NaN).
-* O0 (all f32) refuses the option.
+* msamp.compile takes it as a keyword; O0 (all f32) refuses it.
 """
 
 import json
@@ -249,6 +249,19 @@ def test_bf16_activations_bit_exact(tmp_path):
                              (w1, b1, w2), x, t)
     assert f32_loss != got_loss
     assert not np.array_equal(f32["fc2.weight"], got["fc2.weight"])
+
+
+def test_compile_keyword(tmp_path):
+    """msamp.compile(..., activations="bf16"): the forward GEMMs write their
+    results in bf16 (the covered GEMM outputs), the backward ones in f32."""
+    from msamp import compiler
+    step = compiler.compile(GRAPH, "amp-bf16", out_dir=tmp_path / "c",
+                            activations="bf16")
+    outs = {(g.kind, g.layer): g.out for g in step.gemms()}
+    assert outs[("fprop", "fc1")] == outs[("fprop", "fc2")] == "bf16", outs
+    assert outs[("wgrad", "fc1")] == outs[("dgrad", "fc2")] == "f32", outs
+    f32 = compiler.compile(GRAPH, "amp-bf16", out_dir=tmp_path / "f")
+    assert {g.out for g in f32.gemms()} == {"f32"}
 
 
 def test_o0_refuses_bf16_activations(tmp_path):

@@ -14,6 +14,11 @@
 // RUN: msamp-opt %S/Inputs/mlp.mlir --msamp-o1="activations=bf16" -o %t.o1.mlir
 // RUN: FileCheck %s --check-prefix=O1 < %t.o1.mlir
 // RUN: not grep 'func.func @train_step(.*xbf16>' %t.o1.mlir
+// Every level's pipeline but O0 takes the option.
+// RUN: msamp-opt %S/Inputs/mlp.mlir --msamp-te="activations=bf16" | FileCheck %s --check-prefix=LEVEL
+// RUN: msamp-opt %S/Inputs/mlp.mlir --msamp-amp="dtype=fp16 activations=bf16" | FileCheck %s --check-prefix=LEVEL
+// RUN: msamp-opt %S/Inputs/mlp.mlir --msamp-o3="world-size=2 rank=1 activations=bf16" | FileCheck %s --check-prefix=LEVEL
+// RUN: msamp-opt %S/Inputs/mlp.mlir --msamp-o2 | FileCheck %s --check-prefix=DEFAULT
 // RUN: not msamp-opt %S/Inputs/mlp.mlir --msamp-classify-gemms --msamp-synthesize-train-step="level=O0" --msamp-bf16-activations 2>&1 | FileCheck %s --check-prefix=O0
 // RUN: not msamp-opt %S/Inputs/mlp.mlir --msamp-o0="activations=bf16" 2>&1 | FileCheck %s --check-prefix=O0
 // RUN: not msamp-opt %S/Inputs/mlp.mlir --msamp-o2="activations=f16" 2>&1 | FileCheck %s --check-prefix=VALUE
@@ -55,6 +60,12 @@
 // O1: msamp.gemm {{.*}}kind = "fprop", layer = "fc2"{{.*}} -> tensor<4x2xbf16>
 // O1: msamp.gemm {{.*}}kind = "wgrad", layer = "fc2"{{.*}} -> tensor<2x5xf32>
 // O1-NOT: msamp.bf16_widen
+
+// LEVEL-LABEL: func.func @train_step(
+// LEVEL-SAME: msamp.activations = "bf16"
+// LEVEL: tensor<4x5xbf16>
+
+// DEFAULT-NOT: bf16
 
 // O0: error: activations=bf16 is not available at O0, the all-f32 baseline
 
