@@ -2,13 +2,14 @@
 //
 // activations=bf16 (INTERFACES.md 3, docs/Levels.md): the tensors the forward
 // ops of the train step hand to each other, and in particular those kept for
-// the backward, are stored in bf16 while every op computes in f32, as under
-// torch.autocast (which MS-AMP and Transformer Engine run in). Each covered
+// the backward, are stored in bf16 while every op computes in f32: autocast's
+// storage, as MS-AMP and Transformer Engine train under it (docs/Levels.md
+// says where torch.autocast's op-by-op dtypes differ). Each covered
 // value is rounded to nearest even once, right after its producer, and the
 // bf16 tensor is the value that crosses op boundaries, so bufferization
 // allocates bf16 buffers and the memory of the activations halves.
 //
-// Which values (the rule docs/Levels.md states, with autocast's behaviour):
+// Which values (the rule docs/Levels.md states):
 // a ranked f32 result of a top-level op of @train_step that
 //  * depends on the data (an input or target argument): not a parameter, a
 //    dequantized weight or a scale;
