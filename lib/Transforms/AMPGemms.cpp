@@ -34,14 +34,13 @@
 #include "MSAMP/TrainStep/TrainStep.h"
 #include "MSAMP/Transforms/LossScale.h"
 #include "MSAMP/Transforms/Passes.h"
+#include "MSAMP/Transforms/Rounding.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Remarks.h"
-#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/ADT/DenseMap.h"
 
 #include <cmath>
@@ -86,29 +85,7 @@ Value MSAMPAMPGemmsPass::round(Value x, Type half, Value scale) {
     b.setInsertionPointAfter(scaleDef);
   else
     b.setInsertionPointToStart(&step.getBody().front());
-  Location loc = x.getLoc();
-  auto type = cast<RankedTensorType>(x.getType());
-  auto halfType = RankedTensorType::get(type.getShape(), half);
-  Value init = tensor::EmptyOp::create(b, loc, type.getShape(), half);
-  auto map = b.getMultiDimIdentityMap(type.getRank());
-  SmallVector<Value> inputs = {x};
-  SmallVector<AffineMap> maps = {map};
-  if (scale) {
-    inputs.push_back(scale);
-    maps.push_back(AffineMap::get(type.getRank(), 0, b.getContext()));
-  }
-  maps.push_back(map);
-  SmallVector<utils::IteratorType> iterators(type.getRank(),
-                                             utils::IteratorType::parallel);
-  auto generic = linalg::GenericOp::create(
-      b, loc, halfType, inputs, ValueRange{init}, maps, iterators,
-      [&](OpBuilder &nb, Location nloc, ValueRange args) {
-        Value v = args[0];
-        if (scale)
-          v = arith::MulFOp::create(nb, nloc, v, args[1]);
-        Value r = arith::TruncFOp::create(nb, nloc, half, v);
-        linalg::YieldOp::create(nb, nloc, r);
-      });
+  auto generic = buildElementwiseConvert(b, x.getLoc(), x, half, scale);
   roundings.push_back(generic);
   return generic.getResult(0);
 }
@@ -234,14 +211,8 @@ void MSAMPAMPGemmsPass::runOnOperation() {
         << ("GEMM with " + dtype + " operands, f32 accumulation");
   }
 
-  if (half.isBF16()) {
-    RewritePatternSet patterns(ctx);
-    arith::populateExpandBFloat16Patterns(patterns);
-    FrozenRewritePatternSet frozen(std::move(patterns));
-    for (Operation *generic : roundings)
-      if (failed(applyPatternsGreedily(generic, frozen)))
-        return signalPassFailure();
-  }
+  if (half.isBF16() && failed(expandBF16Conversions(roundings)))
+    return signalPassFailure();
 }
 
 } // namespace

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "MSAMP/Transforms/ActivationOptions.h"
 #include "MSAMP/Transforms/Passes.h"
 
 #include "mlir/Pass/PassManager.h"
@@ -19,7 +20,7 @@ using namespace mlir;
 using namespace mlir::msamp;
 
 namespace {
-struct MSAMPPipelineOptions : PassPipelineOptions<MSAMPPipelineOptions> {
+struct MSAMPPipelineOptions : ActivationOptions<MSAMPPipelineOptions> {
   Option<std::string> fp8Format{*this, "fp8-format",
                                 llvm::cl::desc("hybrid or e4m3"),
                                 llvm::cl::init("hybrid")};
@@ -102,6 +103,12 @@ void mlir::msamp::buildTrainStepPrologue(
   pm.addPass(createMSAMPDropoutTraining());
 }
 
+void mlir::msamp::addActivationPrecision(OpPassManager &pm,
+                                         ActivationPrecision precision) {
+  if (precision == ActivationPrecision::BF16)
+    pm.addPass(createMSAMPBF16Activations());
+}
+
 void mlir::msamp::buildTrainStepEpilogue(
     OpPassManager &pm, llvm::function_ref<void(OpPassManager &)> afterStats) {
   // After every pass that changes how gradients are stored: the norm and
@@ -162,6 +169,7 @@ void buildPipeline(OpPassManager &pm, const MSAMPPipelineOptions &opts,
     zero.rank = opts.rank;
     pm.addPass(createMSAMPZeROShard(zero));
   }
+  addActivationPrecision(pm, opts.activations);
   buildTrainStepEpilogue(pm);
 }
 } // namespace

@@ -16,6 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "MSAMP/Transforms/ActivationOptions.h"
 #include "MSAMP/Transforms/Passes.h"
 
 #include "mlir/Pass/PassManager.h"
@@ -26,9 +27,9 @@ using namespace mlir;
 using namespace mlir::msamp;
 
 namespace {
-/// The optimizer overrides every level accepts.
+/// The optimizer overrides every level accepts (and activations=).
 template <typename Derived>
-struct OptimizerOptions : PassPipelineOptions<Derived> {
+struct OptimizerOptions : ActivationOptions<Derived> {
   using Base = PassPipelineOptions<Derived>;
   typename Base::template Option<std::string> optimizer{
       *this, "optimizer", llvm::cl::desc("override the optimizer kind"),
@@ -143,6 +144,7 @@ void mlir::msamp::registerMSAMPReferencePipelines() {
         scaler.growthFactor = opts.growthFactor;
         scaler.backoffFactor = opts.backoffFactor;
         scaler.growthInterval = opts.growthInterval;
+        addActivationPrecision(pm, opts.activations);
         buildTrainStepEpilogue(pm, [&](OpPassManager &pm) {
           if (scaled)
             pm.addPass(createMSAMPLossScale(scaler));
@@ -172,6 +174,7 @@ void mlir::msamp::registerMSAMPReferencePipelines() {
         gemms.keepFirstLast = opts.keepFirstLast;
         gemms.dimMultiple = opts.dimMultiple;
         pm.addPass(createMSAMPFP8Gemms(gemms));
+        addActivationPrecision(pm, opts.activations);
         buildTrainStepEpilogue(pm);
       });
 }

@@ -27,6 +27,9 @@ constexpr llvm::StringLiteral kInitAttr = "msamp.init";
 constexpr llvm::StringLiteral kLevelAttr = "msamp.level";
 constexpr llvm::StringLiteral kOptimizerAttr = "msamp.optimizer";
 constexpr llvm::StringLiteral kRecipeAttr = "msamp.recipe";
+/// On @train_step, set by --msamp-bf16-activations: "bf16" when the forward
+/// activations are stored in bf16 (absent: f32).
+constexpr llvm::StringLiteral kActivationsAttr = "msamp.activations";
 constexpr llvm::StringLiteral kGemmAttr = "msamp.gemm";
 constexpr llvm::StringLiteral kGemmWeightAttr = "msamp.gemm_weight";
 /// O3: `{world_size = N, rank = r}` on @train_step (lib/Transforms/ZeROShard).

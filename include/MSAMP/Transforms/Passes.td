@@ -238,6 +238,38 @@ def MSAMPAMPGemms : Pass<"msamp-amp-gemms", "::mlir::ModuleOp"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def MSAMPBF16Activations : Pass<"msamp-bf16-activations", "::mlir::ModuleOp"> {
+  let summary = "store the forward activations of the train step in bf16 "
+                "(autocast's storage, f32 arithmetic)";
+  let description = [{
+    Every covered activation (docs/Levels.md, "activations=bf16"): a ranked
+    f32 tensor that a forward op of the train step produces from the data
+    (an input or target depends on it, the loss depends on it), that is a
+    forward GEMM's result or feeds a forward GEMM, and that is not a
+    statistic (the result of a non-GEMM reduction, such as a norm's mean
+    and variance or a softmax's max and sum, or a value computed from
+    statistics alone). Values after the last forward GEMM (the loss and
+    the log-softmax or difference it reduces), backward values,
+    gradients, parameters, optimizer and scaling state stay f32.
+
+    A covered value is rounded to nearest even to bf16 right after its
+    producer, and that bf16 tensor is what crosses op boundaries: a
+    linalg.generic consumer reads it and widens it (exactly) in its body,
+    reshapes are done on the bf16 tensor, and any other consumer (a GEMM,
+    an FP8 cast or amax, a reduction) reads a widened copy made right
+    before it (each its own, so that CSE cannot merge them into one f32
+    copy that lives from the forward to the backward). Arithmetic inside
+    every op stays f32. The bf16 conversions are integer arithmetic
+    (populateExpandBFloat16Patterns), as in msamp-amp-gemms.
+
+    The train step gets `msamp.activations = "bf16"`. O0 (the all-f32
+    baseline) is refused.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def MSAMPLossScale : Pass<"msamp-loss-scale", "::mlir::ModuleOp"> {
   let summary = "skip overflowing steps and update the dynamic loss scale "
                 "(torch.amp.GradScaler)";
