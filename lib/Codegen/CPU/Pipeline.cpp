@@ -41,6 +41,8 @@ void mlir::msamp::buildLowerToLLVMPipeline(OpPassManager &pm,
       [](OpPassManager &pm) {
         pm.addNestedPass<func::FuncOp>(createMSAMPOneHotReductionToScatter());
       });
+  // Every buffer and its dealloc exist now; the later passes make none.
+  pm.addPass(createMSAMPBufferPlan());
   buildLoopsToLLVMPipeline(pm, outlineLoopNests);
 }
 
