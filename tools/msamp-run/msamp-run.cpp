@@ -44,6 +44,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CompileCache.h"
+#include "CompilerReport.h"
 #include "Options.h"
 
 #include "MSAMP/Runtime/msamp_runtime.h"
@@ -274,6 +275,9 @@ struct StepMetrics {
   /// The session refused or skipped the step as non-finite (also for
   /// non-finite input data or updated state, which no metric shows).
   bool nonFiniteStep = false;
+  /// The measured high-water mark so far: session buffers + the step's
+  /// heap (msamp_session_peak_bytes).
+  int64_t peakBytes = 0;
 };
 
 StepMetrics readMetrics(msamp_session *session) {
@@ -283,6 +287,9 @@ StepMetrics readMetrics(msamp_session *session) {
     m.gradNorm = value;
   if (msamp_session_metric(session, "nonfinite", &value) == MSAMP_OK)
     m.nonFiniteGrads = value != 0.0f;
+  int64_t sessionBytes = 0, stepBytes = 0;
+  if (msamp_session_peak_bytes(session, &sessionBytes, &stepBytes) == MSAMP_OK)
+    m.peakBytes = sessionBytes + stepBytes;
   return m;
 }
 
@@ -318,55 +325,26 @@ void writeLogLine(FILE *log, int64_t step, float loss, double lr, bool eval,
   if (group.multi())
     std::fprintf(log, ", \"comm_bytes\": %lld",
                  static_cast<long long>(commBytes));
+  // Measured high-water mark so far; the last line's is the run's.
+  std::fprintf(log, ", \"peak_bytes\": %lld",
+               static_cast<long long>(metrics.peakBytes));
   std::fprintf(log, eval ? ", \"eval\": true}\n" : "}\n");
   // A run that dies later keeps every line written so far.
   std::fflush(log);
 }
 
-/// The weight_grads figure of the compiler's memory report, if any:
-/// gradients live inside the compiled step, so the session cannot measure
-/// them.
+/// The weight_grads figure of the compiler's memory report
+/// (memory_report.json), if any: gradients live inside the compiled step, so
+/// the session cannot measure them.
 bool compilerGradBytes(const std::string &dir, std::string &dtype,
                        int64_t &bytes) {
-  std::string path = dir + "/memory_report.json";
-  std::string tmp;
-  if (access(path.c_str(), R_OK) != 0) {
-    // A directory from msamp-compile has no report: ask msamp-opt now.
-    std::string opt = findTool("msamp-opt", "MSAMP_OPT");
-    if (opt.empty())
-      return false;
-    const char *tmpdir = std::getenv("TMPDIR");
-    std::string pattern = std::string(tmpdir && *tmpdir ? tmpdir : "/tmp") +
-                          "/msamp-memory-XXXXXX";
-    std::vector<char> name(pattern.begin(), pattern.end());
-    name.push_back('\0');
-    int fd = mkstemp(name.data());
-    if (fd < 0)
-      return false;
-    close(fd);
-    tmp = path = name.data();
-    std::string ignored;
-    if (runTool({opt, "--msamp-memory-report=format=json",
-                 dir + "/train_step.mlir", "-o", "/dev/null"},
-                path, true, ignored) != 0) {
-      unlink(tmp.c_str());
-      return false;
-    }
-  }
-  std::ifstream file(path);
-  std::stringstream text;
-  text << file.rdbuf();
-  if (!tmp.empty())
-    unlink(tmp.c_str());
-  try {
-    auto report = nlohmann::json::parse(text.str());
-    const auto &grads = report.at("categories").at("weight_grads");
-    dtype = grads.at("dtype").get<std::string>();
-    bytes = grads.at("bytes").get<int64_t>();
-    return true;
-  } catch (...) {
+  std::string why;
+  auto report = readCompilerMemoryReport(dir, why);
+  if (!report)
     return false;
-  }
+  dtype = report->gradDtype;
+  bytes = report->gradBytes;
+  return true;
 }
 
 /// Where `key=` starts in a pipeline option list ("a=1 key=2"), or npos.
@@ -433,6 +411,19 @@ void printMemoryReport(msamp_session *session, const std::string &dir) {
   std::printf("%-15s %-12s %10lld %13.4f\n", "total", "",
               static_cast<long long>(total),
               static_cast<double>(total) * perParam);
+  // The whole memory of training: the planned peak of the static buffer
+  // plan against the measured one (session buffers + the step's heap).
+  int64_t sessionBytes = 0, stepBytes = 0;
+  msamp_session_peak_bytes(session, &sessionBytes, &stepBytes);
+  std::string why;
+  auto report = readCompilerMemoryReport(dir, why);
+  std::printf(
+      "peak: planned %s, measured %s (session %s + step %s)\n",
+      report && report->peakBytes ? formatMiB(*report->peakBytes).c_str() : "-",
+      formatMiB(sessionBytes + stepBytes).c_str(),
+      formatMiB(sessionBytes).c_str(), formatMiB(stepBytes).c_str());
+  if (!report)
+    std::printf("memory: %s\n", why.c_str());
 }
 
 /// Names of the data arguments (role input/target), for messages.
