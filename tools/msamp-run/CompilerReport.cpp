@@ -38,10 +38,23 @@ readCompilerMemoryReport(const std::string &dir, std::string &why) {
   }
 }
 
-std::string formatMiB(int64_t bytes) {
+std::string formatBytes(int64_t bytes) {
   char buffer[32];
-  std::snprintf(buffer, sizeof(buffer), "%.2f MiB",
-                static_cast<double>(bytes) / (1024.0 * 1024.0));
+  double value = static_cast<double>(bytes);
+  if (bytes < 1024) {
+    std::snprintf(buffer, sizeof(buffer), "%lld B",
+                  static_cast<long long>(bytes));
+    return buffer;
+  }
+  const char *unit = "KiB";
+  value /= 1024.0;
+  for (const char *next : {"MiB", "GiB"}) {
+    if (value < 1024.0)
+      break;
+    value /= 1024.0;
+    unit = next;
+  }
+  std::snprintf(buffer, sizeof(buffer), "%.2f %s", value, unit);
   return buffer;
 }
 

@@ -31,8 +31,8 @@ struct CompilerMemoryReport {
 std::optional<CompilerMemoryReport>
 readCompilerMemoryReport(const std::string &dir, std::string &why);
 
-/// "12.34 MiB".
-std::string formatMiB(int64_t bytes);
+/// "512 B", "3.50 KiB", "12.34 MiB", "1.20 GiB".
+std::string formatBytes(int64_t bytes);
 
 } // namespace msamp::run
 

@@ -275,9 +275,10 @@ struct StepMetrics {
   /// The session refused or skipped the step as non-finite (also for
   /// non-finite input data or updated state, which no metric shows).
   bool nonFiniteStep = false;
-  /// The measured high-water mark so far: session buffers + the step's
-  /// heap (msamp_session_peak_bytes).
-  int64_t peakBytes = 0;
+  /// On the line of the run's last step only: the planned peak
+  /// (memory_report.json) and the measured one (session buffers + the
+  /// step's heap, msamp_session_peak_bytes).
+  std::optional<int64_t> plannedPeakBytes, peakBytes;
 };
 
 StepMetrics readMetrics(msamp_session *session) {
@@ -287,10 +288,18 @@ StepMetrics readMetrics(msamp_session *session) {
     m.gradNorm = value;
   if (msamp_session_metric(session, "nonfinite", &value) == MSAMP_OK)
     m.nonFiniteGrads = value != 0.0f;
+  return m;
+}
+
+/// The planned and measured peaks, for the log line of the last step.
+void readPeaks(msamp_session *session, const std::string &dir,
+               StepMetrics &metrics) {
   int64_t sessionBytes = 0, stepBytes = 0;
   if (msamp_session_peak_bytes(session, &sessionBytes, &stepBytes) == MSAMP_OK)
-    m.peakBytes = sessionBytes + stepBytes;
-  return m;
+    metrics.peakBytes = sessionBytes + stepBytes;
+  std::string why;
+  if (auto report = readCompilerMemoryReport(dir, why))
+    metrics.plannedPeakBytes = report->peakBytes;
 }
 
 /// One line of --log-json: INTERFACES.md 5's keys, then "grad_norm" when the
@@ -325,9 +334,12 @@ void writeLogLine(FILE *log, int64_t step, float loss, double lr, bool eval,
   if (group.multi())
     std::fprintf(log, ", \"comm_bytes\": %lld",
                  static_cast<long long>(commBytes));
-  // Measured high-water mark so far; the last line's is the run's.
-  std::fprintf(log, ", \"peak_bytes\": %lld",
-               static_cast<long long>(metrics.peakBytes));
+  if (metrics.plannedPeakBytes)
+    std::fprintf(log, ", \"planned_peak_bytes\": %lld",
+                 static_cast<long long>(*metrics.plannedPeakBytes));
+  if (metrics.peakBytes)
+    std::fprintf(log, ", \"peak_bytes\": %lld",
+                 static_cast<long long>(*metrics.peakBytes));
   std::fprintf(log, eval ? ", \"eval\": true}\n" : "}\n");
   // A run that dies later keeps every line written so far.
   std::fflush(log);
@@ -419,9 +431,10 @@ void printMemoryReport(msamp_session *session, const std::string &dir) {
   auto report = readCompilerMemoryReport(dir, why);
   std::printf(
       "peak: planned %s, measured %s (session %s + step %s)\n",
-      report && report->peakBytes ? formatMiB(*report->peakBytes).c_str() : "-",
-      formatMiB(sessionBytes + stepBytes).c_str(),
-      formatMiB(sessionBytes).c_str(), formatMiB(stepBytes).c_str());
+      report && report->peakBytes ? formatBytes(*report->peakBytes).c_str()
+                                  : "-",
+      formatBytes(sessionBytes + stepBytes).c_str(),
+      formatBytes(sessionBytes).c_str(), formatBytes(stepBytes).c_str());
   if (!report)
     std::printf("memory: %s\n", why.c_str());
 }
@@ -974,6 +987,8 @@ int run(const Options &o) {
     // was skipped.
     const int64_t inARow = msamp_session_num_consecutive_skipped(session.get());
     metrics.nonFiniteStep = inARow > 0;
+    if (s == last)
+      readPeaks(session.get(), dir, metrics);
     writeLogLine(log, s, loss, lr, false, metrics, commBytes);
     if (int rc = logWritten())
       return rc;
