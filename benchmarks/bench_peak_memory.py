@@ -14,7 +14,9 @@ times the benchmark LM's CPU step at --time-levels with each build's own
 msamp-compile and msamp-run (a new step cannot run on an old runtime, which
 lacks the heap functions), round-robin --rounds times so the host's load
 hits both alike: median of (t(--steps 12) - t(--steps 2)) / 10 per build,
-and the ratio new / baseline, measured in the same run.
+and the ratio new / baseline, measured in the same run; t is both the wall
+time and the CPU time (user + system, all threads) of msamp-run: on a
+shared host the CPU time is far less disturbed by other processes.
 
     $MSAMP_PYTHON benchmarks/bench_peak_memory.py --build build \\
         [--baseline-build /path/to/main/build --rounds 5]
@@ -22,6 +24,7 @@ and the ratio new / baseline, measured in the same run.
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -69,18 +72,27 @@ def step_times(builds, graph, level, rounds, tmp):
                         "--opt-level", level, "-o", dirs[b]],
                        check=True, capture_output=True)
 
+    def cpu():
+        r = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return r.ru_utime + r.ru_stime
+
     def run(b, n):
-        t0 = time.perf_counter()
+        """(wall, cpu) seconds of one msamp-run."""
+        t0, c0 = time.perf_counter(), cpu()
         subprocess.run([os.path.join(b, "bin", "msamp-run"), dirs[b], "--steps",
                         str(n), "--synthetic", "--quiet", "--seed", "1"],
                        check=True, capture_output=True)
-        return time.perf_counter() - t0
+        return time.perf_counter() - t0, cpu() - c0
 
-    samples = {b: [] for b in builds}
+    wall = {b: [] for b in builds}
+    cpus = {b: [] for b in builds}
     for _ in range(rounds):
         for b in builds:
-            samples[b].append((run(b, 12) - run(b, 2)) / 10 * 1000.0)
-    return {b: (statistics.median(v), v) for b, v in samples.items()}
+            (w12, c12), (w2, c2) = run(b, 12), run(b, 2)
+            wall[b].append((w12 - w2) / 10 * 1000.0)
+            cpus[b].append((c12 - c2) / 10 * 1000.0)
+    return {b: (statistics.median(wall[b]), statistics.median(cpus[b]))
+            for b in builds}
 
 
 def main():
@@ -89,6 +101,8 @@ def main():
     ap.add_argument("--steps", type=int, default=3)
     ap.add_argument("--levels", default=",".join(LEVELS))
     ap.add_argument("--baseline-build")
+    ap.add_argument("--skip-peaks", action="store_true",
+                    help="only the step times")
     ap.add_argument("--time-levels", default="O0,O2")
     ap.add_argument("--rounds", type=int, default=5)
     args = ap.parse_args()
@@ -99,8 +113,9 @@ def main():
              if line.startswith("Model name")]
     print(f"CPU: {model[0] if model else '?'}")
     lm = graphs.build("transformer-lm", **LM)
-    peak_table([("LM", lm), ("MLP", graphs.build("mlp", **MLP))],
-               args.levels.split(","), args.steps)
+    if not args.skip_peaks:
+        peak_table([("LM", lm), ("MLP", graphs.build("mlp", **MLP))],
+                   args.levels.split(","), args.steps)
     if not args.baseline_build:
         return
     with tempfile.TemporaryDirectory() as tmp:
@@ -108,13 +123,14 @@ def main():
         with open(graph, "w") as f:
             f.write(lm.text)
         new, old = os.path.abspath(args.build), os.path.abspath(args.baseline_build)
-        print("\n| level | baseline ms/step | counting heap ms/step | ratio |")
-        print("|---|---|---|---|")
+        print("\n| level | baseline wall ms/step | counting heap wall ms/step | "
+              "ratio | baseline CPU ms/step | counting heap CPU ms/step | ratio |")
+        print("|---|---|---|---|---|---|---|")
         for level in args.time_levels.split(","):
             t = step_times([old, new], graph, level, args.rounds, tmp)
             print(f"| {level} | {t[old][0]:.1f} | {t[new][0]:.1f} | "
-                  f"{t[new][0] / t[old][0]:.3f} |  "
-                  f"<!-- samples {t[old][1]} {t[new][1]} -->")
+                  f"{t[new][0] / t[old][0]:.3f} | {t[old][1]:.1f} | "
+                  f"{t[new][1]:.1f} | {t[new][1] / t[old][1]:.3f} |")
 
 
 if __name__ == "__main__":
