@@ -3,8 +3,9 @@
 The package is pure Python; everything that compiles or runs a training step
 is C++ built by CMake (README "Building by hand"):
 
-* ``msamp-compile`` and ``msamp-opt`` (run as subprocesses: the upstream MLIR
-  Python bindings are not available, and the tools are the stable interface),
+* ``msamp-compile`` (run as a subprocess: the upstream MLIR Python bindings
+  are not available, and the tool and the files it writes are the stable
+  interface; ``msamp-opt`` is found the same way for tests and scripts),
 * ``libmsamp_runtime.so`` (the kernels' C ABI) and ``libmsamp_session.so``
   (open / init / step / save a compiled step), loaded with ctypes.
 
