@@ -8,8 +8,8 @@ Compiles one model at O0, O1 and O2 (msamp-compile), trains each for
   its ratio to O0 measured in the same run;
 * model-state bytes per parameter measured from the session's allocations
   (msamp-run's memory report; gradients live inside the step, so that row is
-  the compiler's figure) next to the compiler's report (msamp-opt
-  --msamp-memory-report), and whether the two agree;
+  the compiler's figure) next to the compiler's report (the
+  memory_report.json msamp-compile wrote), and whether the two agree;
 * PyTorch eager f32 on the same model and batch, when torch is importable
   (the same architecture written in torch, AdamW, one fwd+bwd+step).
 
@@ -125,10 +125,8 @@ def main():
             run([os.path.join(bindir, "msamp-compile"), graph, "--opt-level", level,
                  "-o", out])
             compile_s = time.perf_counter() - t0
-            report = json.loads(run([os.path.join(bindir, "msamp-opt"),
-                                     os.path.join(out, "train_step.mlir"),
-                                     "--msamp-memory-report=format=json",
-                                     "-o", "/dev/null"]).stdout)
+            with open(os.path.join(out, "memory_report.json")) as f:
+                report = json.load(f)
             log = os.path.join(tmp, level + ".jsonl")
             stdout = run([os.path.join(bindir, "msamp-run"), out, "--synthetic",
                           "--synthetic-classes", str(args.vocab), "--seed", "0",

@@ -32,6 +32,7 @@
 #include "MSAMP/Dialect/MSAMPOps.h"
 #include "MSAMP/TrainStep/GemmMatcher.h"
 #include "MSAMP/TrainStep/TrainStep.h"
+#include "MSAMP/Transforms/GemmTable.h"
 #include "MSAMP/Transforms/LossScale.h"
 #include "MSAMP/Transforms/Passes.h"
 #include "MSAMP/Transforms/Rounding.h"
@@ -184,6 +185,7 @@ void MSAMPAMPGemmsPass::runOnOperation() {
     std::string why = whyKeptF32(match, matchFailure);
     Location loc = op->getLoc();
     if (!why.empty()) {
+      recordGemmKeptReason(op, why);
       remark::missed(loc, remarkOptions("amp-gemms", "GemmKeptInF32"))
           << ("GEMM kept in f32: " + why);
       continue;

@@ -24,6 +24,7 @@
 #include "MSAMP/Dialect/MSAMPOps.h"
 #include "MSAMP/TrainStep/GemmMatcher.h"
 #include "MSAMP/TrainStep/TrainStep.h"
+#include "MSAMP/Transforms/GemmTable.h"
 #include "MSAMP/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -270,6 +271,8 @@ Quantized MSAMPFP8GemmsPass::quantizeDelayed(OpBuilder &b, Location loc,
 
 void MSAMPFP8GemmsPass::keptInHighPrecision(Operation *op, StringRef why) {
   ++numHighPrecision;
+  // The reason as data, for gemms.json.
+  recordGemmKeptReason(op, why);
   // An optimization remark (MLIR's remark engine), shown with
   // --remarks-filter=msamp: silent in a normal compile, explicit on demand.
   remark::missed(op->getLoc(),

@@ -31,6 +31,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "MSAMP/Transforms/MemoryReport.h"
 #include "MSAMP/Dialect/MSAMPOps.h"
 #include "MSAMP/TrainStep/TrainStep.h"
 #include "MSAMP/Transforms/Passes.h"
@@ -52,71 +53,45 @@ using namespace mlir::msamp;
 
 static constexpr llvm::StringLiteral kPassName = "--msamp-memory-report";
 
-namespace {
-/// The report's categories, in the order of INTERFACES.md 4.
-enum Category : unsigned {
-  Weights,
-  MasterWeights,
-  WeightGrads,
-  OptimizerM,
-  OptimizerV,
-  ScalingState,
-  OtherState,
-  NumCategories
-};
+using Category = MemoryCategory;
+using Report = MemoryReport;
+using Usage = MemoryUsage;
+static constexpr unsigned NumCategories = NumMemoryCategories;
 
 constexpr llvm::StringLiteral kCategoryKeys[NumCategories] = {
     "weights",     "master_weights", "weight_grads", "optimizer_m",
     "optimizer_v", "scaling_state",  "other_state"};
 
-/// Bytes of one category and the element type they are stored in.
-struct Usage {
-  Type elementType;   // null while empty
-  bool mixed = false; // element types differ
-  int64_t bytes = 0;
+void MemoryUsage::add(Type elt, int64_t size) {
+  if (!elementType)
+    elementType = elt;
+  else if (elementType != elt)
+    mixed = true;
+  bytes += size;
+}
 
-  void add(Type elt, int64_t size) {
-    if (!elementType)
-      elementType = elt;
-    else if (elementType != elt)
-      mixed = true;
-    bytes += size;
-  }
+std::string MemoryUsage::dtype() const {
+  if (mixed)
+    return "mixed";
+  if (!elementType)
+    return "none";
+  std::string str;
+  llvm::raw_string_ostream os(str);
+  elementType.print(os);
+  return str;
+}
 
-  /// "none", "mixed" or the MLIR spelling of the element type ("f8E4M3FN").
-  std::string dtype() const {
-    if (mixed)
-      return "mixed";
-    if (!elementType)
-      return "none";
-    std::string str;
-    llvm::raw_string_ostream os(str);
-    elementType.print(os);
-    return str;
-  }
-};
+int64_t MemoryReport::totalBytes() const {
+  int64_t total = 0;
+  for (const MemoryUsage &u : usage)
+    total += u.bytes;
+  return total;
+}
 
-struct Report {
-  std::string level;
-  int64_t worldSize = 0; // O3 only: the figures are this rank's
-  int64_t rank = 0;
-  int64_t params = 0;
-  Usage usage[NumCategories];
-
-  int64_t totalBytes() const {
-    int64_t total = 0;
-    for (const Usage &u : usage)
-      total += u.bytes;
-    return total;
-  }
-  /// Bytes per parameter; 0 for a model without params (keeps the JSON
-  /// free of NaN, which it cannot represent).
-  double perParam(int64_t bytes) const {
-    return params ? static_cast<double>(bytes) / static_cast<double>(params)
-                  : 0.0;
-  }
-};
-} // namespace
+double MemoryReport::perParam(int64_t bytes) const {
+  return params ? static_cast<double>(bytes) / static_cast<double>(params)
+                : 0.0;
+}
 
 /// Bytes of one element: f32 4, f16/bf16 2, f8 1, i64 8, i32 4; sub-byte
 /// types are rounded up to a byte, as the runtime stores them.
@@ -176,7 +151,7 @@ static std::optional<Category> getArgCategory(StringRef role, StringRef name) {
   return std::nullopt;
 }
 
-static FailureOr<Report> computeReport(func::FuncOp func) {
+FailureOr<MemoryReport> mlir::msamp::computeMemoryReport(func::FuncOp func) {
   Report report;
   auto level = func->getAttrOfType<StringAttr>(kLevelAttr);
   if (!level) {
@@ -240,7 +215,7 @@ static FailureOr<Report> computeReport(func::FuncOp func) {
 /// Writes `value` as the shortest decimal that reads back as the same double
 /// (2.4, not json::OStream's 2.3999999999999999). Values are finite: bytes
 /// per param are divided by a non-zero param count or are 0.
-static void writeNumber(llvm::json::OStream &json, double value) {
+void mlir::msamp::writeJSONNumber(llvm::json::OStream &json, double value) {
   char buffer[32];
   auto [end, ec] = std::to_chars(buffer, buffer + sizeof(buffer), value);
   assert(ec == std::errc() && "a double fits in 32 characters");
@@ -248,7 +223,9 @@ static void writeNumber(llvm::json::OStream &json, double value) {
   json.rawValue(StringRef(buffer, end - buffer));
 }
 
-static void printJSON(const Report &report, llvm::raw_ostream &os) {
+void mlir::msamp::printMemoryReportJSON(
+    const MemoryReport &report, llvm::raw_ostream &os,
+    llvm::function_ref<void(llvm::json::OStream &)> extra) {
   // json::OStream keeps the insertion order (a json::Object would sort the
   // keys), so the keys come in the documented order. One category per line
   // keeps the output readable and easy to grep.
@@ -261,7 +238,7 @@ static void printJSON(const Report &report, llvm::raw_ostream &os) {
       json.attribute("rank", report.rank);
     }
     json.attributeBegin("bytes_per_param");
-    writeNumber(json, report.perParam(report.totalBytes()));
+    writeJSONNumber(json, report.perParam(report.totalBytes()));
     json.attributeEnd();
     json.attributeObject("categories", [&] {
       for (unsigned c = 0; c < NumCategories; ++c) {
@@ -273,13 +250,15 @@ static void printJSON(const Report &report, llvm::raw_ostream &os) {
             entry.attribute("dtype", usage.dtype());
             entry.attribute("bytes", usage.bytes);
             entry.attributeBegin("bytes_per_param");
-            writeNumber(entry, report.perParam(usage.bytes));
+            writeJSONNumber(entry, report.perParam(usage.bytes));
             entry.attributeEnd();
           });
         });
         json.attributeEnd();
       }
     });
+    if (extra)
+      extra(json);
   });
   os << "\n";
 }
@@ -318,11 +297,11 @@ struct MSAMPMemoryReportPass
     func::FuncOp func = getTrainStepOrError(module, kPassName);
     if (!func)
       return signalPassFailure();
-    FailureOr<Report> report = computeReport(func);
+    FailureOr<Report> report = computeMemoryReport(func);
     if (failed(report))
       return signalPassFailure();
     if (format == "json")
-      printJSON(*report, llvm::outs());
+      printMemoryReportJSON(*report, llvm::outs());
     else
       printTable(*report, llvm::outs());
     llvm::outs().flush();

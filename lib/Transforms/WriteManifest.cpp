@@ -62,10 +62,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "MSAMP/Support/WriteFile.h"
 #include "MSAMP/TrainStep/TrainStep.h"
 #include "MSAMP/Transforms/Passes.h"
 
-#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -249,42 +249,6 @@ static LogicalResult buildManifest(func::FuncOp func, llvm::raw_ostream &os) {
   return success(ok);
 }
 
-/// Writes `contents` to `path` through `path`.tmp and a rename, so that the
-/// runtime never reads a partial manifest. "-" is stdout.
-static LogicalResult writeAtomically(StringRef path, StringRef contents,
-                                     std::string &error) {
-  if (path == "-") {
-    llvm::outs() << contents;
-    llvm::outs().flush();
-    return success();
-  }
-  std::string tmp = (path + ".tmp").str();
-  std::error_code ec;
-  {
-    llvm::raw_fd_ostream os(tmp, ec, llvm::sys::fs::OF_Text);
-    if (ec) {
-      error = "cannot open '" + tmp + "': " + ec.message();
-      return failure();
-    }
-    os << contents;
-    os.close();
-    if (os.has_error()) {
-      error = "cannot write '" + tmp + "': " + os.error().message();
-      // Without this the stream would abort the process on destruction.
-      os.clear_error();
-      (void)llvm::sys::fs::remove(tmp);
-      return failure();
-    }
-  }
-  if ((ec = llvm::sys::fs::rename(tmp, path))) {
-    error =
-        "cannot rename '" + tmp + "' to '" + path.str() + "': " + ec.message();
-    (void)llvm::sys::fs::remove(tmp);
-    return failure();
-  }
-  return success();
-}
-
 namespace {
 struct MSAMPWriteManifestPass
     : ::mlir::msamp::impl::MSAMPWriteManifestBase<MSAMPWriteManifestPass> {
@@ -304,7 +268,7 @@ struct MSAMPWriteManifestPass
     if (failed(buildManifest(func, os)))
       return signalPassFailure();
     std::string error;
-    if (failed(writeAtomically(file, contents, error))) {
+    if (failed(writeFileAtomically(file, contents, error))) {
       func.emitError(kPassName) << ": " << error;
       return signalPassFailure();
     }

@@ -3,8 +3,9 @@
 The package is pure Python; everything that compiles or runs a training step
 is C++ built by CMake (README "Building by hand"):
 
-* ``msamp-compile`` and ``msamp-opt`` (run as subprocesses: the upstream MLIR
-  Python bindings are not available, and the tools are the stable interface),
+* ``msamp-compile`` (run as a subprocess: the upstream MLIR Python bindings
+  are not available, and the tool and the files it writes are the stable
+  interface; ``msamp-opt`` is found the same way for tests and scripts),
 * ``libmsamp_runtime.so`` (the kernels' C ABI) and ``libmsamp_session.so``
   (open / init / step / save a compiled step), loaded with ctypes.
 
@@ -88,7 +89,7 @@ def search_prefixes():
 def _missing(what, looked):
     places = "\n".join(f"  {p}  ({why})" for p, why in looked)
     hint = ("set MSAMP_BUILD_DIR to a build directory, or build the targets: "
-            "ninja -C build msamp-compile msamp-opt msamp_runtime msamp_session")
+            "ninja -C build msamp-compile msamp_runtime msamp_session")
     return NativeNotFoundError(f"{what} not found; looked in:\n{places}\n{hint}")
 
 
@@ -252,6 +253,7 @@ def _declare_session(lib):
            i64, i64, i64)
     _proto(lib, "msamp_session_memory_report", status, vp,
            ctypes.POINTER(MemoryCategory), c_int64_p)
+    _proto(lib, "msamp_session_peak_bytes", status, vp, c_int64_p, c_int64_p)
 
 
 def _declare_runtime(lib):
@@ -275,7 +277,6 @@ def available():
     without a build."""
     try:
         find_tool("msamp-compile")
-        find_tool("msamp-opt")
         find_library_dir()
     except NativeNotFoundError as e:
         return False, str(e).splitlines()[0] + " (set MSAMP_BUILD_DIR)"

@@ -3,23 +3,21 @@
 ``compile(graph, opt_level="O2", **recipe)`` runs ``msamp-compile`` as a
 subprocess (the upstream MLIR Python bindings are not available, and the
 tool's output directory - ``train_step.so``, ``manifest.json``,
-``train_step.mlir`` - is the documented interface) and returns a
-:class:`CompiledStep`. Everything about the compiled step is read back from
-that directory or from ``msamp-opt`` run on it, never re-derived in Python, so
-the package cannot disagree with the compiler:
+``train_step.mlir``, ``memory_report.json``, ``gemms.json`` - is the
+documented interface, INTERFACES.md 4) and returns a :class:`CompiledStep`.
+Everything about the compiled step is read back from the files msamp-compile
+wrote into that directory, never re-derived in Python and never by running
+the compiler again, so the package cannot disagree with the compiler:
 
 * the manifest (state, inputs, their roles, dtypes and inits),
-* the memory report (``msamp-opt --msamp-memory-report=format=json``),
-* the precision of every GEMM, read from ``train_step.mlir``: a
-  ``msamp.gemm`` op runs in FP8 with its operands' element types, a linalg op
-  that still carries the ``msamp.gemm`` classification stayed in high
-  precision. The printed IR is stable where remarks are free text; remarks
-  are only used, on request, for the reason a GEMM stayed in high precision.
+* the memory report (``memory_report.json``: bytes per category, and
+  ``peak_bytes``, the high-water mark of the static buffer plan),
+* the precision of every GEMM and why one stayed in high precision
+  (``gemms.json``, written by the passes that decide).
 """
 
 import json
 import os
-import re
 import subprocess
 import tempfile
 from dataclasses import dataclass
@@ -39,7 +37,7 @@ REFERENCE_LEVELS = ("amp-bf16", "amp-fp16", "te")
 
 
 class CompileError(RuntimeError):
-    """msamp-compile or msamp-opt failed; the message carries their stderr."""
+    """msamp-compile failed; the message carries its stderr."""
 
 
 def pipeline_options(**recipe):
@@ -226,67 +224,6 @@ class Gemm:
         return f"{self.lhs} x {self.rhs} -> {self.out}"
 
 
-_GEMM_ATTR = re.compile(r"msamp\.gemm = \{([^{}]*)\}")
-_STR_FIELD = re.compile(r'(\w+) = "([^"]*)"')
-_ELEM = re.compile(r"tensor<(?:[0-9?]+x)*([A-Za-z0-9_]+)>")
-_OP_NAME = re.compile(r"=\s*([a-z_]+\.[a-z_.]+)")
-
-
-def parse_gemms(mlir_text):
-    """The GEMM table of a compiled ``train_step.mlir`` (see module doc)."""
-    gemms = []
-    for line in mlir_text.splitlines():
-        m = _GEMM_ATTR.search(line)
-        if not m or "func.func" in line:
-            continue
-        fields = dict(_STR_FIELD.findall(m.group(1)))
-        op = _OP_NAME.search(line)
-        op_name = op.group(1) if op else "?"
-        if op_name == "msamp.gemm":
-            # msamp.gemm %a, %as, %b, %bs {...} : tensor<A>, tensor<B> -> tensor<C>
-            sig = line[line.rindex("} :") + 3:]
-            operands = sig.split("->")[0]
-        else:
-            # linalg.* {...} ins(%a, %b : tensor<A>, tensor<B>) outs(...) -> tensor<C>
-            ins = line[line.index("ins(") + 4:]
-            operands = ins[ins.index(":") + 1:ins.index(")")]
-        types = _ELEM.findall(operands)
-        result = _ELEM.findall(line.split("->")[-1])
-        gemms.append(Gemm(kind=fields.get("kind", "?"),
-                          layer=fields.get("layer", "?"),
-                          weight=fields.get("weight", ""), op=op_name,
-                          # The AMP levels' msamp.gemm reads bf16/f16.
-                          fp8=op_name == "msamp.gemm" and bool(types)
-                          and types[0].startswith("f8"),
-                          lhs=types[0] if types else "?",
-                          rhs=types[1] if len(types) > 1 else "?",
-                          out=result[0] if result else "?"))
-    return gemms
-
-
-_REMARK = re.compile(r"^(.*?:\d+:\d+): remark: \[(\w+)\] (\S+) \| (.*)$")
-
-
-def _explanations(remark_text):
-    """(kind, layer) -> why, from msamp-opt's --remarks-filter=msamp output:
-    classify-gemms names the GEMM at a location, fp8-gemms says why the GEMM
-    at that location stayed in high precision."""
-    names, reasons = {}, {}
-    for line in remark_text.splitlines():
-        m = _REMARK.match(line)
-        if not m:
-            continue
-        loc, _, name, rest = m.groups()
-        said = re.search(r'Remark="([^"]*)"', rest)
-        said = said.group(1) if said else ""
-        if name == "gemm":
-            kind, _, layer = said.partition(" layer ")
-            names[loc] = (kind, layer)
-        elif name == "GemmKeptInHighPrecision":
-            reasons[loc] = said.replace("GEMM kept in high precision: ", "")
-    return {names[loc]: why for loc, why in reasons.items() if loc in names}
-
-
 class CompiledStep:
     """An msamp-compile output directory and what can be read from it."""
 
@@ -324,35 +261,39 @@ class CompiledStep:
     def params(self):
         return [s["name"] for s in self.state if s["role"] == "param"]
 
+    def _report(self, name):
+        """A JSON report msamp-compile wrote next to the manifest."""
+        path = self.dir / name
+        if not path.is_file():
+            raise FileNotFoundError(
+                f"{path} not found: {self.dir} was compiled before "
+                f"msamp-compile wrote {name}; compile it again")
+        return json.loads(path.read_text())
+
     def memory_report(self):
-        """The compiler's memory report (INTERFACES.md 4's JSON), computed
-        from train_step.mlir: unlike the session's it counts gradients."""
+        """The compiler's memory report (``memory_report.json``,
+        INTERFACES.md 4): bytes per category (unlike the session's it counts
+        gradients), and ``peak_bytes`` / ``peak`` from the static buffer
+        plan (CPU targets)."""
         if self._memory is None:
-            proc = _run([_native.find_tool("msamp-opt"),
-                         "--msamp-memory-report=format=json",
-                         str(self.mlir_path), "-o", os.devnull], "msamp-opt")
-            self._memory = json.loads(proc.stdout)
+            self._memory = self._report("memory_report.json")
         return self._memory
 
-    def gemms(self, explain=False):
-        """The precision of every GEMM (a list of :class:`Gemm`).
+    @property
+    def planned_peak_bytes(self):
+        """``peak_bytes`` of the memory report: state, inputs and outputs
+        plus the step's own buffers at the worst point of the static plan
+        (None for a target without a plan)."""
+        return self.memory_report().get("peak_bytes")
 
-        ``explain=True`` also fills ``Gemm.why`` for GEMMs kept in high
-        precision, from the remarks of re-running the pipeline on the
-        original graph (about as long as compiling it again).
-        """
-        table = parse_gemms(self.mlir_path.read_text())
-        source = self.dir / "input.mlir"
-        if not explain or self.level == "O0" or not source.is_file():
-            return table
-        pipeline = f"--msamp-{self.level.lower()}"
-        if self.options:
-            pipeline += f"={self.options}"
-        proc = _run([_native.find_tool("msamp-opt"), str(source), pipeline,
-                     "-o", os.devnull, "--remarks-filter=msamp"], "msamp-opt")
-        why = _explanations(proc.stderr)
-        return [g if g.fp8 else
-                Gemm(**{**g.__dict__, "why": why.get((g.kind, g.layer), "")})
+    def gemms(self, explain=False):
+        """The precision of every GEMM (a list of :class:`Gemm`, from
+        ``gemms.json``). ``explain=True`` also fills ``Gemm.why`` for GEMMs
+        kept in high precision (the reason the compiler recorded)."""
+        table = self._report("gemms.json")["gemms"]
+        return [Gemm(kind=g["kind"], layer=g["layer"], weight=g["weight"],
+                     op=g["op"], fp8=g["fp8"], lhs=g["lhs"], rhs=g["rhs"],
+                     out=g["out"], why=g["why"] if explain else "")
                 for g in table]
 
     def session(self, seed=0, init_file=None, init=True):

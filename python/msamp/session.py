@@ -348,14 +348,32 @@ class Session:
                 categories["weight_grads"] = {"dtype": compiler["dtype"],
                                               "bytes": compiler["bytes"]}
                 grads_from = "compiler"
-            except (OSError, RuntimeError, KeyError, ValueError):
-                pass  # msamp-opt missing: report the session's figures only
+            except (OSError, KeyError, ValueError):
+                pass  # no memory_report.json: the session's figures only
         for c in categories.values():
             c["bytes_per_param"] = c["bytes"] * per
         total = sum(c["bytes"] for c in categories.values())
         return {"level": self.level, "params": params,
                 "bytes_per_param": total * per, "grads_from": grads_from,
                 "categories": categories}
+
+
+    def peak_bytes(self):
+        """The whole memory of training, planned against measured:
+        ``{"planned": memory_report.json's peak_bytes (None without a
+        plan), "measured": session + step, "session": the buffers bound to
+        the step (state, inputs, outputs), "step": the most bytes the
+        compiled step's own allocations held at once over the steps run so
+        far}``."""
+        session, step = ctypes.c_int64(), ctypes.c_int64()
+        self._check(self._lib.msamp_session_peak_bytes(
+            self._handle(), ctypes.byref(session), ctypes.byref(step)))
+        try:
+            planned = self.compiled.planned_peak_bytes
+        except (OSError, ValueError):
+            planned = None  # compiled before memory_report.json existed
+        return {"planned": planned, "measured": session.value + step.value,
+                "session": session.value, "step": step.value}
 
 
 def lr_at(step, base_lr, schedule="constant", warmup=0, total_steps=0):
@@ -491,6 +509,9 @@ class Trainer:
 
     def memory_report(self, include_grads=True):
         return self.session.memory_report(include_grads)
+
+    def peak_bytes(self):
+        return self.session.peak_bytes()
 
     def close(self):
         self.session.close()

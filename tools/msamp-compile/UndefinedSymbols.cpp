@@ -76,6 +76,8 @@ mlir::msamp::checkUndefinedSymbols(llvm::ArrayRef<std::string> objPaths,
     runtime.insert(symbol.name);
   for (llvm::StringLiteral name : kEntryPointRuntimeSymbols)
     runtime.insert(name);
+  for (llvm::StringLiteral name : kAllocatorRuntimeSymbols)
+    runtime.insert(name);
   auto forEachSymbol = [](auto &objects, auto fn) {
     for (auto &object : objects)
       for (const llvm::object::SymbolRef &symbol :

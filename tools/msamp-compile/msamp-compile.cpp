@@ -9,7 +9,10 @@
 // include/MSAMP/Support/Levels.h.
 //
 // Writes OUTDIR/train_step.mlir (the compiled step on tensors, for humans and
-// tests), OUTDIR/manifest.json (the state the runtime allocates) and
+// tests), OUTDIR/manifest.json (the state the runtime allocates),
+// OUTDIR/memory_report.json (bytes per category and the peak of the static
+// buffer plan), OUTDIR/gemms.json (every GEMM's formats, and why it stayed in
+// high precision; both INTERFACES.md 4, tools/msamp-compile/Reports.h) and
 // OUTDIR/train_step.so (native code for the host, linked with ld.lld; it
 // calls the runtime's C ABI and is loaded by the runtime with dlopen). MODEL
 // is a forward_backward graph (compiled at --opt-level) or an already
@@ -33,6 +36,7 @@
 #include "MSAMP/Support/ParseInput.h"
 #include "MSAMP/TrainStep/TrainStep.h"
 #include "ParallelCodegen.h"
+#include "Reports.h"
 #include "UndefinedSymbols.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -303,6 +307,9 @@ int main(int argc, char **argv) {
   llvm::sys::path::append(objPath, "train_step");
   llvm::sys::path::append(soPath, "train_step.so");
   llvm::sys::path::append(llPath, "train_step.ll");
+  llvm::SmallString<256> memoryPath(outputDir), gemmsPath(outputDir);
+  llvm::sys::path::append(memoryPath, "memory_report.json");
+  llvm::sys::path::append(gemmsPath, "gemms.json");
   TimingScope writeTimer = root.nest("train_step.mlir and manifest");
   if (failed(writeText(mlirPath, [&](raw_ostream &os) { module->print(os); })))
     return 1;
@@ -310,6 +317,13 @@ int main(int argc, char **argv) {
           *module,
           "msamp-write-manifest{file=" + manifestPath.str().str() + "}",
           writeTimer)))
+    return 1;
+  // The tensor-level facts, before lowering erases them; the memory report
+  // is written once the buffer plan has added its peak.
+  func::FuncOp step = msamp::findFunctionOfKind(*module, msamp::kTrainStep);
+  FailureOr<msamp::MemoryReport> memoryReport =
+      msamp::computeMemoryReport(step);
+  if (failed(memoryReport) || failed(msamp::writeGemmTable(step, gemmsPath)))
     return 1;
   writeTimer.stop();
   const bool cuda = target == "cuda";
@@ -328,6 +342,9 @@ int main(int argc, char **argv) {
   if (failed(runPipeline(*module, pipeline, lowerTimer)))
     return 1;
   lowerTimer.stop();
+  if (failed(msamp::writeMemoryReport(
+          *memoryReport, msamp::takeBufferPlan(*module), memoryPath)))
+    return 1;
   if (cuda && failed(writeKernels(*module, outputDir)))
     return 1;
 
@@ -408,6 +425,7 @@ int main(int argc, char **argv) {
   if (failed(recordObject(manifestPath, soPath)))
     return 1;
   llvm::outs() << "msamp-compile: wrote " << soPath << ", " << manifestPath
-               << ", " << mlirPath << "\n";
+               << ", " << memoryPath << ", " << gemmsPath << ", " << mlirPath
+               << "\n";
   return 0;
 }

@@ -221,16 +221,6 @@ bool compileModel(const std::string &model, const std::string &level,
               std::to_string(rc) + ")";
     return false;
   }
-  // The compiler's memory report names the gradient bytes, which live inside
-  // the step where the session cannot measure them. Optional.
-  std::string opt = findTool("msamp-opt", "MSAMP_OPT");
-  if (!opt.empty()) {
-    std::string ignored;
-    if (runTool({opt, "--msamp-memory-report=format=json",
-                 tmp + "/train_step.mlir", "-o", "/dev/null"},
-                tmp + "/memory_report.json", true, ignored) != 0)
-      ::unlink((tmp + "/memory_report.json").c_str());
-  }
   if (rename(tmp.c_str(), result.dir.c_str()) != 0) {
     int err = errno;
     removeTree(tmp);

@@ -10,8 +10,8 @@
 // binary) into
 //
 //   $MSAMP_CACHE_DIR | $XDG_CACHE_HOME/msamp | ~/.cache/msamp / <sha256 key>/
-//       train_step.so  manifest.json  train_step.mlir   (msamp-compile)
-//       memory_report.json   (msamp-opt --msamp-memory-report, if found)
+//       train_step.so  manifest.json  train_step.mlir
+//       memory_report.json  gemms.json                   (msamp-compile)
 //       compile.log          (msamp-compile's stdout)
 //
 // The directory is built under a temporary name and renamed into place, so

@@ -44,6 +44,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CompileCache.h"
+#include "CompilerReport.h"
 #include "Options.h"
 
 #include "MSAMP/Runtime/msamp_runtime.h"
@@ -275,6 +276,10 @@ struct StepMetrics {
   /// The session refused or skipped the step as non-finite (also for
   /// non-finite input data or updated state, which no metric shows).
   bool nonFiniteStep = false;
+  /// On the line of the run's last step only: the planned peak
+  /// (memory_report.json) and the measured one (session buffers + the
+  /// step's heap, msamp_session_peak_bytes).
+  std::optional<int64_t> plannedPeakBytes, peakBytes;
 };
 
 StepMetrics readMetrics(msamp_session *session) {
@@ -285,6 +290,17 @@ StepMetrics readMetrics(msamp_session *session) {
   if (msamp_session_metric(session, "nonfinite", &value) == MSAMP_OK)
     m.nonFiniteGrads = value != 0.0f;
   return m;
+}
+
+/// The planned and measured peaks, for the log line of the last step.
+void readPeaks(msamp_session *session, const std::string &dir,
+               StepMetrics &metrics) {
+  int64_t sessionBytes = 0, stepBytes = 0;
+  if (msamp_session_peak_bytes(session, &sessionBytes, &stepBytes) == MSAMP_OK)
+    metrics.peakBytes = sessionBytes + stepBytes;
+  std::string why;
+  if (auto report = readCompilerMemoryReport(dir, why))
+    metrics.plannedPeakBytes = report->peakBytes;
 }
 
 /// One line of --log-json: INTERFACES.md 5's keys, then "grad_norm" when the
@@ -319,55 +335,29 @@ void writeLogLine(FILE *log, int64_t step, float loss, double lr, bool eval,
   if (group.multi())
     std::fprintf(log, ", \"comm_bytes\": %lld",
                  static_cast<long long>(commBytes));
+  if (metrics.plannedPeakBytes)
+    std::fprintf(log, ", \"planned_peak_bytes\": %lld",
+                 static_cast<long long>(*metrics.plannedPeakBytes));
+  if (metrics.peakBytes)
+    std::fprintf(log, ", \"peak_bytes\": %lld",
+                 static_cast<long long>(*metrics.peakBytes));
   std::fprintf(log, eval ? ", \"eval\": true}\n" : "}\n");
   // A run that dies later keeps every line written so far.
   std::fflush(log);
 }
 
-/// The weight_grads figure of the compiler's memory report, if any:
-/// gradients live inside the compiled step, so the session cannot measure
-/// them.
+/// The weight_grads figure of the compiler's memory report
+/// (memory_report.json), if any: gradients live inside the compiled step, so
+/// the session cannot measure them.
 bool compilerGradBytes(const std::string &dir, std::string &dtype,
                        int64_t &bytes) {
-  std::string path = dir + "/memory_report.json";
-  std::string tmp;
-  if (access(path.c_str(), R_OK) != 0) {
-    // A directory from msamp-compile has no report: ask msamp-opt now.
-    std::string opt = findTool("msamp-opt", "MSAMP_OPT");
-    if (opt.empty())
-      return false;
-    const char *tmpdir = std::getenv("TMPDIR");
-    std::string pattern = std::string(tmpdir && *tmpdir ? tmpdir : "/tmp") +
-                          "/msamp-memory-XXXXXX";
-    std::vector<char> name(pattern.begin(), pattern.end());
-    name.push_back('\0');
-    int fd = mkstemp(name.data());
-    if (fd < 0)
-      return false;
-    close(fd);
-    tmp = path = name.data();
-    std::string ignored;
-    if (runTool({opt, "--msamp-memory-report=format=json",
-                 dir + "/train_step.mlir", "-o", "/dev/null"},
-                path, true, ignored) != 0) {
-      unlink(tmp.c_str());
-      return false;
-    }
-  }
-  std::ifstream file(path);
-  std::stringstream text;
-  text << file.rdbuf();
-  if (!tmp.empty())
-    unlink(tmp.c_str());
-  try {
-    auto report = nlohmann::json::parse(text.str());
-    const auto &grads = report.at("categories").at("weight_grads");
-    dtype = grads.at("dtype").get<std::string>();
-    bytes = grads.at("bytes").get<int64_t>();
-    return true;
-  } catch (...) {
+  std::string why;
+  auto report = readCompilerMemoryReport(dir, why);
+  if (!report)
     return false;
-  }
+  dtype = report->gradDtype;
+  bytes = report->gradBytes;
+  return true;
 }
 
 /// Where `key=` starts in a pipeline option list ("a=1 key=2"), or npos.
@@ -434,6 +424,20 @@ void printMemoryReport(msamp_session *session, const std::string &dir) {
   std::printf("%-15s %-12s %10lld %13.4f\n", "total", "",
               static_cast<long long>(total),
               static_cast<double>(total) * perParam);
+  // The whole memory of training: the planned peak of the static buffer
+  // plan against the measured one (session buffers + the step's heap).
+  int64_t sessionBytes = 0, stepBytes = 0;
+  msamp_session_peak_bytes(session, &sessionBytes, &stepBytes);
+  std::string why;
+  auto report = readCompilerMemoryReport(dir, why);
+  std::printf(
+      "peak: planned %s, measured %s (session %s + step %s)\n",
+      report && report->peakBytes ? formatBytes(*report->peakBytes).c_str()
+                                  : "-",
+      formatBytes(sessionBytes + stepBytes).c_str(),
+      formatBytes(sessionBytes).c_str(), formatBytes(stepBytes).c_str());
+  if (!report)
+    std::printf("memory: %s\n", why.c_str());
 }
 
 /// Names of the data arguments (role input/target), for messages.
@@ -1006,6 +1010,8 @@ int run(Options o) {
     // was skipped.
     const int64_t inARow = msamp_session_num_consecutive_skipped(session.get());
     metrics.nonFiniteStep = inARow > 0;
+    if (s == last)
+      readPeaks(session.get(), dir, metrics);
     writeLogLine(log, s, loss, lr, false, metrics, commBytes);
     if (int rc = logWritten())
       return rc;

@@ -54,6 +54,12 @@ struct RuntimeSymbol {
 constexpr llvm::StringLiteral kCheckIndexSymbol = "msamp_rt_check_index";
 constexpr llvm::StringLiteral kEntryPointRuntimeSymbols[] = {kCheckIndexSymbol};
 
+/// The counting heap of the runtime (msamp_runtime.h, RuntimeABI.md 14):
+/// finalize-memref-to-llvm with use-generic-functions lowers memref.alloc and
+/// memref.dealloc to calls of these, which the runtime defines.
+constexpr llvm::StringLiteral kAllocatorRuntimeSymbols[] = {
+    "_mlir_memref_to_llvm_alloc", "_mlir_memref_to_llvm_free"};
+
 /// The table (one entry per RuntimeFn, in enum order).
 llvm::ArrayRef<RuntimeSymbol> getRuntimeSymbols();
 const RuntimeSymbol &getRuntimeSymbol(RuntimeFn fn);

@@ -203,6 +203,28 @@ MSAMP_RT_EXPORT int64_t msamp_rt_collective_bytes(void);
 MSAMP_RT_EXPORT void msamp_rt_reset_collective_bytes(void);
 
 /*===----------------------------------------------------------------------===
+ * The compiled step's heap (docs/RuntimeABI.md 14)
+ *
+ * A step compiled for the CPU allocates its temporaries through these two
+ * functions (MLIR's finalize-memref-to-llvm with use-generic-functions
+ * names them), never malloc/free directly. They are malloc and free plus a
+ * count of the live bytes on the calling thread (the step runs on the thread
+ * that calls it), so that a session can measure the step's high-water mark
+ * exactly: the bytes the step asked for, not the process's RSS.
+ *===----------------------------------------------------------------------===*/
+
+/** malloc(size) that counts `size` live bytes on this thread. */
+MSAMP_RT_EXPORT void *_mlir_memref_to_llvm_alloc(uint64_t size);
+/** Frees what _mlir_memref_to_llvm_alloc returned (null: nothing). */
+MSAMP_RT_EXPORT void _mlir_memref_to_llvm_free(void *ptr);
+/** Bytes the step allocated and has not freed, on this thread. */
+MSAMP_RT_EXPORT int64_t msamp_rt_step_live_bytes(void);
+/** The most live bytes on this thread since the last reset. */
+MSAMP_RT_EXPORT int64_t msamp_rt_step_peak_bytes(void);
+/** Restarts the high-water mark at the bytes live now. */
+MSAMP_RT_EXPORT void msamp_rt_reset_step_peak_bytes(void);
+
+/*===----------------------------------------------------------------------===
  * Kernel entry points (ABI v1)
  *
  * UMR is msamp_rt_unranked_memref. All return void; see "Errors" above.

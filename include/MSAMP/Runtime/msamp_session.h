@@ -449,6 +449,16 @@ MSAMP_SESSION_EXPORT msamp_status msamp_session_memory_report(
     msamp_memory_category categories[MSAMP_MEMORY_NUM_CATEGORIES],
     int64_t *num_params);
 
+/** The measured high-water mark of training, in bytes: `*session_bytes`
+ *  receives the buffers the session binds to the step (state, inputs, loss,
+ *  metrics), `*step_bytes` the most bytes the compiled step's own
+ *  allocations held at once over the steps run so far (0 before the first;
+ *  counted by the runtime's step heap, msamp_runtime.h). Their sum is the
+ *  figure to compare with memory_report.json's "peak_bytes". Either pointer
+ *  may be null. */
+MSAMP_SESSION_EXPORT msamp_status msamp_session_peak_bytes(
+    const msamp_session *s, int64_t *session_bytes, int64_t *step_bytes);
+
 /** SHA-256 of `size` bytes as 64 lower-case hex digits plus NUL in `hex`. */
 MSAMP_SESSION_EXPORT void msamp_sha256(const void *data, size_t size,
                                        char hex[65]);

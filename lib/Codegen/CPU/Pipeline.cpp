@@ -41,6 +41,8 @@ void mlir::msamp::buildLowerToLLVMPipeline(OpPassManager &pm,
       [](OpPassManager &pm) {
         pm.addNestedPass<func::FuncOp>(createMSAMPOneHotReductionToScatter());
       });
+  // Every buffer and its dealloc exist now; the later passes make none.
+  pm.addPass(createMSAMPBufferPlan());
   buildLoopsToLLVMPipeline(pm, outlineLoopNests);
 }
 
@@ -59,7 +61,11 @@ void mlir::msamp::buildLoopsToLLVMPipeline(OpPassManager &pm,
     pm.addPass(createMSAMPOutlineLoopNests());
   buildHostToLLVMPipeline(pm, [](OpPassManager &pm) {
     pm.addPass(createConvertVectorToLLVMPass());
-    pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+    // Allocations go through the runtime's counting heap
+    // (kAllocatorRuntimeSymbols): the session measures the step's peak.
+    FinalizeMemRefToLLVMConversionPassOptions memref;
+    memref.useGenericFunctions = true;
+    pm.addPass(createFinalizeMemRefToLLVMConversionPass(memref));
   });
 }
 

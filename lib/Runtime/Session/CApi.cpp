@@ -386,6 +386,18 @@ double msamp_lr_at(msamp_lr_schedule schedule, double base_lr, int64_t warmup,
   return base_lr * 0.5 * (1.0 + std::cos(M_PI * progress));
 }
 
+msamp_status msamp_session_peak_bytes(const msamp_session *s,
+                                      int64_t *session_bytes,
+                                      int64_t *step_bytes) {
+  if (!s)
+    return invalid("msamp_session_peak_bytes: null session");
+  if (session_bytes)
+    *session_bytes = s->impl->boundBytes();
+  if (step_bytes)
+    *step_bytes = s->impl->stepPeakBytes();
+  return MSAMP_OK;
+}
+
 msamp_status msamp_session_memory_report(
     const msamp_session *s,
     msamp_memory_category categories[MSAMP_MEMORY_NUM_CATEGORIES],

@@ -454,6 +454,14 @@ Error Session::syntheticBatch(uint64_t seed, int64_t step, int64_t numClasses) {
   return Error::success();
 }
 
+int64_t Session::boundBytes() const {
+  int64_t bytes = loss_ ? static_cast<int64_t>(loss_->numBytes()) : 0;
+  for (const auto *buffers : {&state_, &inputs_, &metrics_})
+    for (const auto &buffer : *buffers)
+      bytes += static_cast<int64_t>(buffer->numBytes());
+  return bytes;
+}
+
 int64_t Session::completedSteps() const {
   if (!stepState_)
     return localSteps_;
@@ -559,7 +567,12 @@ Error Session::step(float lr, uint32_t flags, float &loss) {
     snapshotState();
 
   msamp_rt_clear_error();
+  // The step's own heap (RuntimeABI.md 14), counted on this thread.
+  msamp_rt_reset_step_peak_bytes();
+  const int64_t liveBefore = msamp_rt_step_live_bytes();
   packed_(descriptors_.data());
+  stepPeakBytes_ =
+      std::max(stepPeakBytes_, msamp_rt_step_peak_bytes() - liveBefore);
   if (msamp_rt_status status = msamp_rt_get_last_error()) {
     std::string message = msamp_rt_get_last_error_message();
     msamp_rt_clear_error();

@@ -109,6 +109,13 @@ public:
 
   Error readParam(const std::string &name, float *out, int64_t count) const;
 
+  /// Bytes of the buffers the session binds to the step (state, inputs,
+  /// loss, metrics): what the step's arguments occupy.
+  int64_t boundBytes() const;
+  /// The most bytes the step's own allocations held at once, over every
+  /// step run so far (msamp_rt_step_peak_bytes around each call).
+  int64_t stepPeakBytes() const { return stepPeakBytes_; }
+
 private:
   Session() = default;
   void setCompletedSteps(int64_t steps);
@@ -128,6 +135,7 @@ private:
   std::string graphHash_;
   double defaultLR_ = 1e-3;
   void (*packed_)(void **) = nullptr;
+  int64_t stepPeakBytes_ = 0;
 
   std::vector<std::unique_ptr<TensorBuffer>> state_;
   std::vector<std::unique_ptr<TensorBuffer>> inputs_;

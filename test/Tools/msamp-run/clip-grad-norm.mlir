@@ -62,9 +62,9 @@
 
 // JSON: {"step": 1, "loss": 1.0232{{[0-9]+}}, "lr": 0.01, "nonfinite": false, "grad_norm": 1.9956{{[0-9]+}}}
 // JSON-NEXT: {"step": 2, "loss": 0.9399{{[0-9]+}}, "lr": 0.01, "nonfinite": false, "grad_norm": 1.8715{{[0-9]+}}}
-// JSON-NEXT: {"step": 3, "loss": 0.8614{{[0-9]+}}, "lr": 0.01, "nonfinite": false, "grad_norm": 1.7536{{[0-9]+}}}
+// JSON-NEXT: {"step": 3, "loss": 0.8614{{[0-9]+}}, "lr": 0.01, "nonfinite": false, "grad_norm": 1.7536{{[0-9]+}}, "planned_peak_bytes": {{[0-9]+}}, "peak_bytes": {{[0-9]+}}}
 
 // OLDLOG: {"step": 1, "loss": 1.0232{{[0-9]+}}, "lr": 0.01, "nonfinite": false}
 // OLDLOG-NEXT: {"step": 2, "loss": 0.9399{{[0-9]+}}, "lr": 0.01, "nonfinite": false}
-// OLDLOG-NEXT: {"step": 3, "loss": 0.8615{{[0-9]+}}, "lr": 0.01, "nonfinite": false}
+// OLDLOG-NEXT: {"step": 3, "loss": 0.8615{{[0-9]+}}, "lr": 0.01, "nonfinite": false, "planned_peak_bytes": {{[0-9]+}}, "peak_bytes": {{[0-9]+}}}
 // OLD: msamp-run: error: --clip-grad-norm: this compiled step has no max_grad_norm input; recompile it with this msamp (msamp-compile) to clip gradients

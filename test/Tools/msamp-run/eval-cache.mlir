@@ -36,6 +36,6 @@
 // EVAL: eval loss 0.7882{{[0-9]+}} (mean of 1 batch)
 // EVAL3: eval loss 0.7882{{[0-9]+}} (mean of 3 batches)
 // EVALLOG: {"step": 4, "loss": [[LOSS:[0-9.]+]], "lr": 0.01, "nonfinite": false, "grad_norm": {{[0-9.]+}}, "eval": true}
-// TRAINLOG: {"step": 4, "loss": [[LOSS:[0-9.]+]], "lr": 0.01, "nonfinite": false, "grad_norm": {{[0-9.]+}}}
+// TRAINLOG: {"step": 4, "loss": [[LOSS:[0-9.]+]], "lr": 0.01, "nonfinite": false, "grad_norm": {{[0-9.]+}}, "planned_peak_bytes": {{[0-9]+}}, "peak_bytes": {{[0-9]+}}}
 // DIRLEVEL: msamp-run: error: '{{.*}}compiled' is compiled at level O0, not O2 (recompile it, or pass the .mlir file)
 // DIROPTS: msamp-run: error: --pipeline-options applies when compiling a model file; '{{.*}}compiled' is already compiled

@@ -58,4 +58,4 @@
 // SKIP: msamp-run: skipped 1 step(s) with a non-finite loss, non-finite gradients, input or updated state
 // SKIPLOG: {"step": 1, "loss": 1.0920{{[0-9]+}}, "lr": 0.01, "nonfinite": false, "grad_norm": {{[0-9.]+}}}
 // SKIPLOG-NEXT: {"step": 2, "loss": {{[0-9]+\.[0-9]+}}, "lr": 0.01, "nonfinite": true, "grad_norm": null}
-// SKIPLOG-NEXT: {"step": 3, "loss": {{[0-9.]+}}, "lr": 0.01, "nonfinite": false, "grad_norm": {{[0-9.]+}}}
+// SKIPLOG-NEXT: {"step": 3, "loss": {{[0-9.]+}}, "lr": 0.01, "nonfinite": false, "grad_norm": {{[0-9.]+}}, "planned_peak_bytes": {{[0-9]+}}, "peak_bytes": {{[0-9]+}}}

@@ -35,4 +35,4 @@
 // SKIPLOG: {"step": 1, "loss": 1.0232{{[0-9]+}}, "lr": 1e+30, "nonfinite": false, "grad_norm": 1.9956{{[0-9]+}}}
 // SKIPLOG-NEXT: {"step": 2, "loss": null, "lr": 1e+30, "nonfinite": true, "grad_norm": null}
 // SKIPLOG-NEXT: {"step": 3, "loss": null, "lr": 1e+30, "nonfinite": true, "grad_norm": null}
-// SKIPLOG-NEXT: {"step": 4, "loss": null, "lr": 1e+30, "nonfinite": true, "grad_norm": null}
+// SKIPLOG-NEXT: {"step": 4, "loss": null, "lr": 1e+30, "nonfinite": true, "grad_norm": null, "planned_peak_bytes": {{[0-9]+}}, "peak_bytes": {{[0-9]+}}}

@@ -158,4 +158,27 @@ def MSAMPOutlineLoopNests
   ];
 }
 
+def MSAMPBufferPlan : Pass<"msamp-buffer-plan", "::mlir::ModuleOp"> {
+  let summary = "record the peak of the train step's static buffer plan";
+  let description = [{
+    After bufferization and buffer deallocation (convert-bufferization-to-memref
+    included): computes the static buffer plan of @train_step
+    (include/MSAMP/Codegen/BufferPlan.h: every memref.alloc with its size and
+    its lifetime up to the memref.dealloc that frees it, in program order)
+    and records its high-water mark on the module as
+
+      msamp.buffer_plan = {peak_bytes = P : i64, session_bytes = S : i64,
+                           step_bytes = T : i64, buffers = N : i64,
+                           at = loc(...)}
+
+    S is the bytes of the step's memref arguments (state, inputs and outputs
+    the session allocates), T the most bytes of the step's own allocations
+    live at once, P = S + T, N the number of allocations and `at` the
+    location of the allocation that reaches T. msamp-compile writes these
+    into memory_report.json and removes the attribute. A module without a
+    train step is left alone; an allocation of a dynamic size is a located
+    error.
+  }];
+}
+
 #endif // MSAMP_CODEGEN_CPU_PASSES_TD

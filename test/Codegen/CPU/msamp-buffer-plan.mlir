@@ -1,0 +1,54 @@
+// RUN: msamp-opt %s --split-input-file --msamp-buffer-plan --verify-diagnostics --mlir-print-local-scope | FileCheck %s
+
+// The high-water mark of live allocations in program order: a buffer is live
+// from its alloc to the dealloc of it or of a view of it (the base buffer of
+// extract_strided_metadata, under an scf.if too); one nothing frees is live
+// to the end. Arguments: 4 x f32 + 2x8 x f32 = 80 bytes.
+// live: 64, 80, 16, 96 (the peak, at "worst"), 16, 48 (in the if), 16, 32.
+// CHECK-LABEL: module attributes
+// CHECK-SAME: msamp.buffer_plan = {at = loc("worst"), buffers = 5 : i64, peak_bytes = 176 : i64, session_bytes = 80 : i64, step_bytes = 96 : i64}
+module {
+  func.func @train_step(%a: memref<4xf32>, %b: memref<2x8xf32>, %c: i1)
+      attributes {msamp.kind = "train_step"} {
+    %0 = memref.alloc() : memref<16xf32>
+    %1 = memref.alloc() : memref<8xf16>
+    memref.dealloc %0 : memref<16xf32>
+    %2 = memref.alloc() {alignment = 64 : i64} : memref<2x5xi64> loc("worst")
+    %view = memref.collapse_shape %2 [[0, 1]] : memref<2x5xi64> into memref<10xi64>
+    %base, %off, %size, %stride = memref.extract_strided_metadata %view : memref<10xi64> -> memref<i64>, index, index, index
+    memref.dealloc %base : memref<i64>
+    scf.if %c {
+      %3 = memref.alloc() : memref<32xi8>
+      memref.dealloc %3 : memref<32xi8>
+    }
+    %4 = memref.alloc() : memref<4xf32>
+    scf.if %c {
+      memref.dealloc %1 : memref<8xf16>
+    }
+    return
+  }
+}
+
+// -----
+
+// No train step: nothing to plan, nothing recorded.
+// CHECK-LABEL: module {
+// CHECK-NOT: msamp.buffer_plan
+module {
+  func.func @other(%n: index) {
+    %0 = memref.alloc(%n) : memref<?xf32>
+    memref.dealloc %0 : memref<?xf32>
+    return
+  }
+}
+
+// -----
+
+module {
+  func.func @train_step(%n: index) attributes {msamp.kind = "train_step"} {
+    // expected-error @+1 {{msamp-buffer-plan: cannot size the allocation of 'memref<?xf32>' (expected a static shape)}}
+    %0 = memref.alloc(%n) : memref<?xf32>
+    memref.dealloc %0 : memref<?xf32>
+    return
+  }
+}
