@@ -178,17 +178,22 @@ def test_nonfinite_update_is_undone_when_skipping(tmp_path, mlp):
         s.save(tmp_path / "ck.safetensors")
 
 
-def test_nonfinite_update_is_an_error_and_never_saved(tmp_path, mlp):
+def test_nonfinite_update_is_an_error_and_undone(tmp_path, mlp):
+    """Without skip_nonfinite the overflowing update is an error and is
+    undone as well: every state tensor (the step counter included) holds
+    its bytes from before the step, so the state can be saved."""
     with mlp["O2"].session() as s:
         s.init(seed=0)
-        _, number, error = _overflowing_steps(s, skip=False)
-        assert f"non-finite state after the update at step {number}: '" in str(error)
-        path = tmp_path / "ck.safetensors"
-        with pytest.raises(msamp.NonFiniteLossError,
-                           match="refusing to write a checkpoint of non-finite "
-                                 "state: '.*' holds inf at element"):
-            s.save(path)
-        assert not path.exists()
+        before, number, error = _overflowing_steps(s, skip=False)
+        assert (f"non-finite state after the update at step {number}: '"
+                in str(error))
+        assert str(error).endswith("(the update was undone)")
+        assert s.global_step == number - 1 and s.num_skipped == 0
+        assert _same_state(before, s.state_dict())
+        ck = _checkpoint_bytes(s, tmp_path / "ck.safetensors")
+        s.load(tmp_path / "ck.safetensors")
+        assert _same_state(before, s.state_dict())
+        assert _checkpoint_bytes(s, tmp_path / "again.safetensors") == ck
 
 
 def test_checkpoint_of_nonfinite_state_is_refused(tmp_path, mlp):

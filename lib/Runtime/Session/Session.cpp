@@ -210,21 +210,27 @@ Error Session::open(const std::string &dir, std::unique_ptr<Session> &out) {
   // The state and the inputs are allocated and zeroed here (the step's
   // intermediates come on top at each step): refuse what cannot fit before
   // the out-of-memory killer does (a 2^31 dimension was killed at 24 GB).
+  // The copy of the state that a refused step is undone from is part of
+  // it (Design.md "Bad data and bad updates"), so the state counts twice.
+  uint64_t stateBytes = 0;
+  for (const TensorSpec &spec : m.state)
+    stateBytes += static_cast<uint64_t>(spec.numBytes);
   if (memory == BufferMemory::Host) {
-    uint64_t required = 0;
-    for (bool isState : {true, false})
-      for (const TensorSpec &spec : isState ? m.state : m.inputs)
-        required += static_cast<uint64_t>(spec.numBytes);
+    uint64_t required = 2 * stateBytes;
+    for (const TensorSpec &spec : m.inputs)
+      required += static_cast<uint64_t>(spec.numBytes);
     const uint64_t available = availableMemoryBytes();
     if (available && required > available)
       return Error(MSAMP_ERROR_OUT_OF_MEMORY,
-                   dir + ": the state and inputs need " +
+                   dir + ": the state, its copy (to undo a refused step) "
+                         "and the inputs need " +
                        std::to_string(required) + " bytes (" +
                        std::to_string(required >> 20) + " MiB), but " +
                        std::to_string(available) + " bytes (" +
                        std::to_string(available >> 20) +
                        " MiB) of memory are available (MemAvailable)");
   }
+  s->snapshot_.resize(static_cast<size_t>(stateBytes));
 
   s->descriptors_.assign(static_cast<size_t>(m.numArgs + 1 + numMetrics),
                          nullptr);
@@ -468,10 +474,6 @@ void Session::setCompletedSteps(int64_t steps) {
 }
 
 void Session::snapshotState() {
-  size_t total = 0;
-  for (const auto &buffer : state_)
-    total += buffer->numBytes();
-  snapshot_.resize(total);
   size_t at = 0;
   for (const auto &buffer : state_) {
     std::memcpy(snapshot_.data() + at, buffer->data(), buffer->numBytes());
@@ -547,10 +549,11 @@ Error Session::step(float lr, uint32_t flags, float &loss) {
     haveSnapshot_ = false;
     return finishNonFinite(true, before, message);
   }
-  // The copy costs one pass over the state; take it only when asked.
-  haveSnapshot_ = eval || skipNonFinite;
-  if (haveSnapshot_)
-    snapshotState();
+  // Every step may be refused after it ran (a non-finite update, a
+  // computed index out of range, another rank's fault): the copy it is
+  // undone from is taken always, into the buffer allocated at open.
+  haveSnapshot_ = true;
+  snapshotState();
 
   msamp_rt_clear_error();
   packed_(descriptors_.data());
@@ -644,16 +647,17 @@ Error Session::step(float lr, uint32_t flags, float &loss) {
   }
   return finishNonFinite(skipNonFinite, before,
                          "non-finite state after the update" + at + ": " +
-                             badState +
-                             (skipNonFinite ? " (the update was undone)" : ""));
+                             badState + " (the update was undone)");
 }
 
 Error Session::finishNonFinite(bool skip, int64_t before,
                                const std::string &message) {
-  if (!skip)
-    return Error(MSAMP_ERROR_NONFINITE, message);
   if (haveSnapshot_)
     restoreState();
+  if (!skip) {
+    setCompletedSteps(before);
+    return Error(MSAMP_ERROR_NONFINITE, message);
+  }
   setCompletedSteps(before + 1);
   ++numSkipped_;
   ++consecutiveSkipped_;
