@@ -54,6 +54,11 @@ struct RuntimeSymbol {
 constexpr llvm::StringLiteral kCheckIndexSymbol = "msamp_rt_check_index";
 constexpr llvm::StringLiteral kEntryPointRuntimeSymbols[] = {kCheckIndexSymbol};
 
+/// The function of train_step.so that runs the index-input checks alone
+/// (msamp-emit-entry-point; the packed entry point calls it first).
+constexpr llvm::StringLiteral kCheckInputsFunction =
+    "msamp_train_step_check_inputs";
+
 /// The table (one entry per RuntimeFn, in enum order).
 llvm::ArrayRef<RuntimeSymbol> getRuntimeSymbols();
 const RuntimeSymbol &getRuntimeSymbol(RuntimeFn fn);

@@ -6,6 +6,7 @@
 
 #include "Session.h"
 #include "Random.h"
+#include "RankAgreement.h"
 #include "Sha256.h"
 
 #include "MSAMP/Runtime/msamp_gpu_host.h"
@@ -170,6 +171,8 @@ Error Session::open(const std::string &dir, std::unique_ptr<Session> &out) {
       dlsym(library, "msamp_train_step_num_args"));
   s->packed_ = reinterpret_cast<void (*)(void **)>(
       dlsym(library, "msamp_train_step_packed"));
+  s->checkInputs_ = reinterpret_cast<int32_t (*)(void **)>(
+      dlsym(library, "msamp_train_step_check_inputs"));
   if (!abiVersion || !numArgs || !s->packed_)
     return Error(MSAMP_ERROR_LOAD,
                  soPath + " lacks msamp_train_step_packed, "
@@ -549,6 +552,24 @@ Error Session::step(float lr, uint32_t flags, float &loss) {
     haveSnapshot_ = false;
     return finishNonFinite(true, before, message);
   }
+  // A bad index input on one data-parallel rank: the compiled step would
+  // not run there and leave the other ranks in its collectives. Every rank
+  // runs the step's index checks first, and all refuse together
+  // (RankAgreement.h), naming the rank.
+  if (msamp_rt_world_size() > 1 && checkInputs_) {
+    msamp_rt_clear_error();
+    std::string mine;
+    if (int32_t status = checkInputs_(descriptors_.data()))
+      mine = "the runtime reported error " + std::to_string(status) + ": " +
+             msamp_rt_get_last_error_message();
+    msamp_rt_clear_error();
+    std::string agreed;
+    if (Error e = agreeOnRefusal(!mine.empty(), mine, agreed))
+      return e;
+    if (!agreed.empty())
+      return Error(MSAMP_ERROR_RUNTIME,
+                   "step " + std::to_string(number) + ": " + agreed);
+  }
   // Every step may be refused after it ran (a non-finite update, a
   // computed index out of range, another rank's fault): the copy it is
   // undone from is taken always, into the buffer allocated at open.
@@ -557,15 +578,25 @@ Error Session::step(float lr, uint32_t flags, float &loss) {
 
   msamp_rt_clear_error();
   packed_(descriptors_.data());
-  if (msamp_rt_status status = msamp_rt_get_last_error()) {
-    std::string message = msamp_rt_get_last_error_message();
-    msamp_rt_clear_error();
-    if (haveSnapshot_)
+  // A runtime error in the step (an index computed in the graph out of
+  // range: the step ran on, clamped) refuses it; data-parallel ranks agree
+  // on it, so that all undo the step and none waits in the agreement below.
+  std::string runtimeError;
+  if (msamp_rt_status status = msamp_rt_get_last_error())
+    runtimeError = "the runtime reported error " +
+                   std::to_string(static_cast<int>(status)) + ": " +
+                   msamp_rt_get_last_error_message();
+  msamp_rt_clear_error();
+  if (!runtimeError.empty() || msamp_rt_world_size() > 1) {
+    std::string agreed;
+    Error e = agreeOnRefusal(!runtimeError.empty(), runtimeError, agreed);
+    if (e || !agreed.empty()) {
       restoreState();
-    return Error(MSAMP_ERROR_RUNTIME,
-                 "step " + std::to_string(number) +
-                     ": the runtime reported error " +
-                     std::to_string(static_cast<int>(status)) + ": " + message);
+      if (e)
+        return e;
+      return Error(MSAMP_ERROR_RUNTIME,
+                   "step " + std::to_string(number) + ": " + agreed);
+    }
   }
   std::memcpy(&loss, loss_->data(), sizeof(loss));
   if (eval) {

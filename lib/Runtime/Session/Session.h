@@ -128,6 +128,8 @@ private:
   std::string graphHash_;
   double defaultLR_ = 1e-3;
   void (*packed_)(void **) = nullptr;
+  /// msamp_train_step_check_inputs: the step's index-input checks alone.
+  int32_t (*checkInputs_)(void **) = nullptr;
 
   std::vector<std::unique_ptr<TensorBuffer>> state_;
   std::vector<std::unique_ptr<TensorBuffer>> inputs_;
