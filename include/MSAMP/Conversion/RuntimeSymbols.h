@@ -38,13 +38,14 @@ enum class RuntimeFn {
   Broadcast,
   AdamUpdate,
   SGDUpdate,
+  CheckComputedIndex,
 };
 
 struct RuntimeSymbol {
   RuntimeFn fn;
   llvm::StringLiteral name;
   /// One character per argument: 'm' an unranked memref, 'i' an i32,
-  /// 'd' an f64.
+  /// 'l' an i64, 'd' an f64.
   llvm::StringLiteral signature;
 };
 
