@@ -685,15 +685,16 @@ MSAMP_RT_EXPORT msamp_rt_status msamp_rt_check_index(
                           has_ignore);
 }
 
-MSAMP_RT_EXPORT void _mlir_ciface_msamp_rt_check_computed_index(
-    UMR *ids, UMR *site, int32_t dtype, int64_t upper, int64_t ignore_index,
-    int32_t has_ignore) {
+MSAMP_RT_EXPORT void
+_mlir_ciface_msamp_rt_check_computed_index(UMR *ids, UMR *site, int32_t dtype,
+                                           int64_t upper, int64_t ignore_index,
+                                           int32_t has_ignore) {
   const char *fn = "msamp_train_step";
   View vsite;
   // `site` holds bytes (i8); unpack needs only the element size, which any
   // one-byte dtype code gives.
-  MSAMP_RT_TRY(unpack(fn, "the index check's location", site,
-                      MSAMP_RT_F8E4M3FN, vsite));
+  MSAMP_RT_TRY(
+      unpack(fn, "the index check's location", site, MSAMP_RT_F8E4M3FN, vsite));
   // The location as compiled in: bytes, no terminating NUL.
   char what[320];
   std::snprintf(what, sizeof(what), "index computed at %.*s",

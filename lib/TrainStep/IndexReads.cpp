@@ -46,8 +46,7 @@ std::optional<int64_t> mlir::msamp::iotaExtentOf(Value v,
   return ranges[*dim];
 }
 
-std::optional<int64_t> mlir::msamp::constantOf(Value v,
-                                               linalg::GenericOp gen) {
+std::optional<int64_t> mlir::msamp::constantOf(Value v, linalg::GenericOp gen) {
   v = stripIndexCasts(v);
   APInt value;
   if (matchPattern(v, m_ConstantInt(&value)))

@@ -47,9 +47,9 @@ namespace {
 
 /// How one generic reads one integer operand as an index.
 struct IndexUse {
-  std::optional<int64_t> upper;       // the tightest bound found
-  SmallVector<int64_t> compared;      // constants compared for equality
-  SmallVector<OpOperand *> gathers;   // tensor.extract coordinates
+  std::optional<int64_t> upper;     // the tightest bound found
+  SmallVector<int64_t> compared;    // constants compared for equality
+  SmallVector<OpOperand *> gathers; // tensor.extract coordinates
 };
 
 /// Follows the element `v` through integer casts and records its reads.
@@ -62,8 +62,8 @@ void visit(Value v, linalg::GenericOp gen, IndexUse &use) {
     } else if (auto extract = dyn_cast<tensor::ExtractOp>(user)) {
       if (u.getOperandNumber() == 0)
         continue;
-      int64_t size = extract.getTensor().getType().getDimSize(
-          u.getOperandNumber() - 1);
+      int64_t size =
+          extract.getTensor().getType().getDimSize(u.getOperandNumber() - 1);
       if (size == ShapedType::kDynamic || !isa<IndexType>(v.getType()))
         continue;
       use.upper = use.upper ? std::min(*use.upper, size) : size;
@@ -115,8 +115,8 @@ std::string siteOf(Location loc) {
   std::string site;
   loc->walk([&](Location l) {
     if (auto file = dyn_cast<FileLineColLoc>(l)) {
-      site = (file.getFilename().getValue() + ":" +
-              Twine(file.getLine()) + ":" + Twine(file.getColumn()))
+      site = (file.getFilename().getValue() + ":" + Twine(file.getLine()) +
+              ":" + Twine(file.getColumn()))
                  .str();
       return WalkResult::interrupt();
     }
@@ -182,8 +182,7 @@ struct MSAMPComputedIndexChecksPass
         if (isNew) {
           OpBuilder b(gen);
           CheckIndexOp::create(
-              b, gen.getLoc(), operand->get(),
-              b.getI64IntegerAttr(*use.upper),
+              b, gen.getLoc(), operand->get(), b.getI64IntegerAttr(*use.upper),
               ignore ? b.getI64IntegerAttr(*ignore) : IntegerAttr(),
               b.getStringAttr(site));
         }

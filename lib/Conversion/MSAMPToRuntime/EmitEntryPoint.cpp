@@ -170,13 +170,14 @@ struct MSAMPEmitEntryPointPass
       }
       return args;
     };
-    auto checker = LLVM::LLVMFuncOp::create(
-        b, loc, msamp::kCheckInputsFunction, LLVM::LLVMFunctionType::get(i32, {ptr}));
+    auto checker =
+        LLVM::LLVMFuncOp::create(b, loc, msamp::kCheckInputsFunction,
+                                 LLVM::LLVMFunctionType::get(i32, {ptr}));
     b.setInsertionPointToStart(checker.addEntryBlock(b));
     if (failed(emitIndexChecks(b, module, checker, loadArgs(checker))))
       return signalPassFailure();
-    LLVM::ReturnOp::create(b, loc,
-                           LLVM::ConstantOp::create(b, loc, i32, 0).getResult());
+    LLVM::ReturnOp::create(
+        b, loc, LLVM::ConstantOp::create(b, loc, i32, 0).getResult());
 
     b.setInsertionPointToEnd(module.getBody());
     auto packed =

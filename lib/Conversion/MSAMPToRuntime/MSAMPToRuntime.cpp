@@ -408,15 +408,14 @@ void ConvertMSAMPToRuntimePass::runOnOperation() {
     } else if (auto c = dyn_cast<CheckIndexOp>(op)) {
       // The location travels as a constant i8 buffer (one global per site).
       StringRef site = c.getSite();
-      auto siteType =
-          RankedTensorType::get({static_cast<int64_t>(site.size())},
-                                b.getI8Type());
+      auto siteType = RankedTensorType::get({static_cast<int64_t>(site.size())},
+                                            b.getI8Type());
       Value siteBytes = arith::ConstantOp::create(
           b, loc,
           DenseElementsAttr::get(
-              siteType, ArrayRef<int8_t>(
-                            reinterpret_cast<const int8_t *>(site.data()),
-                            site.size())));
+              siteType,
+              ArrayRef<int8_t>(reinterpret_cast<const int8_t *>(site.data()),
+                               site.size())));
       std::optional<int64_t> ignore = c.getIgnoreIndex();
       rt.call(b, loc, RuntimeFn::CheckComputedIndex,
               {rt.input(b, loc, c.getIndices()), rt.input(b, loc, siteBytes),

@@ -23,9 +23,8 @@ Error allReduceMax(std::vector<float> &values, const char *what) {
     return Error::success();
   std::string message = msamp_rt_get_last_error_message();
   msamp_rt_clear_error();
-  return Error(MSAMP_ERROR_RUNTIME,
-               std::string("agreeing on ") + what +
-                   " across ranks failed: " + message);
+  return Error(MSAMP_ERROR_RUNTIME, std::string("agreeing on ") + what +
+                                        " across ranks failed: " + message);
 }
 
 } // namespace

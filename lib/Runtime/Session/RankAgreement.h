@@ -1,4 +1,5 @@
-//===- RankAgreement.h - one refusal for every data-parallel rank -*- C++ -*-===//
+//===- RankAgreement.h - one refusal for every data-parallel rank -*- C++
+//-*-===//
 //
 // Part of the msamp project.
 //

@@ -225,8 +225,9 @@ Error Session::open(const std::string &dir, std::unique_ptr<Session> &out) {
     const uint64_t available = availableMemoryBytes();
     if (available && required > available)
       return Error(MSAMP_ERROR_OUT_OF_MEMORY,
-                   dir + ": the state, its copy (to undo a refused step) "
-                         "and the inputs need " +
+                   dir +
+                       ": the state, its copy (to undo a refused step) "
+                       "and the inputs need " +
                        std::to_string(required) + " bytes (" +
                        std::to_string(required >> 20) + " MiB), but " +
                        std::to_string(available) + " bytes (" +
