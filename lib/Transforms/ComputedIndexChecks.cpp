@@ -6,8 +6,9 @@
 //
 // --msamp-computed-index-checks: an index the graph computes itself
 // (position ids from a cumulative sum, ids shifted by an offset, the
-// result of a gather) is not a step input, so the entry-point checks of
-// --msamp-index-checks never see it. Each linalg.generic that reads such a
+// result of a gather), like an integer buffer (stored position ids), is not
+// a step input, so the entry-point checks of --msamp-index-checks never see
+// it. Each linalg.generic that reads such a
 // tensor as an index gets an msamp.check_index of the tensor right before
 // it, naming the generic's location, and its tensor.extract coordinates are
 // clamped into the gathered dimension: a bad value records an error and
@@ -83,14 +84,19 @@ void visit(Value v, linalg::GenericOp gen, IndexUse &use) {
   }
 }
 
-/// Where `v` comes from, through reshapes, slices and copies: an argument
-/// of the step (an input, checked at the entry), or a computed value.
-bool isStepArgument(Value v) {
+/// Whether `v` is, through reshapes, slices and copies, an input or target
+/// of the step: those are checked at the entry by --msamp-index-checks,
+/// which bounds them by the same reads. Anything else (a computed value, a
+/// buffer such as stored position ids) is checked here.
+bool isCheckedInput(Value v, func::FuncOp func) {
   llvm::SmallPtrSet<Value, 8> seen;
   while (seen.insert(v).second) {
-    if (isa<BlockArgument>(v))
-      return isa<func::FuncOp>(
-          cast<BlockArgument>(v).getOwner()->getParentOp());
+    if (auto arg = dyn_cast<BlockArgument>(v)) {
+      if (arg.getOwner()->getParentOp() != func.getOperation())
+        return false;
+      StringRef role = getArgRole(func, arg.getArgNumber());
+      return role == kRoleInput || role == kRoleTarget;
+    }
     Operation *def = v.getDefiningOp();
     if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp,
             tensor::ExtractSliceOp, tensor::CastOp, tensor::ReshapeOp>(def)) {
@@ -167,7 +173,8 @@ struct MSAMPComputedIndexChecksPass
           continue;
         IndexUse use;
         visit(gen.getMatchingBlockArgument(operand), gen, use);
-        if (!use.upper || *use.upper <= 0 || isStepArgument(operand->get()))
+        if (!use.upper || *use.upper <= 0 ||
+            isCheckedInput(operand->get(), func))
           continue;
         clampGathers(use.gathers);
         std::optional<int64_t> ignore;

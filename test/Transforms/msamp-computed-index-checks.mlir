@@ -5,23 +5,27 @@
 // a one-hot compare with a constant outside the range keeps it as the
 // ignore_index. Step arguments (checked at the entry by
 // --msamp-index-checks, also through reshapes and copies) and reads the
-// graph clamps itself (the ONNX importer's Gather) get nothing.
+// graph clamps itself (the ONNX importer's Gather) get nothing; a buffer
+// (stored position ids) is no checked input and gets a check.
 
-// CHECK: msamp-computed-index-checks.mlir:58:15: remark: [Passed] IndexChecked | Category:msamp:computed-index-checks | Remark="index computed in the graph checked against [0, 10) here"
-// CHECK: msamp-computed-index-checks.mlir:67:12: remark: [Passed] IndexChecked | Category:msamp:computed-index-checks | Remark="index computed in the graph checked against [0, 7) or -100 here"
-// CHECK: msamp-computed-index-checks.mlir:79:14: remark: [Passed] IndexChecked | Category:msamp:computed-index-checks | Remark="index computed in the graph checked against [0, 10) by the check at {{.*}}msamp-computed-index-checks.mlir:58:15"
+// CHECK: msamp-computed-index-checks.mlir:63:15: remark: [Passed] IndexChecked | Category:msamp:computed-index-checks | Remark="index computed in the graph checked against [0, 10) here"
+// CHECK: msamp-computed-index-checks.mlir:72:12: remark: [Passed] IndexChecked | Category:msamp:computed-index-checks | Remark="index computed in the graph checked against [0, 7) or -100 here"
+// CHECK: msamp-computed-index-checks.mlir:84:14: remark: [Passed] IndexChecked | Category:msamp:computed-index-checks | Remark="index computed in the graph checked against [0, 10) by the check at {{.*}}msamp-computed-index-checks.mlir:63:15"
+// CHECK: msamp-computed-index-checks.mlir:115:15: remark: [Passed] IndexChecked | Category:msamp:computed-index-checks | Remark="index computed in the graph checked against [0, 10) here"
 // CHECK-NOT: remark
 // CHECK-LABEL: func.func @train_step
 // CHECK: %[[POS:.+]] = linalg.generic
 // CHECK: arith.addi
 // CHECK-NOT: msamp.check_index %collapsed
-// CHECK: msamp.check_index %[[POS]] upper 10 at "{{.*}}msamp-computed-index-checks.mlir:58:15" : tensor<8xi64>
+// CHECK: msamp.check_index %[[POS]] upper 10 at "{{.*}}msamp-computed-index-checks.mlir:63:15" : tensor<8xi64>
 // CHECK: linalg.generic
 // CHECK: %[[IX:.+]] = arith.index_cast
 // CHECK: %[[LO:.+]] = arith.maxsi %[[IX]], %c0
 // CHECK: %[[CL:.+]] = arith.minsi %[[LO]], %c9
 // CHECK: tensor.extract %{{.+}}[%[[CL]], %{{.+}}] : tensor<10x3xf32>
-// CHECK: msamp.check_index %{{.+}} upper 7 ignore -100 at "{{.*}}msamp-computed-index-checks.mlir:67:12"
+// CHECK: msamp.check_index %{{.+}} upper 7 ignore -100 at "{{.*}}msamp-computed-index-checks.mlir:72:12"
+// CHECK-NOT: msamp.check_index
+// CHECK: msamp.check_index %arg3 upper 10 at "{{.*}}msamp-computed-index-checks.mlir:115:15"
 // CHECK-NOT: msamp.check_index
 // CHECK: return
 #id1 = affine_map<(d0) -> (d0)>
@@ -31,8 +35,9 @@ module {
   func.func @train_step(
       %w: tensor<10x3xf32> {msamp.role = "param", msamp.name = "w"},
       %ids: tensor<2x4xi64> {msamp.role = "input", msamp.name = "ids"},
-      %labels: tensor<8xi64> {msamp.role = "target", msamp.name = "labels"})
-      -> (tensor<8x3xf32>, tensor<8x7xf32>, tensor<8x3xf32>, tensor<8x3xf32>, tensor<8x3xf32>)
+      %labels: tensor<8xi64> {msamp.role = "target", msamp.name = "labels"},
+      %posbuf: tensor<8xi64> {msamp.role = "buffer", msamp.name = "position_ids"})
+      -> (tensor<8x3xf32>, tensor<8x7xf32>, tensor<8x3xf32>, tensor<8x3xf32>, tensor<8x3xf32>, tensor<8x3xf32>)
       attributes {msamp.kind = "train_step"} {
     %flat = tensor.collapse_shape %ids [[0, 1]] : tensor<2x4xi64> into tensor<8xi64>
     %c3 = arith.constant 3 : i64
@@ -106,6 +111,15 @@ module {
       %v = tensor.extract %w[%hi, %j] : tensor<10x3xf32>
       linalg.yield %v : f32
     } -> tensor<8x3xf32>
-    return %gather, %hot, %again, %direct, %clamped : tensor<8x3xf32>, tensor<8x7xf32>, tensor<8x3xf32>, tensor<8x3xf32>, tensor<8x3xf32>
+    // A buffer (stored position ids) is no checked input: checked here.
+    %stored = linalg.generic {indexing_maps = [#row, #id2], iterator_types = ["parallel", "parallel"]}
+        ins(%posbuf : tensor<8xi64>) outs(%e0 : tensor<8x3xf32>) {
+    ^bb0(%in: i64, %out: f32):
+      %ix = arith.index_cast %in : i64 to index
+      %j = linalg.index 1 : index
+      %v = tensor.extract %w[%ix, %j] : tensor<10x3xf32>
+      linalg.yield %v : f32
+    } -> tensor<8x3xf32>
+    return %gather, %hot, %again, %direct, %clamped, %stored : tensor<8x3xf32>, tensor<8x7xf32>, tensor<8x3xf32>, tensor<8x3xf32>, tensor<8x3xf32>, tensor<8x3xf32>
   }
 }

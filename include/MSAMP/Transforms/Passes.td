@@ -383,9 +383,10 @@ def MSAMPComputedIndexChecks
     cumulative sum over the mask, torch's gather / index_select / embedding
     on computed ids, one-hot compares) are not covered by
     `--msamp-index-checks`. For every integer tensor that a linalg.generic
-    of @train_step reads as an index and that the graph computed (not an
-    argument of @train_step), with the element reaching, through integer
-    casts only:
+    of @train_step reads as an index and that is not a step input or
+    target (those are checked at the entry): a value the graph computed,
+    or a buffer such as stored position ids; with the element reaching,
+    through integer casts only:
 
     - a `tensor.extract` coordinate: valid [0, dim of the gathered tensor);
       the coordinate is also clamped to that range, so a bad value never
