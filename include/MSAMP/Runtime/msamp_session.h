@@ -353,7 +353,12 @@ MSAMP_SESSION_EXPORT msamp_status msamp_session_synthetic_batch(
  *  decides on the non-finite flags of all ranks (one small all-reduce per
  *  step): a rank whose own loss is finite still skips or fails the step
  *  ("non-finite loss on another rank at step 3") when another's is not, so
- *  replicas never diverge. `*loss` stays this rank's own loss.
+ *  replicas never diverge. `*loss` stays this rank's own loss. A bad index
+ *  input or a runtime error on any rank refuses the step on every rank
+ *  with that rank's message ("step 3: rank 1: the runtime reported error
+ *  1: msamp_train_step: input 'ids': value 64 at [0, 3] is outside the
+ *  valid range [0, 64)"): the index inputs are checked before the step
+ *  and the ranks agree on it (one 1-float all-reduce), and again after it.
  *  Before msamp_session_init or msamp_session_load has succeeded it returns
  *  MSAMP_ERROR_INVALID_ARGUMENT ("the session is not initialized"). */
 MSAMP_SESSION_EXPORT msamp_status msamp_session_step(msamp_session *s, float lr,

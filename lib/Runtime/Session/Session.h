@@ -8,7 +8,7 @@
 // behaviour). It owns the manifest, the dlopened train_step.so, one buffer
 // per argument, the loss and metric outputs, the descriptor table passed to
 // msamp_train_step_packed, an optional data file, and the copy of the state
-// that --skip-nonfinite and --eval restore.
+// (allocated at open) that every refused step and --eval restore.
 //
 //===----------------------------------------------------------------------===//
 
@@ -157,6 +157,8 @@ private:
   std::vector<const SafeTensor *> dataTensors_;
   int64_t numBatches_ = 0;
 
+  /// The state before the current step, taken before every step: sized
+  /// once at open (the memory check counts it).
   std::vector<uint8_t> snapshot_;
   std::vector<LayoutEntry> stateDictLayout_;
   bool haveSnapshot_ = false; // snapshot_ holds the state before this step
