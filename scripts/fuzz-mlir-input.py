@@ -18,7 +18,7 @@ corruption of MLIR 22's parser (docs/Robustness.md) does not always crash.
 
 Exit status 0 when no case failed; failing mutants are kept in --keep-dir.
 
-  scripts/fuzz-mlir-input.py --build-dir build                 # CI: ~3 min
+  scripts/fuzz-mlir-input.py --build-dir build --cases 1400    # CI: ~3 min
   scripts/fuzz-mlir-input.py --build-dir build --cases 2000 --seed 7
 """
 

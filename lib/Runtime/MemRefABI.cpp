@@ -30,6 +30,7 @@
 #include "MSAMP/Numerics/Scaling.h"
 #include "MSAMP/Runtime/msamp_runtime.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -627,17 +628,16 @@ MSAMP_RT_EXPORT void _mlir_ciface_msamp_rt_sgd_update(
   finish(fn, backend, backend->sgdUpdate(p));
 }
 
-MSAMP_RT_EXPORT msamp_rt_status msamp_rt_check_index(
-    const msamp_rt_unranked_memref *ids, int32_t dtype, int64_t lower,
-    int64_t upper, int64_t ignore_index, int32_t has_ignore, const char *name) {
-  const char *fn = "msamp_train_step";
-  char what[160];
-  std::snprintf(what, sizeof(what), "input '%s'", name ? name : "?");
-  if (dtype != MSAMP_RT_I64 && dtype != MSAMP_RT_I32)
-    return unsupportedDType(fn, what, dtype, "i64 or i32");
-  View view;
-  if (msamp_rt_status status = unpack(fn, what, ids, dtype, view))
-    return status;
+} // extern "C"
+
+/// The first element of `view` (i64 or i32) outside [lower, upper) that is
+/// not the ignore_index recorded as "FN: WHAT: value V at [coords] is
+/// outside the valid range [lower, upper)"; MSAMP_RT_OK when there is none.
+static msamp_rt_status checkIndexValues(const char *fn, const char *what,
+                                        const View &view, int32_t dtype,
+                                        int64_t lower, int64_t upper,
+                                        int64_t ignore_index,
+                                        int32_t has_ignore) {
   for (int64_t i = 0; i < view.numel; ++i) {
     const int64_t value = dtype == MSAMP_RT_I64
                               ? static_cast<const int64_t *>(view.data)[i]
@@ -666,6 +666,45 @@ MSAMP_RT_EXPORT msamp_rt_status msamp_rt_check_index(
                        static_cast<long long>(upper), ignored);
   }
   return MSAMP_RT_OK;
+}
+
+extern "C" {
+
+MSAMP_RT_EXPORT msamp_rt_status msamp_rt_check_index(
+    const msamp_rt_unranked_memref *ids, int32_t dtype, int64_t lower,
+    int64_t upper, int64_t ignore_index, int32_t has_ignore, const char *name) {
+  const char *fn = "msamp_train_step";
+  char what[160];
+  std::snprintf(what, sizeof(what), "input '%s'", name ? name : "?");
+  if (dtype != MSAMP_RT_I64 && dtype != MSAMP_RT_I32)
+    return unsupportedDType(fn, what, dtype, "i64 or i32");
+  View view;
+  if (msamp_rt_status status = unpack(fn, what, ids, dtype, view))
+    return status;
+  return checkIndexValues(fn, what, view, dtype, lower, upper, ignore_index,
+                          has_ignore);
+}
+
+MSAMP_RT_EXPORT void
+_mlir_ciface_msamp_rt_check_computed_index(UMR *ids, UMR *site, int32_t dtype,
+                                           int64_t upper, int64_t ignore_index,
+                                           int32_t has_ignore) {
+  const char *fn = "msamp_train_step";
+  View vsite;
+  // `site` holds bytes (i8); unpack needs only the element size, which any
+  // one-byte dtype code gives.
+  MSAMP_RT_TRY(
+      unpack(fn, "the index check's location", site, MSAMP_RT_F8E4M3FN, vsite));
+  // The location as compiled in: bytes, no terminating NUL.
+  char what[320];
+  std::snprintf(what, sizeof(what), "index computed at %.*s",
+                static_cast<int>(std::min<int64_t>(vsite.numel, 280)),
+                static_cast<const char *>(vsite.data));
+  if (dtype != MSAMP_RT_I64 && dtype != MSAMP_RT_I32)
+    return (void)unsupportedDType(fn, what, dtype, "i64 or i32");
+  View view;
+  MSAMP_RT_TRY(unpack(fn, what, ids, dtype, view));
+  checkIndexValues(fn, what, view, dtype, 0, upper, ignore_index, has_ignore);
 }
 
 } // extern "C"

@@ -21,6 +21,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "MSAMP/TrainStep/IndexReads.h"
 #include "MSAMP/TrainStep/TrainStep.h"
 #include "MSAMP/Transforms/Passes.h"
 
@@ -51,61 +52,6 @@ struct IndexFacts {
   }
 };
 
-/// `v` with value-preserving integer casts stripped.
-Value stripCasts(Value v) {
-  while (Operation *def = v.getDefiningOp()) {
-    if (!isa<arith::IndexCastOp, arith::IndexCastUIOp, arith::ExtSIOp,
-             arith::ExtUIOp, arith::TruncIOp>(def))
-      break;
-    v = def->getOperand(0);
-  }
-  return v;
-}
-
-/// The dimension `d` when `v` is (a cast of) linalg.index d of `gen`.
-std::optional<unsigned> loopIndexOf(Value v, linalg::GenericOp gen) {
-  auto index = stripCasts(v).getDefiningOp<linalg::IndexOp>();
-  if (!index || index->getParentOp() != gen.getOperation())
-    return std::nullopt;
-  return index.getDim();
-}
-
-/// The extent of the iota that `v` reads, when `v` is a block argument of
-/// `gen` bound to a tensor produced by a generic that yields (a cast of) its
-/// own loop index d and reads it along that dimension.
-std::optional<int64_t> iotaExtentOf(Value v, linalg::GenericOp gen) {
-  auto arg = dyn_cast<BlockArgument>(stripCasts(v));
-  if (!arg || arg.getOwner() != gen.getBody())
-    return std::nullopt;
-  OpOperand *operand = gen.getMatchingOpOperand(arg);
-  auto producer = operand->get().getDefiningOp<linalg::GenericOp>();
-  if (!producer || producer.getNumResults() != 1)
-    return std::nullopt;
-  auto yield = cast<linalg::YieldOp>(producer.getBody()->getTerminator());
-  std::optional<unsigned> dim = loopIndexOf(yield.getOperand(0), producer);
-  if (!dim)
-    return std::nullopt;
-  SmallVector<int64_t> ranges = producer.getStaticLoopRanges();
-  return ranges[*dim];
-}
-
-/// The integer constant `v` is, directly or as a block argument of `gen`
-/// bound to a splat constant tensor.
-std::optional<int64_t> constantOf(Value v, linalg::GenericOp gen) {
-  v = stripCasts(v);
-  APInt value;
-  if (matchPattern(v, m_ConstantInt(&value)))
-    return value.getSExtValue();
-  auto arg = dyn_cast<BlockArgument>(v);
-  if (!arg || arg.getOwner() != gen.getBody())
-    return std::nullopt;
-  DenseIntElementsAttr splat;
-  if (matchPattern(gen.getMatchingOpOperand(arg)->get(), m_Constant(&splat)) &&
-      splat.isSplat())
-    return splat.getSplatValue<APInt>().getSExtValue();
-  return std::nullopt;
-}
-
 /// Follows the scalar `v` (an element of the argument, possibly cast,
 /// clamped or selected) through the body of `gen` and records its reads.
 void visitElement(Value v, linalg::GenericOp gen, IndexFacts &facts,
@@ -131,9 +77,7 @@ void visitElement(Value v, linalg::GenericOp gen, IndexFacts &facts,
           cmp.getPredicate() != arith::CmpIPredicate::ne)
         continue;
       Value other = cmp.getOperand(1 - use.getOperandNumber());
-      if (std::optional<unsigned> dim = loopIndexOf(other, gen))
-        facts.bound(gen.getStaticLoopRanges()[*dim]);
-      else if (std::optional<int64_t> extent = iotaExtentOf(other, gen))
+      if (std::optional<int64_t> extent = oneHotExtentOf(other, gen))
         facts.bound(*extent);
       else if (std::optional<int64_t> c = constantOf(other, gen))
         facts.compared.push_back(*c);
@@ -169,7 +113,7 @@ IndexFacts analyze(BlockArgument arg) {
       // A transpose, broadcast or integer cast yields the element itself.
       auto yield = cast<linalg::YieldOp>(gen.getBody()->getTerminator());
       for (auto [i, yielded] : llvm::enumerate(yield.getOperands()))
-        if (stripCasts(yielded) == element &&
+        if (stripIndexCasts(yielded) == element &&
             isa<IntegerType>(yielded.getType()))
           worklist.push_back(gen->getResult(i));
     }

@@ -121,6 +121,7 @@ void mlir::msamp::buildTrainStepEpilogue(
   pm.addPass(createCSEPass());
   // On the final graph, so that the ranges are those of the reads that run.
   pm.addPass(createMSAMPIndexChecks());
+  pm.addPass(createMSAMPComputedIndexChecks());
   pm.addPass(createMSAMPVerifyTrainStep());
 }
 

@@ -42,8 +42,8 @@ class SessionError(RuntimeError):
 class NonFiniteLossError(SessionError):
     """A non-finite step: NaN or Inf in the input data (found before the
     step runs), the loss, the gradients or the state the update left (the
-    state then holds that step's update, and save() refuses non-finite
-    state); ``skip_nonfinite=True`` skips such a step instead (the state
+    update is undone: the state is byte for byte that before the step);
+    ``skip_nonfinite=True`` skips such a step instead (the state
     restored, the step counted, the counter advanced)."""
 
 
@@ -302,7 +302,9 @@ class Session:
         is restored, the step counted as skipped and the loss returned). An
         index input outside its valid range (a token id >= the vocabulary)
         raises SessionError naming the input, the value and the range,
-        whatever ``skip_nonfinite`` says, before the step runs.
+        whatever ``skip_nonfinite`` says, before the step runs; an index
+        the graph computes raises it naming the reading op's location.
+        Every refused step leaves the state as it was before the step.
         """
         if batch is not None:
             self.set_batch(batch)

@@ -178,17 +178,22 @@ def test_nonfinite_update_is_undone_when_skipping(tmp_path, mlp):
         s.save(tmp_path / "ck.safetensors")
 
 
-def test_nonfinite_update_is_an_error_and_never_saved(tmp_path, mlp):
+def test_nonfinite_update_is_an_error_and_undone(tmp_path, mlp):
+    """Without skip_nonfinite the overflowing update is an error and is
+    undone as well: every state tensor (the step counter included) holds
+    its bytes from before the step, so the state can be saved."""
     with mlp["O2"].session() as s:
         s.init(seed=0)
-        _, number, error = _overflowing_steps(s, skip=False)
-        assert f"non-finite state after the update at step {number}: '" in str(error)
-        path = tmp_path / "ck.safetensors"
-        with pytest.raises(msamp.NonFiniteLossError,
-                           match="refusing to write a checkpoint of non-finite "
-                                 "state: '.*' holds inf at element"):
-            s.save(path)
-        assert not path.exists()
+        before, number, error = _overflowing_steps(s, skip=False)
+        assert (f"non-finite state after the update at step {number}: '"
+                in str(error))
+        assert str(error).endswith("(the update was undone)")
+        assert s.global_step == number - 1 and s.num_skipped == 0
+        assert _same_state(before, s.state_dict())
+        ck = _checkpoint_bytes(s, tmp_path / "ck.safetensors")
+        s.load(tmp_path / "ck.safetensors")
+        assert _same_state(before, s.state_dict())
+        assert _checkpoint_bytes(s, tmp_path / "again.safetensors") == ck
 
 
 def test_checkpoint_of_nonfinite_state_is_refused(tmp_path, mlp):
@@ -256,3 +261,74 @@ def test_exported_cross_entropy_keeps_its_ignore_index(tmp_path):
             with pytest.raises(msamp.SessionError, match=re.escape(message)):
                 s.step(bad)
         assert s.global_step == 1
+
+
+_COMPUTED_INDEX = os.path.join(
+    os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+    "test", "Tools", "msamp-run", "Inputs", "computed-index.mlir")
+
+
+def _shifted_ids(seed, bad=None):
+    """input_ids for computed-index.mlir (which gathers ids + 3 from 10
+    rows): in range below 7; `bad` at [1, 2]."""
+    ids = np.random.default_rng(seed).integers(0, 7, (2, 4)).astype(np.int64)
+    if bad is not None:
+        ids[1, 2] = bad
+    return {"input_ids": ids}
+
+
+@pytest.mark.parametrize("level", ["O0", "O2"])
+def test_computed_index_is_refused_and_state_kept(tmp_path, level):
+    """An index computed in the graph out of range is found mid-step: the
+    step is refused with the reading op's location, the value and the
+    range, and the state is byte for byte the state before it, with and
+    without skip_nonfinite."""
+    step = msamp.compile(_COMPUTED_INDEX, level, out_dir=tmp_path / level)
+    with step.session() as s:
+        s.init(seed=1)
+        s.step(_shifted_ids(0))
+        before = s.state_dict()
+        for skip in (False, True):
+            for bad, value in ((8, 11), (-4, -1)):
+                with pytest.raises(msamp.SessionError) as e:
+                    s.step(_shifted_ids(1, bad), skip_nonfinite=skip)
+                assert not isinstance(e.value, msamp.NonFiniteLossError)
+                assert re.search(
+                    r"step 2: the runtime reported error 1: msamp_train_step: "
+                    r"index computed at \S*\.mlir:25:10: value "
+                    + str(value) + r" at \[1, 2\] is outside the valid range "
+                    r"\[0, 10\)", str(e.value)), str(e.value)
+                assert s.global_step == 1 and s.num_skipped == 0
+                assert _same_state(before, s.state_dict())
+        assert math.isfinite(s.step(_shifted_ids(1)))
+        assert s.global_step == 2
+
+
+def test_computed_index_checks_keep_losses_bit_identical(tmp_path):
+    """The checks and clamps change nothing for indices in range: the graph
+    that computes ids + 3 trains bit for bit like the same graph fed the
+    shifted ids as its input (checked at the entry only)."""
+    with open(_COMPUTED_INDEX) as f:
+        text = f.read()
+    fed = re.sub(r"%pos = linalg\.generic \{.*?\} -> tensor<2x4xi64>",
+                 "%pos = tensor.cast %ids : tensor<2x4xi64> to tensor<2x4xi64>",
+                 text, flags=re.S)
+    assert fed != text
+    graph = tmp_path / "fed.mlir"
+    graph.write_text(fed)
+    for level in ("O0", "O2"):
+        computed = msamp.compile(_COMPUTED_INDEX, level,
+                                 out_dir=tmp_path / ("c" + level))
+        direct = msamp.compile(str(graph), level,
+                               out_dir=tmp_path / ("d" + level))
+        assert "check_index" not in (tmp_path / ("d" + level) /
+                                     "train_step.mlir").read_text()
+        with computed.session() as a, direct.session() as b:
+            a.init(seed=3)
+            b.init(seed=3)
+            for k in range(4):
+                batch = _shifted_ids(k)
+                la = a.step(batch)
+                lb = b.step({"input_ids": batch["input_ids"] + 3})
+                assert np.float32(la).tobytes() == np.float32(lb).tobytes()
+            assert _same_state(a.state_dict(), b.state_dict())

@@ -1002,8 +1002,18 @@ int run(Options o) {
       return agree(kRunError, message + "; stopping without saving "
                                         "(--skip-nonfinite skips such steps)");
     }
-    if (status != MSAMP_OK)
-      return fail(kRunError, msamp_last_error_message());
+    // A refused step is refused on every rank (the session agrees on a bad
+    // index or a runtime error on any rank): each rank says why, the
+    // ranks confirm to each other, and all stop without MPI_Abort.
+    if (status != MSAMP_OK) {
+      int rc = fail(kRunError, msamp_last_error_message());
+      if (group.multi() && status == MSAMP_ERROR_RUNTIME) {
+        float stopped = 1.0f;
+        hostAllReduce(&stopped, 1, /*max=*/1);
+        group.agreed = true;
+      }
+      return rc;
+    }
     loss = meanOverRanks(loss);
     StepMetrics metrics = readMetrics(session.get());
     // A committed step resets the count: a positive one means this step

@@ -38,13 +38,14 @@ enum class RuntimeFn {
   Broadcast,
   AdamUpdate,
   SGDUpdate,
+  CheckComputedIndex,
 };
 
 struct RuntimeSymbol {
   RuntimeFn fn;
   llvm::StringLiteral name;
   /// One character per argument: 'm' an unranked memref, 'i' an i32,
-  /// 'd' an f64.
+  /// 'l' an i64, 'd' an f64.
   llvm::StringLiteral signature;
 };
 
@@ -59,6 +60,11 @@ constexpr llvm::StringLiteral kEntryPointRuntimeSymbols[] = {kCheckIndexSymbol};
 /// memref.dealloc to calls of these, which the runtime defines.
 constexpr llvm::StringLiteral kAllocatorRuntimeSymbols[] = {
     "_mlir_memref_to_llvm_alloc", "_mlir_memref_to_llvm_free"};
+
+/// The function of train_step.so that runs the index-input checks alone
+/// (msamp-emit-entry-point; the packed entry point calls it first).
+constexpr llvm::StringLiteral kCheckInputsFunction =
+    "msamp_train_step_check_inputs";
 
 /// The table (one entry per RuntimeFn, in enum order).
 llvm::ArrayRef<RuntimeSymbol> getRuntimeSymbols();

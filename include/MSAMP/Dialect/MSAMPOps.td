@@ -452,4 +452,31 @@ def MSAMP_RandomUniformOp : MSAMP_Op<"random_uniform", [Pure]> {
   let hasVerifier = 1;
 }
 
+def MSAMP_CheckIndexOp : MSAMP_Op<"check_index", [MemoryEffects<[MemWrite]>]> {
+  let summary = "range check of an index computed in the graph";
+  let description = [{
+    Every element of `indices` must lie in [0, `upper`) or equal
+    `ignore_index` when present (the loss's ignore_index). The first one
+    that does not records the runtime's sticky error naming `site`, the
+    location (FILE:LINE:COL) of the op that reads the indices, the value,
+    its position and the range; the step runs on (its reads are clamped by
+    `--msamp-computed-index-checks`) and the caller refuses it. The op
+    writes the runtime's error state, so it is never erased or merged.
+    Added by `--msamp-computed-index-checks`, lowered by
+    `convert-msamp-to-runtime` to msamp_rt_check_computed_index.
+
+    ```mlir
+    msamp.check_index %pos upper 10 ignore -100 at "model.mlir:12:5" : tensor<2x4xi64>
+    ```
+  }];
+  let arguments = (ins RankedTensorOf<[I64, I32]>:$indices,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$upper,
+                       OptionalAttr<I64Attr>:$ignore_index,
+                       StrAttr:$site);
+  let assemblyFormat = [{
+    $indices `upper` $upper (`ignore` $ignore_index^)? `at` $site attr-dict
+    `:` type($indices)
+  }];
+}
+
 #endif // MSAMP_DIALECT_MSAMPOPS_TD

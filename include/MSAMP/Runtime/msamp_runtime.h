@@ -75,7 +75,7 @@ extern "C" {
  *  change of an entry point's arguments or semantics. Compiled steps record
  *  the version they were lowered for; a loader compares it with
  *  msamp_rt_abi_version(). */
-#define MSAMP_RT_ABI_VERSION 1
+#define MSAMP_RT_ABI_VERSION 2
 
 /*===----------------------------------------------------------------------===
  * Types
@@ -439,6 +439,21 @@ MSAMP_RT_EXPORT void _mlir_ciface_msamp_rt_sgd_update(
 MSAMP_RT_EXPORT msamp_rt_status msamp_rt_check_index(
     const msamp_rt_unranked_memref *ids, int32_t dtype, int64_t lower,
     int64_t upper, int64_t ignore_index, int32_t has_ignore, const char *name);
+
+/** msamp.check_index: the range check of an index computed in the graph
+ *  (docs/RuntimeABI.md 11.2), called inside the step before the op that
+ *  reads the indices. Every element of `ids` (i64 or i32, read on the host)
+ *  must lie in [0, upper), or equal `ignore_index` when `has_ignore` is
+ *  non-zero. The first element that does not records
+ *  MSAMP_RT_ERROR_INVALID_ARGUMENT, "msamp_train_step: index computed at
+ *  model.mlir:12:5: value 12 at [1, 3] is outside the valid range [0, 10)";
+ *  `site` is a 1-d i8 buffer holding that location (not NUL-terminated).
+ *  An error recorded earlier in the step is kept (the first fault is the
+ *  one reported). The step runs on with clamped reads; the caller must
+ *  refuse it and restore the state (the session does). */
+MSAMP_RT_EXPORT void _mlir_ciface_msamp_rt_check_computed_index(
+    msamp_rt_unranked_memref *ids, msamp_rt_unranked_memref *site,
+    int32_t dtype, int64_t upper, int64_t ignore_index, int32_t has_ignore);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -342,19 +342,26 @@ MSAMP_SESSION_EXPORT msamp_status msamp_session_synthetic_batch(
  *  after the update at step 3: 'w.exp_avg_sq' holds inf at element 0").
  *  Without a flag that is MSAMP_ERROR_NONFINITE with that message; non-
  *  finite data of a single process is found before the step runs, in the
- *  other cases the state then holds the update of that step (and
- *  msamp_session_save refuses it if it is not finite). With
- *  MSAMP_STEP_SKIP_NONFINITE the step is skipped and the update undone.
- *  With MSAMP_STEP_EVAL only the inputs are checked.
+ *  other cases the update is undone ("... (the update was undone)") and
+ *  the state and the counter are byte for byte those before the step.
+ *  With MSAMP_STEP_SKIP_NONFINITE the step is skipped: the update undone,
+ *  the counter advanced. With MSAMP_STEP_EVAL only the inputs are checked.
  *
- *  A runtime error (MSAMP_ERROR_RUNTIME) during the step leaves the state
- *  undefined unless a flag made a copy, which is then restored.
+ *  A runtime error (MSAMP_ERROR_RUNTIME) during the step (e.g. an index
+ *  computed in the graph outside its range) is undone the same way: every
+ *  step copies the state first, into a buffer allocated when the session
+ *  opened (Design.md "Bad data and bad updates").
  *
  *  With several data-parallel ranks (msamp_rt_world_size() > 1) every rank
  *  decides on the non-finite flags of all ranks (one small all-reduce per
  *  step): a rank whose own loss is finite still skips or fails the step
  *  ("non-finite loss on another rank at step 3") when another's is not, so
- *  replicas never diverge. `*loss` stays this rank's own loss.
+ *  replicas never diverge. `*loss` stays this rank's own loss. A bad index
+ *  input or a runtime error on any rank refuses the step on every rank
+ *  with that rank's message ("step 3: rank 1: the runtime reported error
+ *  1: msamp_train_step: input 'ids': value 64 at [0, 3] is outside the
+ *  valid range [0, 64)"): the index inputs are checked before the step
+ *  and the ranks agree on it (one 1-float all-reduce), and again after it.
  *  Before msamp_session_init or msamp_session_load has succeeded it returns
  *  MSAMP_ERROR_INVALID_ARGUMENT ("the session is not initialized"). */
 MSAMP_SESSION_EXPORT msamp_status msamp_session_step(msamp_session *s, float lr,

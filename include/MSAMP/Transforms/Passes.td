@@ -432,6 +432,39 @@ def MSAMPIndexChecks : Pass<"msamp-index-checks", "::mlir::ModuleOp"> {
   }];
 }
 
+def MSAMPComputedIndexChecks
+    : Pass<"msamp-computed-index-checks", "::mlir::ModuleOp"> {
+  let summary = "range-check the indices @train_step computes itself";
+  let description = [{
+    Indices that are not step inputs (RoBERTa's position ids from a
+    cumulative sum over the mask, torch's gather / index_select / embedding
+    on computed ids, one-hot compares) are not covered by
+    `--msamp-index-checks`. For every integer tensor that a linalg.generic
+    of @train_step reads as an index and that is not a step input or
+    target (those are checked at the entry): a value the graph computed,
+    or a buffer such as stored position ids; with the element reaching,
+    through integer casts only:
+
+    - a `tensor.extract` coordinate: valid [0, dim of the gathered tensor);
+      the coordinate is also clamped to that range, so a bad value never
+      reads out of bounds;
+    - an `arith.cmpi eq|ne` with a loop index or iota (one-hot): valid
+      [0, that extent); a compare with a constant outside it is the loss's
+      ignore_index, which stays valid;
+
+    this pass inserts `msamp.check_index` before the op that reads it, with
+    the op's location (FILE:LINE:COL of the input graph) as its site. At
+    run time a bad value records the runtime's sticky error naming the
+    site, the value and the range, and the session refuses the step and
+    restores the state (docs/Design.md "Bad data and bad updates"). Reads
+    the graph already clamps or selects (the ONNX importer's Gather and
+    SoftmaxCrossEntropyLoss) are left as they are. A remark per checked op
+    (`--remarks-filter=msamp`).
+  }];
+  let dependentDialects = ["::mlir::msamp::MSAMPDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def MSAMPVerifyTrainStep
     : Pass<"msamp-verify-train-step", "::mlir::ModuleOp"> {
   let summary = "final invariant check of a compiled train step";

@@ -20,6 +20,13 @@
 // msamp_rt_check_index. A failed check has recorded the runtime's sticky
 // error (input, value, valid range); the entry point then returns without
 // calling the step, so nothing (no param, moment or scale) is updated.
+// The checks are a function of their own,
+//
+//   int32_t msamp_train_step_check_inputs(void **descriptors);  // 0: valid
+//
+// which a data-parallel session calls before the step, so that every rank
+// learns of a bad index on any rank before any enters the step's
+// collectives (docs/RuntimeABI.md 11.1).
 //
 //===----------------------------------------------------------------------===//
 
@@ -42,18 +49,19 @@ struct MSAMPEmitEntryPointPass
     : ::mlir::msamp::impl::MSAMPEmitEntryPointBase<MSAMPEmitEntryPointPass> {
   using Base::Base;
 
-  /// At the builder's position in `packed`: one msamp_rt_check_index call
+  /// At the builder's position in `checker`: one msamp_rt_check_index call
   /// per entry of msamp.index_checks (on the argument's ranked descriptor,
-  /// wrapped as an unranked memref), returning early on the first failure.
-  /// Leaves the builder in the block where the step is called.
+  /// wrapped as an unranked memref), returning the status of the first
+  /// failure. Leaves the builder where every check has passed.
   LogicalResult emitIndexChecks(OpBuilder &b, ModuleOp module,
-                                LLVM::LLVMFuncOp packed, ArrayRef<Value> args) {
+                                LLVM::LLVMFuncOp checker,
+                                ArrayRef<Value> args) {
     auto checks = module->getAttrOfType<ArrayAttr>(msamp::kIndexChecksAttr);
     if (!checks)
       return success();
     module->removeAttr(msamp::kIndexChecksAttr);
     MLIRContext *ctx = module.getContext();
-    Location loc = packed.getLoc();
+    Location loc = checker.getLoc();
     auto ptr = LLVM::LLVMPointerType::get(ctx);
     auto i32 = IntegerType::get(ctx, 32);
     auto i64 = IntegerType::get(ctx, 64);
@@ -115,12 +123,13 @@ struct MSAMPEmitEntryPointPass
           LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::ne, status, c32(0));
       Block *current = b.getInsertionBlock();
       if (!refuse) {
-        refuse = b.createBlock(&packed.getBody());
-        LLVM::ReturnOp::create(b, loc, ValueRange{});
+        refuse = b.createBlock(&checker.getBody(), {}, {i32}, {loc});
+        LLVM::ReturnOp::create(b, loc, refuse->getArgument(0));
       }
-      Block *next = b.createBlock(&packed.getBody());
+      Block *next = b.createBlock(&checker.getBody());
       b.setInsertionPointToEnd(current);
-      LLVM::CondBrOp::create(b, loc, failed, refuse, next);
+      LLVM::CondBrOp::create(b, loc, failed, refuse, ValueRange{status}, next,
+                             ValueRange{});
       b.setInsertionPointToStart(next);
     }
     return success();
@@ -149,21 +158,46 @@ struct MSAMPEmitEntryPointPass
     OpBuilder b(ctx);
     b.setInsertionPointToEnd(module.getBody());
     Location loc = module.getLoc();
+    auto i32 = IntegerType::get(ctx, 32);
+    // The descriptors of `fn`'s packed argument, loaded at the builder.
+    auto loadArgs = [&](LLVM::LLVMFuncOp fn) {
+      SmallVector<Value> args;
+      for (unsigned i = 0; i < numArgs; ++i) {
+        Value slot = LLVM::GEPOp::create(
+            b, loc, ptr, ptr, fn.getArgument(0),
+            ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(i)});
+        args.push_back(LLVM::LoadOp::create(b, loc, ptr, slot));
+      }
+      return args;
+    };
+    auto checker =
+        LLVM::LLVMFuncOp::create(b, loc, msamp::kCheckInputsFunction,
+                                 LLVM::LLVMFunctionType::get(i32, {ptr}));
+    b.setInsertionPointToStart(checker.addEntryBlock(b));
+    if (failed(emitIndexChecks(b, module, checker, loadArgs(checker))))
+      return signalPassFailure();
+    LLVM::ReturnOp::create(
+        b, loc, LLVM::ConstantOp::create(b, loc, i32, 0).getResult());
+
+    b.setInsertionPointToEnd(module.getBody());
     auto packed =
         LLVM::LLVMFuncOp::create(b, loc, "msamp_train_step_packed",
                                  LLVM::LLVMFunctionType::get(voidType, {ptr}));
-    Block *entry = packed.addEntryBlock(b);
-    b.setInsertionPointToStart(entry);
-    SmallVector<Value> args;
-    for (unsigned i = 0; i < numArgs; ++i) {
-      Value slot =
-          LLVM::GEPOp::create(b, loc, ptr, ptr, entry->getArgument(0),
-                              ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(i)});
-      args.push_back(LLVM::LoadOp::create(b, loc, ptr, slot));
-    }
-    if (failed(emitIndexChecks(b, module, packed, args)))
-      return signalPassFailure();
-    LLVM::CallOp::create(b, loc, target, args);
+    b.setInsertionPointToStart(packed.addEntryBlock(b));
+    Value status =
+        LLVM::CallOp::create(b, loc, checker, ValueRange{packed.getArgument(0)})
+            .getResult();
+    Value refused = LLVM::ICmpOp::create(
+        b, loc, LLVM::ICmpPredicate::ne, status,
+        LLVM::ConstantOp::create(b, loc, i32, 0).getResult());
+    Block *entry = b.getInsertionBlock();
+    Block *refuse = b.createBlock(&packed.getBody());
+    LLVM::ReturnOp::create(b, loc, ValueRange{});
+    Block *run = b.createBlock(&packed.getBody());
+    b.setInsertionPointToEnd(entry);
+    LLVM::CondBrOp::create(b, loc, refused, refuse, run);
+    b.setInsertionPointToStart(run);
+    LLVM::CallOp::create(b, loc, target, loadArgs(packed));
     LLVM::ReturnOp::create(b, loc, ValueRange{});
 
     auto constant = [&](StringRef name, int64_t value) {

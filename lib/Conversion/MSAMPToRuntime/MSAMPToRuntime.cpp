@@ -405,6 +405,24 @@ void ConvertMSAMPToRuntimePass::runOnOperation() {
                    rt.f64(b, loc, s.getWeightDecay().convertToDouble()),
                    rt.i32(b, loc, flags)});
       rt.call(b, loc, RuntimeFn::SGDUpdate, args);
+    } else if (auto c = dyn_cast<CheckIndexOp>(op)) {
+      // The location travels as a constant i8 buffer (one global per site).
+      StringRef site = c.getSite();
+      auto siteType = RankedTensorType::get({static_cast<int64_t>(site.size())},
+                                            b.getI8Type());
+      Value siteBytes = arith::ConstantOp::create(
+          b, loc,
+          DenseElementsAttr::get(
+              siteType,
+              ArrayRef<int8_t>(reinterpret_cast<const int8_t *>(site.data()),
+                               site.size())));
+      std::optional<int64_t> ignore = c.getIgnoreIndex();
+      rt.call(b, loc, RuntimeFn::CheckComputedIndex,
+              {rt.input(b, loc, c.getIndices()), rt.input(b, loc, siteBytes),
+               rt.i32(b, loc, dtype(c.getIndices())),
+               arith::ConstantIntOp::create(b, loc, c.getUpper(), 64),
+               arith::ConstantIntOp::create(b, loc, ignore.value_or(0), 64),
+               rt.i32(b, loc, ignore ? 1 : 0)});
     } else if (std::optional<GemmMatch> m = matchGemm(op)) {
       // A GEMM left in high precision: the runtime's BLAS path, unless it
       // accumulates into a non-zero init (then it stays a linalg loop nest).

@@ -24,6 +24,7 @@ static const RuntimeSymbol kSymbols[] = {
     {RuntimeFn::AdamUpdate, "msamp_rt_adam_update",
      "mmmmmmmmmmmmmmmmiiiiddddi"},
     {RuntimeFn::SGDUpdate, "msamp_rt_sgd_update", "mmmmmmmmmmiiddi"},
+    {RuntimeFn::CheckComputedIndex, "msamp_rt_check_computed_index", "mmilli"},
 };
 
 ArrayRef<RuntimeSymbol> mlir::msamp::getRuntimeSymbols() { return kSymbols; }
@@ -48,6 +49,8 @@ func::FuncOp mlir::msamp::getOrInsertRuntimeDecl(ModuleOp module,
       inputs.push_back(memref);
     else if (c == 'i')
       inputs.push_back(b.getI32Type());
+    else if (c == 'l')
+      inputs.push_back(b.getI64Type());
     else
       inputs.push_back(b.getF64Type());
   }

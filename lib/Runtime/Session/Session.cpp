@@ -6,6 +6,7 @@
 
 #include "Session.h"
 #include "Random.h"
+#include "RankAgreement.h"
 #include "Sha256.h"
 
 #include "MSAMP/Runtime/msamp_gpu_host.h"
@@ -170,6 +171,8 @@ Error Session::open(const std::string &dir, std::unique_ptr<Session> &out) {
       dlsym(library, "msamp_train_step_num_args"));
   s->packed_ = reinterpret_cast<void (*)(void **)>(
       dlsym(library, "msamp_train_step_packed"));
+  s->checkInputs_ = reinterpret_cast<int32_t (*)(void **)>(
+      dlsym(library, "msamp_train_step_check_inputs"));
   if (!abiVersion || !numArgs || !s->packed_)
     return Error(MSAMP_ERROR_LOAD,
                  soPath + " lacks msamp_train_step_packed, "
@@ -210,21 +213,28 @@ Error Session::open(const std::string &dir, std::unique_ptr<Session> &out) {
   // The state and the inputs are allocated and zeroed here (the step's
   // intermediates come on top at each step): refuse what cannot fit before
   // the out-of-memory killer does (a 2^31 dimension was killed at 24 GB).
+  // The copy of the state that a refused step is undone from is part of
+  // it (Design.md "Bad data and bad updates"), so the state counts twice.
+  uint64_t stateBytes = 0;
+  for (const TensorSpec &spec : m.state)
+    stateBytes += static_cast<uint64_t>(spec.numBytes);
   if (memory == BufferMemory::Host) {
-    uint64_t required = 0;
-    for (bool isState : {true, false})
-      for (const TensorSpec &spec : isState ? m.state : m.inputs)
-        required += static_cast<uint64_t>(spec.numBytes);
+    uint64_t required = 2 * stateBytes;
+    for (const TensorSpec &spec : m.inputs)
+      required += static_cast<uint64_t>(spec.numBytes);
     const uint64_t available = availableMemoryBytes();
     if (available && required > available)
       return Error(MSAMP_ERROR_OUT_OF_MEMORY,
-                   dir + ": the state and inputs need " +
+                   dir +
+                       ": the state, its copy (to undo a refused step) "
+                       "and the inputs need " +
                        std::to_string(required) + " bytes (" +
                        std::to_string(required >> 20) + " MiB), but " +
                        std::to_string(available) + " bytes (" +
                        std::to_string(available >> 20) +
                        " MiB) of memory are available (MemAvailable)");
   }
+  s->snapshot_.resize(static_cast<size_t>(stateBytes));
 
   s->descriptors_.assign(static_cast<size_t>(m.numArgs + 1 + numMetrics),
                          nullptr);
@@ -478,10 +488,6 @@ void Session::setCompletedSteps(int64_t steps) {
 }
 
 void Session::snapshotState() {
-  size_t total = 0;
-  for (const auto &buffer : state_)
-    total += buffer->numBytes();
-  snapshot_.resize(total);
   size_t at = 0;
   for (const auto &buffer : state_) {
     std::memcpy(snapshot_.data() + at, buffer->data(), buffer->numBytes());
@@ -561,10 +567,29 @@ Error Session::step(float lr, uint32_t flags, float &loss) {
     haveSnapshot_ = false;
     return finishNonFinite(true, before, message);
   }
-  // The copy costs one pass over the state; take it only when asked.
-  haveSnapshot_ = eval || skipNonFinite;
-  if (haveSnapshot_)
-    snapshotState();
+  // A bad index input on one data-parallel rank: the compiled step would
+  // not run there and leave the other ranks in its collectives. Every rank
+  // runs the step's index checks first, and all refuse together
+  // (RankAgreement.h), naming the rank.
+  if (msamp_rt_world_size() > 1 && checkInputs_) {
+    msamp_rt_clear_error();
+    std::string mine;
+    if (int32_t status = checkInputs_(descriptors_.data()))
+      mine = "the runtime reported error " + std::to_string(status) + ": " +
+             msamp_rt_get_last_error_message();
+    msamp_rt_clear_error();
+    std::string agreed;
+    if (Error e = agreeOnRefusal(!mine.empty(), mine, agreed))
+      return e;
+    if (!agreed.empty())
+      return Error(MSAMP_ERROR_RUNTIME,
+                   "step " + std::to_string(number) + ": " + agreed);
+  }
+  // Every step may be refused after it ran (a non-finite update, a
+  // computed index out of range, another rank's fault): the copy it is
+  // undone from is taken always, into the buffer allocated at open.
+  haveSnapshot_ = true;
+  snapshotState();
 
   msamp_rt_clear_error();
   // The step's own heap (RuntimeABI.md 14), counted on this thread.
@@ -573,15 +598,25 @@ Error Session::step(float lr, uint32_t flags, float &loss) {
   packed_(descriptors_.data());
   stepPeakBytes_ =
       std::max(stepPeakBytes_, msamp_rt_step_peak_bytes() - liveBefore);
-  if (msamp_rt_status status = msamp_rt_get_last_error()) {
-    std::string message = msamp_rt_get_last_error_message();
-    msamp_rt_clear_error();
-    if (haveSnapshot_)
+  // A runtime error in the step (an index computed in the graph out of
+  // range: the step ran on, clamped) refuses it; data-parallel ranks agree
+  // on it, so that all undo the step and none waits in the agreement below.
+  std::string runtimeError;
+  if (msamp_rt_status status = msamp_rt_get_last_error())
+    runtimeError = "the runtime reported error " +
+                   std::to_string(static_cast<int>(status)) + ": " +
+                   msamp_rt_get_last_error_message();
+  msamp_rt_clear_error();
+  if (!runtimeError.empty() || msamp_rt_world_size() > 1) {
+    std::string agreed;
+    Error e = agreeOnRefusal(!runtimeError.empty(), runtimeError, agreed);
+    if (e || !agreed.empty()) {
       restoreState();
-    return Error(MSAMP_ERROR_RUNTIME,
-                 "step " + std::to_string(number) +
-                     ": the runtime reported error " +
-                     std::to_string(static_cast<int>(status)) + ": " + message);
+      if (e)
+        return e;
+      return Error(MSAMP_ERROR_RUNTIME,
+                   "step " + std::to_string(number) + ": " + agreed);
+    }
   }
   std::memcpy(&loss, loss_->data(), sizeof(loss));
   if (eval) {
@@ -663,16 +698,17 @@ Error Session::step(float lr, uint32_t flags, float &loss) {
   }
   return finishNonFinite(skipNonFinite, before,
                          "non-finite state after the update" + at + ": " +
-                             badState +
-                             (skipNonFinite ? " (the update was undone)" : ""));
+                             badState + " (the update was undone)");
 }
 
 Error Session::finishNonFinite(bool skip, int64_t before,
                                const std::string &message) {
-  if (!skip)
-    return Error(MSAMP_ERROR_NONFINITE, message);
   if (haveSnapshot_)
     restoreState();
+  if (!skip) {
+    setCompletedSteps(before);
+    return Error(MSAMP_ERROR_NONFINITE, message);
+  }
   setCompletedSteps(before + 1);
   ++numSkipped_;
   ++consecutiveSkipped_;

@@ -8,7 +8,7 @@
 // behaviour). It owns the manifest, the dlopened train_step.so, one buffer
 // per argument, the loss and metric outputs, the descriptor table passed to
 // msamp_train_step_packed, an optional data file, and the copy of the state
-// that --skip-nonfinite and --eval restore.
+// (allocated at open) that every refused step and --eval restore.
 //
 //===----------------------------------------------------------------------===//
 
@@ -136,6 +136,8 @@ private:
   double defaultLR_ = 1e-3;
   void (*packed_)(void **) = nullptr;
   int64_t stepPeakBytes_ = 0;
+  /// msamp_train_step_check_inputs: the step's index-input checks alone.
+  int32_t (*checkInputs_)(void **) = nullptr;
 
   std::vector<std::unique_ptr<TensorBuffer>> state_;
   std::vector<std::unique_ptr<TensorBuffer>> inputs_;
@@ -166,6 +168,8 @@ private:
   std::vector<const SafeTensor *> dataTensors_;
   int64_t numBatches_ = 0;
 
+  /// The state before the current step, taken before every step: sized
+  /// once at open (the memory check counts it).
   std::vector<uint8_t> snapshot_;
   std::vector<LayoutEntry> stateDictLayout_;
   bool haveSnapshot_ = false; // snapshot_ holds the state before this step
