@@ -16,6 +16,12 @@ downloads), measured in one run on this machine:
     PYTHONPATH=python .venv/bin/python benchmarks/bench_stock_models.py \\
         [--families gpt2,bert] [--steps 20] [--threads 1]
 
+``--gaps`` prints the issue's numbers instead (test_stock_models.py's
+protocol, stock_families.BATCH/DISTINCT/STEPS): PyTorch's loss drop in
+50 steps, the O0 max relative difference over the first 20 steps, and the
+O1 and O2 last-5 mean against PyTorch's, every family at every level (the
+test checks O1 for two families only).
+
 The table is printed as Markdown for docs/Benchmarks.md; name the CPU with it
 (``lscpu | grep 'Model name'``).
 """
@@ -100,13 +106,55 @@ def row(name, steps, threads, tmp):
     return out
 
 
+def _last5(losses):
+    return statistics.fmean(losses[-5:])
+
+
+def gaps_row(name, tmp):
+    family = families.FAMILIES[name]
+    model = families.model(family)
+    reference = copy.deepcopy(model)
+    data = families.batches(family, families.DISTINCT, families.BATCH)
+    init = os.path.join(tmp, f"{name}.gaps.init.safetensors")
+    graph = msamp.export(model, families.loss_fn(family), data[0],
+                         optimizer=families.optimizer(family, model),
+                         init_file=init)
+    pytorch = families.torch_losses(family, reference, data, families.STEPS)
+    batches = [{k: v.numpy() for k, v in b.items()} for b in data]
+    out = {"family": name, "lr": family.lr,
+           "drop": 1 - _last5(pytorch) / statistics.fmean(pytorch[:5])}
+    for level, step in msamp.compile_all(graph, ["O0", "O1", "O2"]).items():
+        losses = msamp.Trainer(step, init_file=init).fit(batches, steps=families.STEPS)
+        out[level] = _last5(losses) / _last5(pytorch) - 1
+        if level == "O0":
+            n = families.O0_STEPS
+            out["o0_diff"] = max(abs(a / b - 1) for a, b in zip(losses[:n], pytorch[:n]))
+    return out
+
+
+def main_gaps(names):
+    print("| family | lr | PyTorch loss drop | O0 max rel. diff (20 steps) "
+          "| O1 last-5 vs PyTorch | O2 last-5 vs PyTorch |")
+    print("|---|---|---|---|---|---|")
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in names:
+            r = gaps_row(name, tmp)
+            print(f"| {name} | {r['lr']:g} | {r['drop']:.0%} | {r['o0_diff']:.1e} "
+                  f"| {r['O1']:+.1%} | {r['O2']:+.1%} |", flush=True)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--families", default=",".join(families.FAMILIES))
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--gaps", action="store_true",
+                        help="the issue's loss numbers, not times")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
+    if args.gaps:
+        main_gaps(args.families.split(","))
+        return
     print("| family | params | export s | compile O0 s | compile O2 s "
           "| PyTorch ms/step | O0 ms/step (x PyTorch) | O2 ms/step (x PyTorch) "
           "| B/param O0 | B/param O2 |")

@@ -698,6 +698,8 @@ def _lower_or_explain(fx, gm, func_name):
         return fx.stateless_fx_import(gm, output_type="linalg-on-tensors",
                                       model_name=func_name,
                                       fx_importer=FxImporter(context=context))
+    except MemoryError:
+        raise  # a crash, not an op it cannot lower (export_child.run)
     except Exception as e:  # noqa: BLE001 - torch-mlir raises plain errors
         text = str(e) + "\n" + "\n".join(messages)
         ops = sorted(set(_ILLEGAL_OP.findall(text))

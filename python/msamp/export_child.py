@@ -18,6 +18,10 @@ import os
 import pickle
 import signal
 
+# The child's exit status when it ran out of its address space in Python (a
+# MemoryError): like a crash, not like an error it could explain.
+_OUT_OF_MEMORY = 3
+
 # The child may grow by this fraction of the machine's memory beyond what
 # it inherited (MSAMP_EXPORT_MEMORY_GB overrides it, in GiB).
 _MEMORY_FRACTION = 0.5
@@ -44,7 +48,8 @@ def _limit_bytes():
 def run(fn):
     """``fn()`` in a forked child with a capped address space: its return
     value, or the exception it raised (re-raised here if it pickles, else a
-    RuntimeError with its text). A child that dies raises ChildDied."""
+    RuntimeError with its text). A child that dies, or runs out of memory
+    (a MemoryError), raises ChildDied."""
     import resource
     limit = _limit_bytes()
     read_end, write_end = os.pipe()
@@ -56,6 +61,10 @@ def run(fn):
             resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
             try:
                 answer = ("ok", fn())
+            except MemoryError:
+                # What is left of the address space may not even pickle an
+                # answer; the parent reports it as a death.
+                os._exit(_OUT_OF_MEMORY)
             except BaseException as e:  # noqa: BLE001 - handed to the parent
                 try:
                     pickle.dumps(e)
@@ -88,6 +97,8 @@ def run(fn):
         except ValueError:
             name = f"signal {sig}"
         why = f"killed by {name}"
+    elif os.WEXITSTATUS(wait_status) == _OUT_OF_MEMORY:
+        why = "ran out of memory"
     else:
         why = f"exited with status {os.WEXITSTATUS(wait_status)}"
     raise ChildDied(f"{why} (address space capped at {limit >> 20} MiB; "

@@ -33,6 +33,10 @@ import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
 VOCAB, SEQ, CLASSES, IMAGE = 32, 8, 4, 16
+# The issue's protocol: batches of BATCH, DISTINCT of them cycled, STEPS
+# steps (the bars compare the mean of the last 5), O0 compared at each of
+# the first O0_STEPS (test_stock_models.py, bench_stock_models.py --gaps).
+BATCH, DISTINCT, STEPS, O0_STEPS = 4, 8, 50, 20
 
 
 @dataclass
@@ -118,7 +122,15 @@ FAMILIES = {f.name: f for f in [
     Family("bert", bert, "seqcls", 3e-3),
     Family("llama", llama, "lm", 3e-3),
     Family("vit", vit, "image", 3e-3),
-    Family("roberta", roberta, "seqcls", 3e-3),
+    # lr 2e-3, not 3e-3 (issue #14's RoBERTa O2 gap): at 3e-3 the loss falls
+    # 84% to 0.22, and O2's last-5 mean, 0.254, is +15.8% (O1 +5.2%) while
+    # only 0.035 above PyTorch, 2.5% of the initial loss, and inside
+    # PyTorch's own spread over init seeds (0.16-0.22). Not an optimizer
+    # bug: O2 with every GEMM in f32 (exclude=".") equals an independent
+    # ml_dtypes emulation of MS-AMP's LBAdamW (FP8 m, FP16 v) to 4 digits at
+    # all 50 steps (+1.0%). At 2e-3 the loss falls 69%, a 1% weight
+    # perturbation moves PyTorch's last-5 by <= 0.7%, O1 +1.6%, O2 +3.1%.
+    Family("roberta", roberta, "seqcls", 2e-3),
     Family("deit", deit, "image", 3e-3),
     Family("swin", swin, "image", 3e-3),
     # 64x64: at 32x32 the last stage is 1x1, and its BatchNorm normalizes
@@ -126,7 +138,12 @@ FAMILIES = {f.name: f for f in [
     # on 2 threads differed by 25% within 20 steps (on the old quadrant
     # task: the "O0 off by 0.27" of issue #14). At 64x64 (2x2, 16 values)
     # PyTorch f32 vs f64 differ by 1.9e-6.
-    Family("resnet", resnet, "image", 3e-3, image=64),
+    # lr 5e-4 (issue #14's ResNet O2 gap, +20.6% at 3e-3): BatchNorm over
+    # batch 4 makes training at 3e-3 chaotic, a 1% weight perturbation moved
+    # PyTorch's own last-5 mean by +2..+16%, so the 5% bar compared noise;
+    # at 1e-3 still O1 +5.9%. At 5e-4 that perturbation moves it by
+    # <= 2.4%, the loss falls 36%, O1 -2.3%, O2 -1.7%.
+    Family("resnet", resnet, "image", 5e-4, image=64),
 ]}
 
 
