@@ -40,6 +40,11 @@ if os.path.realpath(sys.prefix) != os.path.realpath(config.python_prefix):
            config.python_prefix, config.python_executable, sys.argv[0],
            " ".join(sys.argv[1:])))
 config.substitutions.append(("%python", config.python_executable))
+# The training log without its peak-memory fields: they sit on the last
+# training step's line and differ between a run and its resumed halves, or a
+# CPU and a GPU-pipeline build, whose losses must still agree byte for byte.
+config.substitutions.append(
+    ("%strip-peaks", "sed -E 's/, \"(planned_)?peak_bytes\": [0-9]+//g'"))
 config.environment["PYTHONPATH"] = os.path.join(config.msamp_src_root, "python")
 
 llvm_config.use_default_substitutions()

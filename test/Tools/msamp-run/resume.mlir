@@ -21,7 +21,7 @@
 // RUN:   --log-json %t/second.jsonl --save %t/resumed.safetensors | FileCheck %s
 // The first run's last line has its peaks, which the straight run has
 // only on its last step: without them, the split log is the straight one.
-// RUN: sed -E 's/, "(planned_)?peak_bytes": [0-9]+//g' %t/first.jsonl | cat - %t/second.jsonl > %t/split.jsonl
+// RUN: %strip-peaks %t/first.jsonl | cat - %t/second.jsonl > %t/split.jsonl
 // RUN: diff %t/straight.jsonl %t/split.jsonl
 // RUN: cmp %t/straight.safetensors %t/resumed.safetensors
 // RUN: %st_python %S/Inputs/check.py same-state %t/straight.safetensors %t/resumed.safetensors
