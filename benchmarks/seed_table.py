@@ -7,7 +7,7 @@ msamp-run trains it for --steps steps on 2 ranks. The printed table has the
 seed's columns, read from what ran rather than restated:
 
 * GEMM: the element types of the Linear GEMMs' operands in the compiled
-  step (msamp.compiler.parse_gemms on train_step.mlir), "k/n" of them low
+  step (gemms.json, through msamp.compiler.load), "k/n" of them low
   precision;
 * weight: the params' storage types in the manifest (GEMM weights first);
 * master / weight grad / optimizer m + v: the dtypes of msamp-run's memory
@@ -15,9 +15,9 @@ seed's columns, read from what ran rather than restated:
   they live inside the step; "mixed": FP8 GEMM weight gradients, f32
   others);
 * state B/param: that report's total (O3: rank 0's share);
-* peak: ``peak_bytes`` of the compiled directory's memory_report.json and
-  msamp-run's measured high-water mark, "n/a" where this build writes or
-  prints none;
+* peak: ``peak_bytes`` of the compiled directory's memory_report.json (the
+  static buffer plan) and the ``peak_bytes`` msamp-run measured (the last
+  training step's --log-json line), "n/a" where a build writes none;
 * final loss: the mean loss of the last 10 steps (over the ranks), and its
   ratio to amp-bf16's;
 * wire B/step: the gradient all-reduce payload per rank per step
@@ -51,7 +51,7 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(ROOT, "python"))
 
 from msamp import data as msamp_data  # noqa: E402
-from msamp.compiler import parse_gemms  # noqa: E402
+from msamp.compiler import load as load_compiled  # noqa: E402
 
 LEVELS = ("amp-bf16", "amp-fp16", "te", "O1", "O2", "O3")
 RANKS = 2
@@ -114,9 +114,8 @@ def gpt2(tmp):
 
 
 def gemm_column(compiled):
-    with open(os.path.join(compiled, "train_step.mlir")) as f:
-        gemms = [g for g in parse_gemms(f.read())
-                 if g.kind in ("fprop", "dgrad", "wgrad")]
+    gemms = [g for g in load_compiled(compiled).gemms()
+             if g.kind in ("fprop", "dgrad", "wgrad")]
     low = [g for g in gemms if g.lhs != "f32" or g.rhs != "f32"]
     types = sorted({SHORT.get(t, t) for g in low for t in (g.lhs, g.rhs)})
     return (f"{'/'.join(types) or 'f32'} {len(low)}/{len(gemms)}")
@@ -141,11 +140,11 @@ def memory_rows(stdout):
     return rows, float(total.group(2)) if total else float("nan")
 
 
-def measured_peak(stdout):
-    """msamp-run's high-water mark in bytes, when it prints one."""
-    m = re.search(r"^.*(?:high-water|peak)[^\n]*?([\d,]+)\s*bytes", stdout,
-                  re.M | re.I)
-    return int(m.group(1).replace(",", "")) if m else None
+def measured_peak(entries):
+    """The measured peak (session buffers + the step's heap high-water
+    mark) msamp-run puts on the last training step's --log-json line."""
+    peaks = [e["peak_bytes"] for e in entries if "peak_bytes" in e]
+    return peaks[-1] if peaks else None
 
 
 def planned_peak(compiled):
@@ -190,7 +189,7 @@ def train(args, level, graph, init, data_file, tmp):
         "total": total,
         "params": int(params.group(1)) if params else None,
         "planned_peak": planned_peak(compiled),
-        "measured_peak": measured_peak(stdout),
+        "measured_peak": measured_peak(entries),
         "final": float(np.mean(losses[-10:])) if losses else float("nan"),
         "wire": int(wire.group(1)) if wire else None,
         "ms": 1e3 * float(timing.group(2)) / max(int(timing.group(1)), 1),

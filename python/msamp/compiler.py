@@ -18,6 +18,7 @@ the compiler again, so the package cannot disagree with the compiler:
 
 import json
 import os
+import re
 import subprocess
 import tempfile
 from dataclasses import dataclass
