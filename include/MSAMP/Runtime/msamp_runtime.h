@@ -216,7 +216,8 @@ MSAMP_RT_EXPORT void msamp_rt_reset_collective_bytes(void);
  *  @param scale    one f32 (stored = real * scale).
  *  @param out      same shape as `in`; out_dtype f8E4M3FN, f8E5M2 (saturating)
  *                  or f16 (IEEE). May not overlap `in`.
- *  The product in*scale is rounded to f32 once, then encoded (NUMERICS 1.2). */
+ *  The product in*scale is rounded to f32 once, then encoded
+ *  (NUMERICS 1.2). */
 MSAMP_RT_EXPORT void _mlir_ciface_msamp_rt_quantize(
     msamp_rt_unranked_memref *in, msamp_rt_unranked_memref *scale,
     msamp_rt_unranked_memref *out, int32_t in_dtype, int32_t out_dtype);
