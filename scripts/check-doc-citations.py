@@ -11,12 +11,15 @@ number and an anchor:
     Numerics.md section 2         RuntimeABI.md 3.7a, 3.7b
     docs/Numerics.md 2.1/2.2      docs/Numerics.md 4.3-4.4
     [Passes](Passes.md#pipelines) docs/Interfaces.md's 4
+    docs/TrainStep.md 2 "Body at O0"   docs/Design.md "GPU target"
 
 A citation may wrap onto the next comment line (`... docs/Numerics.md` /
 `// 4.4`). The file is looked up next to the citing file, then at the
 repository root, then in docs/. A section number must be the number of a
 heading of that file (`## 4.`, `### 4.3a`, `### 3.7a \`...\``); an anchor
-must be the GitHub anchor of one of its headings. Reference pages that the
+must be the GitHub anchor of one of its headings; a quoted name must begin
+the title of one of its headings (without the number) or a bold lead-in
+(`**Name ...**`). Reference pages that the
 build generates (`add_mlir_doc` in the CMake files, written to
 build/docs/<dir>/<name>.md) count as present and are not checked further.
 URLs are not citations. A file with `check-doc-citations: ignore-file` in
@@ -49,12 +52,14 @@ NUMBER = r"\d+(?:\.\d+)*[a-z]?"
 CITATION = re.compile(
     r"(?P<path>(?:[\w.-]+/)*[\w-]+\.md)\b"
     r"(?:#(?P<anchor>[\w-]+))?"
-    r"(?P<tail>(?:'s)?,?\s+(?:(?:sections?|section|§)\s*)?"
+    r"(?:(?:'s)?,?\s+(?:(?:sections?|§)\s*)?"
     r"(?P<numbers>" + NUMBER + r"(?:\s*(?:/|-|–|,|and)\s*" + NUMBER +
-    r")*)(?![\w.]*\w))?")
+    r")*)(?![\w.]*\w))?"
+    r"(?:,?\s+\"(?P<name>[^\"]{1,80})\")?")
 SECTION_IN_LIST = re.compile(NUMBER)
 HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 HEADING_NUMBER = re.compile(r"^(" + NUMBER + r")[.):]?(?:\s|$)")
+BOLD = re.compile(r"\*\*([^*]+)\*\*")
 # Leading comment markers stripped before a citation is followed onto the
 # next line.
 COMMENT_LEAD = re.compile(r"^\s*(?:///?|//!|#+|\*+/?|/\*+|--|;+|\"\"\")?\s*")
@@ -127,25 +132,40 @@ def slug(title):
 
 
 def headings(text):
-    """The section numbers and anchors of a markdown file."""
-    numbers, anchors, seen = set(), set(), {}
+    """The section numbers, anchors and names of a markdown file. A name is
+    a heading's title without its number, or a bold lead-in (`**Name**`) of
+    a paragraph or list item."""
+    numbers, anchors, names, seen = set(), set(), [], {}
     in_fence = False
     for line in text.splitlines():
         if line.lstrip().startswith("```"):
             in_fence = not in_fence
             continue
-        m = None if in_fence else HEADING.match(line)
+        if in_fence:
+            continue
+        names.extend(b.lower() for b in BOLD.findall(line))
+        m = HEADING.match(line)
         if not m:
             continue
         title = m.group(2)
-        n = HEADING_NUMBER.match(title.replace("`", ""))
+        plain = title.replace("`", "")
+        n = HEADING_NUMBER.match(plain)
         if n:
             numbers.add(n.group(1))
+            plain = plain[n.end():]
+        names.append(plain.strip().lower())
         base = slug(title)
         count = seen.get(base, 0)
         seen[base] = count + 1
         anchors.add(base if count == 0 else f"{base}-{count}")
-    return numbers, anchors
+    return numbers, anchors, names
+
+
+def names_section(names, name):
+    """Whether `name` begins a heading title or a bold lead-in."""
+    name = name.replace("`", "").strip().lower()
+    return any(n == name or (n.startswith(name) and not n[len(name)].isalnum())
+               for n in names)
 
 
 def logical_text(text):
@@ -232,12 +252,17 @@ class Checker:
                            "(looked next to this file, at the root and in "
                            "docs/)")
                 continue
-            numbers, anchors = self.sections(target)
+            numbers, anchors, names = self.sections(target)
             anchor = m.group("anchor")
             if anchor and anchor not in anchors:
                 self.error(citing, line,
                            f"'{path}#{anchor}': {target} has no heading "
                            "with that anchor")
+            name = m.group("name")
+            if name and not names_section(names, name):
+                self.error(citing, line,
+                           f"'{path} \"{name}\"': {target} has no heading "
+                           "(or bold lead-in) that begins with that name")
             listed = m.group("numbers")
             if not listed:
                 continue
