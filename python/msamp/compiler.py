@@ -97,7 +97,7 @@ def compile(graph, opt_level="O2", out_dir=None, target="cpu",  # noqa: A001
     """Compile ``graph`` at ``opt_level`` ("O0" ... "O3", or a reference row:
     "amp-bf16", "amp-fp16", "te") with recipe
     options (``fp8_format="e4m3"``, ``amax_history_len=1024``,
-    ``scale_kind="exact"``, ``exclude=r"^head\\."`` ...; INTERFACES.md 3/4).
+    ``scale_kind="exact"``, ``exclude=r"^head\\."`` ...; docs/Interfaces.md 3/4).
     O3 compiles rank ``rank``'s program of a ``world_size``-rank group
     (``compile(g, "O3", world_size=2, rank=0)``).
 
@@ -287,7 +287,7 @@ class CompiledStep:
         return [s["name"] for s in self.state if s["role"] == "param"]
 
     def memory_report(self):
-        """The compiler's memory report (INTERFACES.md 4's JSON), computed
+        """The compiler's memory report (docs/Interfaces.md 4's JSON), computed
         from train_step.mlir: unlike the session's it counts gradients."""
         if self._memory is None:
             proc = _run([_native.find_tool("msamp-opt"),

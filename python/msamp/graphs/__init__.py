@@ -1,6 +1,6 @@
 """Generators of contract graphs: forward + loss + backward as one MLIR function.
 
-The graphs follow the input contract (shared/design/INTERFACES.md section 1) and
+The graphs follow the input contract (docs/Interfaces.md section 1) and
 the style of the reference example (docs/Inputs.md 3), so compiler tests and
 benchmarks can get graphs of any size without torch. Command line:
 ``python -m msamp.graphs`` (see __main__.py). Python::
