@@ -5,7 +5,7 @@ The table is an independent oracle for msamp's saturating FP8 casts
 (include/MSAMP/Numerics/FP8.h: encodeE4M3 / encodeE5M2). The codes come from
 ml_dtypes' float8_e4m3fn / float8_e5m2 conversions, which round to nearest
 even but do NOT saturate (448 < |x| becomes NaN in E4M3FN, Inf in E5M2). The
-MS-AMP / Transformer Engine casts saturate (NUMERICS.md 1.2), so every finite
+MS-AMP / Transformer Engine casts saturate (docs/Numerics.md 1.2), so every finite
 input is first clamped to [-max, max] and +-Inf is mapped to +-max; NaN stays
 NaN. Clamping before rounding is the same as rounding then saturating, because
 max is itself representable.

@@ -11,7 +11,7 @@ ln(vocab) toward the entropy of the process, which is printed for reference:
 Writes a safetensors file whose tensors are named after the graph's input and
 target arguments (`input_ids`, `targets`), each with one extra leading
 dimension K (the number of batches): msamp-run takes slice (s-1) mod K at step
-s (INTERFACES.md 5).
+s (docs/Interfaces.md 5).
 
     .venv/bin/python examples/tiny-lm/make_data.py --vocab 256 --seq 64 --batch 8 \
         --batches 64 -o out/tiny-lm-data.safetensors

@@ -14,7 +14,7 @@
 // The FP8 dtype travels with every call (never as a global mode, cf. MS-AMP's
 // LD_PRELOAD'ed ncclAllReduce). The arithmetic of one reduction hop is
 // defined here once, inline, so every implementation and the tests use the
-// same functions: NUMERICS.md 4.4, fp8(half(a) + half(b)) with RNE and
+// same functions: docs/Numerics.md 4.4, fp8(half(a) + half(b)) with RNE and
 // saturation, via numerics::addViaHalf. Contributions are combined in a fixed
 // rank order so that the result, including every intermediate FP8 rounding,
 // is a function of the inputs alone.
@@ -79,8 +79,8 @@ public:
 };
 
 /// One hop of an FP8 reduction. Sum: fp8(half(a) + half(b)), saturating
-/// (NUMERICS 4.4: 0x4A + 0x50 = 0x55, 0x58 + 0x5C = 0x62 in E4M3). Max: the
-/// code with the larger decoded value, a NaN operand wins, ties keep `a`.
+/// (docs/Numerics.md 4.4: 0x4A + 0x50 = 0x55, 0x58 + 0x5C = 0x62 in E4M3). Max:
+/// the code with the larger decoded value, a NaN operand wins, ties keep `a`.
 inline uint8_t combineFP8(numerics::Format format, CollectiveOp op, uint8_t a,
                           uint8_t b) {
   return op == CollectiveOp::Sum ? numerics::addViaHalf(format, a, b)

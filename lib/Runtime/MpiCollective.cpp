@@ -8,7 +8,7 @@
 // and broadcasts the result. FP8 sums with per-hop rounding are not
 // associative, and an MPI user-defined reduction may combine in a different
 // order on each rank, so this is what makes every rank end with
-// byte-identical gradients (TOOLCHAIN.md, "MPI on the CPU").
+// byte-identical gradients (docs/Toolchain.md, "MPI on the CPU").
 //
 // Open MPI 4.1 has no collective timeouts. A watchdog thread gives every
 // collective a deadline ($MSAMP_COLLECTIVE_TIMEOUT_S, default 120 s); when a

@@ -7,7 +7,7 @@
 // bf16 or two fp16 values are exact in f32 (at most 2 x 11 significand
 // bits), so the CPU runtime's f32 BLAS over the exactly widened operands
 // computes cuBLAS's products bit for bit; only the accumulation order is
-// the BLAS's (NUMERICS.md 3).
+// the BLAS's (docs/Numerics.md 3).
 //
 // The rounding is a linalg.generic of arith.truncf, so it fuses with the
 // producer of the operand. bf16's truncf is expanded here into integer

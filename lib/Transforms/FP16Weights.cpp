@@ -1,7 +1,7 @@
 //===- FP16Weights.cpp - GEMM weights stored as scaled FP16 -----*- C++ -*-===//
 //
-// MS-AMP's O1/O2 weights (NUMERICS.md 4.2): every Linear weight is kept as an
-// FP16 ScalingTensor, stored = real * scale with a per-tensor power-of-two
+// MS-AMP's O1/O2 weights (docs/Numerics.md 4.2): every Linear weight is kept as
+// an FP16 ScalingTensor, stored = real * scale with a per-tensor power-of-two
 // scale, and the optimizer writes the new FP16 value and its new scale. This
 // pass gives every GEMM weight of @train_step that storage
 // (docs/TrainStep.md 2 "O1"):

@@ -1,7 +1,7 @@
 //===- FP8WeightGradients.cpp - FP8 weight gradients ------------*- C++ -*-===//
 //
-// MS-AMP O1 (NUMERICS.md 4.1, 4.3a): the gradient of every scaled-FP16 GEMM
-// weight is cast to E4M3 with a just-in-time scale shared by all ranks,
+// MS-AMP O1 (docs/Numerics.md 4.1, 4.3a): the gradient of every scaled-FP16
+// GEMM weight is cast to E4M3 with a just-in-time scale shared by all ranks,
 // all-reduced as an FP8 payload, and handed to the optimizer in FP8. The
 // f32 `msamp.all_reduce mean %g` that synthesis emits for such a weight
 // becomes (docs/TrainStep.md 2 "O1"):
@@ -191,7 +191,7 @@ AllReduceOp MSAMPFP8WeightGradientsPass::quantizeAndReduce(AllReduceOp reduce,
   Type e4m3 = Float8E4M3FNType::get(ctx);
   OpBuilder b(reduce);
 
-  // NUMERICS.md 4.3a: every rank must quantize with the same scale, or the
+  // docs/Numerics.md 4.3a: every rank must quantize with the same scale, or the
   // FP8 sum of their payloads is meaningless. The scale comes from the
   // MAX-reduced amax (MS-AMP's synced amax), equivalent to the paper's
   // "global minimum scaling factor" because f(amax) decreases with the amax.

@@ -3,7 +3,7 @@
 //
 // Gradient-norm clipping and non-finite gradient detection, compiled into the
 // train step because the gradients exist only inside it (docs/TrainStep.md 2
-// "Gradient statistics"). PyTorch / MS-AMP semantics (NUMERICS.md 5.2,
+// "Gradient statistics"). PyTorch / MS-AMP semantics (docs/Numerics.md 5.2,
 // msamp/nn/clip_grad.py):
 //
 //   total     = sqrt(sum over the optimizer updates of sum(g^2))

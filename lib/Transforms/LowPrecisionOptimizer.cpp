@@ -1,11 +1,11 @@
 //===- LowPrecisionOptimizer.cpp - FP8 m and FP16 v Adam state --*- C++ -*-===//
 //
-// MS-AMP O2 (NUMERICS.md 5.1): LBAdam/LBAdamW keep the first moment as E4M3
-// and the second as FP16, each with a per-tensor power-of-two scale that the
-// update recomputes every step from the new amax. The dtypes are chosen per
+// MS-AMP O2 (docs/Numerics.md 5.1): LBAdam/LBAdamW keep the first moment as
+// E4M3 and the second as FP16, each with a per-tensor power-of-two scale that
+// the update recomputes every step from the new amax. The dtypes are chosen per
 // optimizer, not per param, so biases and norm scales get FP8 m / FP16 v too
-// (NUMERICS.md 1.3, INTERFACES.md 3). This pass gives every Adam/AdamW moment
-// of @train_step that storage (docs/TrainStep.md 2 "O2"):
+// (docs/Numerics.md 1.3, docs/Interfaces.md 3). This pass gives every
+// Adam/AdamW moment of @train_step that storage (docs/TrainStep.md 2 "O2"):
 //
 //   %m: tensor<..xf8E4M3FN>, %v: tensor<..xf16>,
 //   %ms: tensor<f32> {msamp.name = "<p>.exp_avg.scale", msamp.init = "ones"}
@@ -164,9 +164,10 @@ void MSAMPLowPrecisionOptimizerPass::convert(func::FuncOp func, AdamUpdateOp op,
   auto scalar = getScalarF32Type(ctx);
 
   // Storage types and scales. "ones": MS-AMP starts from zero states cast
-  // just in time, where amax 0 keeps the initial scale 1 (NUMERICS.md 5.1).
-  // m is E4M3 (target max 448); v is FP16 (target max 65504), never FP8:
-  // an FP8 second moment diverges (FP8-LM ablation, NUMERICS.md 5.3).
+  // just in time, where amax 0 keeps the initial scale 1
+  // (docs/Numerics.md 5.1). m is E4M3 (target max 448); v is FP16 (target max
+  // 65504), never FP8: an FP8 second moment diverges (FP8-LM ablation,
+  // docs/Numerics.md 5.3).
   auto retype = [&](std::optional<Moment> &moment, Type element) -> Value {
     if (!moment)
       return Value();

@@ -3,8 +3,8 @@
 // Each optimization level is a fixed sequence of msamp passes (the precision
 // passes of the level, then the gradient statistics) plus canonicalization
 // and a final invariant check. Pipeline options are the
-// user-facing recipe knobs of INTERFACES.md 4 and are forwarded to the passes
-// that read them.
+// user-facing recipe knobs of docs/Interfaces.md 4 and are forwarded to the
+// passes that read them.
 //
 //===----------------------------------------------------------------------===//
 

@@ -29,7 +29,8 @@ using namespace mlir::msamp;
 
 namespace {
 
-/// The optimizer declaration with every default filled in (INTERFACES.md 1).
+/// The optimizer declaration with every default filled in (docs/Interfaces.md
+/// 1).
 struct OptimizerConfig {
   std::string kind = "adamw";
   double lr = 1e-3, beta1 = 0.9, beta2 = 0.999, eps = 1e-8;

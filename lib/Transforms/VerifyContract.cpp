@@ -1,7 +1,7 @@
 //===- VerifyContract.cpp - check the input contract ------------*- C++ -*-===//
 //
 // The first pass of every pipeline. Every later pass assumes the contract of
-// INTERFACES.md 1 (one forward_backward function, named and typed roles,
+// docs/Interfaces.md 1 (one forward_backward function, named and typed roles,
 // static shapes, upstream dialects only), so this pass turns each violation
 // into a located error that says what was found and what was expected,
 // instead of letting a later pass crash or miscompile. It reports every
@@ -105,7 +105,7 @@ public:
   /// Runs every check; returns failure when any violation was reported.
   LogicalResult run() {
     checkDialectsAndCalls();
-    // ml_program only as torch-mlir's dropout seed (INTERFACES.md 1).
+    // ml_program only as torch-mlir's dropout seed (docs/Interfaces.md 1).
     if (::mlir::failed(verifyTorchSeedGlobals(module)))
       failed = true;
     SmallVector<func::FuncOp> graphs = checkFunctionKinds();
@@ -487,7 +487,7 @@ private:
     }
   }
 
-  /// The module's msamp.optimizer dictionary (INTERFACES.md 1).
+  /// The module's msamp.optimizer dictionary (docs/Interfaces.md 1).
   void checkOptimizer() {
     Attribute attr = module->getAttr(kOptimizerAttr);
     if (!attr)

@@ -49,7 +49,7 @@ static bool isStateRole(StringRef role) {
                             role);
 }
 
-/// Every argument role of INTERFACES.md 2.
+/// Every argument role of docs/Interfaces.md 2.
 static bool isKnownArgRole(StringRef role) {
   return isStateRole(role) ||
          llvm::is_contained(

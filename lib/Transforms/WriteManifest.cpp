@@ -1,8 +1,9 @@
 //===- WriteManifest.cpp - JSON manifest of a train step --------*- C++ -*-===//
 //
-// Writes the manifest of INTERFACES.md 4: what the runtime (msamp-run) must
-// allocate, initialize, checkpoint and bind to call @train_step. It is derived
-// from the signature of @train_step alone (docs/TrainStep.md 2-3). Spellings:
+// Writes the manifest of docs/Interfaces.md 4: what the runtime (msamp-run)
+// must allocate, initialize, checkpoint and bind to call @train_step. It is
+// derived from the signature of @train_step alone (docs/TrainStep.md 2-3).
+// Spellings:
 // `--msamp-emit-manifest=FILE` (Pipelines.cpp) or
 // `--msamp-write-manifest="file=FILE"`; FILE `-` is stdout.
 //

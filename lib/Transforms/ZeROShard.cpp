@@ -1,8 +1,8 @@
 //===- ZeROShard.cpp - O3: FP8 weights, sharded masters and states -*- C++
 //-*-===//
 //
-// MS-AMP's O3 (NUMERICS.md 6.1: DeepSpeed FP8 ZeRO 1/2, FP8-LM Alg. 1) as a
-// rewrite of an O2 train step into the step of one rank of an N-rank group.
+// MS-AMP's O3 (docs/Numerics.md 6.1: DeepSpeed FP8 ZeRO 1/2, FP8-LM Alg. 1) as
+// a rewrite of an O2 train step into the step of one rank of an N-rank group.
 //
 // Why one program per rank (the world size and the rank are compile-time
 // options) rather than one program for all ranks with the rank as an input:

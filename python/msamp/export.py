@@ -1,5 +1,5 @@
-"""PyTorch -> the msamp input contract (INTERFACES.md 1), via make_fx and
-torch-mlir's FX importer (INPUTS.md 1).
+"""PyTorch -> the msamp input contract (docs/Interfaces.md 1), via make_fx and
+torch-mlir's FX importer (docs/Inputs.md 1).
 
 ``export(model, loss_fn, example_batch, optimizer=opt)`` traces one
 forward + loss + backward as a pure function of (params, buffers, inputs,
@@ -120,7 +120,7 @@ def _require_torch():
                           f"'msamp[torch]' (or torch torch-mlir); {e}") from e
 
 
-# Hyper-parameters a param group may set on its own (INTERFACES.md 1:
+# Hyper-parameters a param group may set on its own (docs/Interfaces.md 1:
 # per-param msamp.weight_decay / msamp.lr_scale); every other one is the
 # module's msamp.optimizer and must agree across groups.
 _PER_PARAM_KEYS = ("lr", "weight_decay")
@@ -482,7 +482,7 @@ def trace(model, loss_fn, items, param_names, buffer_names):
       is traced as ops (:func:`_batch_norm_mode`).
     * Buffers are cloned before the model sees them, so that a buffer the
       forward mutates becomes a new value that the step returns (an updated
-      buffer, INTERFACES.md 1) instead of a mutation of an argument.
+      buffer, docs/Interfaces.md 1) instead of a mutation of an argument.
     """
     import torch
     from torch.func import functional_call, functionalize, grad_and_value

@@ -3,7 +3,7 @@ and the precision of every GEMM.
 
 Everything here reads what the compiler and runtime keep anyway - the
 ``scaling_state`` tensors of the session (``<tensor>.scale``,
-``<tensor>.amax_history``, INTERFACES.md 2) and the compiled IR - so
+``<tensor>.amax_history``, docs/Interfaces.md 2) and the compiled IR - so
 inspecting a run never changes it.
 
 Naming: ``<tensor>`` is the quantized value, e.g. ``fc1.fprop.input``,

@@ -199,7 +199,7 @@ def amax(x):
 
 def pow2_scale(amax_value, to="e4m3", margin=0, previous=1.0):
     """MS-AMP's scale 2^(floor(log2(fp_max / amax)) - margin), clamped to
-    [2^-126, 2^127]; ``previous`` when amax is 0 or not finite (NUMERICS 2.1).
+    [2^-126, 2^127]; ``previous`` when amax is 0 or not finite (docs/Numerics.md 2.1).
     A numpy restatement for inspection; the runtime's is authoritative."""
     a = float(amax_value)
     if not np.isfinite(a) or a <= 0:

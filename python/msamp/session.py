@@ -327,7 +327,7 @@ class Session:
 
     # ---- memory -----------------------------------------------------------
     def memory_report(self, include_grads=True):
-        """Bytes of state per category (INTERFACES.md 4's names), measured
+        """Bytes of state per category (docs/Interfaces.md 4's names), measured
         from the session's buffers. Gradients live inside the compiled step;
         with ``include_grads`` their figure comes from the compiler's report
         (as msamp-run prints it) and ``grads_from`` says so.

@@ -39,7 +39,7 @@ CASES = {
     "transformer-lm-default": dict(model="transformer-lm"),
 }
 
-# The shared example's initial values (shared/examples/README.md).
+# The reference example's initial values (docs/Inputs.md 3).
 EXAMPLE_VALUES = {
     "fc1.weight": [[0.1, -0.2, 0.3], [0.0, 0.4, -0.1], [-0.3, 0.2, 0.1],
                    [0.5, -0.4, 0.2], [0.2, 0.1, -0.5]],

@@ -26,7 +26,7 @@ pytestmark = pytest.mark.skipif(not _OK, reason=_WHY)
 LEVELS = ("O0", "O1", "O2")
 TINY_LM = dict(dim=32, heads=2, seq=8, batch=2, ffn=64, vocab=32, layers=1)
 
-# shared/examples/README.md: the smallest contract graph and its f64 losses.
+# docs/Inputs.md 3: the smallest contract graph and its f64 losses.
 EXAMPLE_INIT = {
     "fc1.weight": [[0.1, -0.2, 0.3], [0.0, 0.4, -0.1], [-0.3, 0.2, 0.1],
                    [0.5, -0.4, 0.2], [0.2, 0.1, -0.5]],

@@ -3,7 +3,7 @@
 Why generated: the lit tests and python/tests/test_onnx_import.py build these
 at test time (``python scripts/onnx/onnx_models.py NAME OUT.onnx``), so the
 repository holds the recipe, not opaque binaries. The training graphs are
-written the way ONNX Runtime's training artifacts are (INPUTS.md 2.2):
+written the way ONNX Runtime's training artifacts are (docs/Inputs.md 2.2):
 params as graph inputs (trainable initializers moved to inputs), gradient
 nodes in ORT's style (Gemm with transA/transB, com.microsoft ReluGrad,
 GeluGrad, LayerNormalizationGrad, SoftmaxCrossEntropyLossGrad), gradients

@@ -1,5 +1,5 @@
 // --msamp-emit-manifest=FILE (= --msamp-write-manifest="file=FILE") writes
-// the JSON manifest of INTERFACES.md 4 that the runtime allocates, binds and
+// the JSON manifest of docs/Interfaces.md 4 that the runtime allocates, binds and
 // checkpoints from; the format is documented in lib/Transforms/WriteManifest.cpp.
 
 // RUN: rm -rf %t && split-file %s %t

@@ -1,5 +1,5 @@
 // --msamp-memory-report holds the hand-written train steps to the level table
-// of ARCHITECTURE.md 4 (16 / ~11 / ~6 bytes per param for a model whose params
+// of docs/Architecture.md 4 (16 / ~11 / ~6 bytes per param for a model whose params
 // are all GEMM weights), from the IR alone, in both formats. The model has
 // 3072 params; the O1 scaling state is 2 weight scales (8 bytes) and 4
 // delayed-scaled tensors with a scale and a 16-entry amax history (4 * 68
@@ -15,7 +15,7 @@
 // RUN: msamp-opt %S/Inputs/train-step-sgd.mlir --msamp-memory-report=format=json -o /dev/null | FileCheck %s --check-prefix=SGD-JSON
 // RUN: msamp-opt %S/Inputs/train-step-sgd.mlir --msamp-memory-report -o /dev/null | FileCheck %s --check-prefix=SGD-TABLE
 
-// The JSON is valid, has the keys of INTERFACES.md 4 in order, and its
+// The JSON is valid, has the keys of docs/Interfaces.md 4 in order, and its
 // figures add up.
 // RUN: msamp-opt %S/Inputs/train-step-o2.mlir --msamp-memory-report=format=json -o /dev/null > %t.o2.json
 // RUN: msamp-opt %S/Inputs/train-step-sgd.mlir --msamp-memory-report=format=json -o /dev/null > %t.sgd.json

@@ -1,4 +1,4 @@
-// Every violation of the input contract (INTERFACES.md 1) that
+// Every violation of the input contract (docs/Interfaces.md 1) that
 // --msamp-verify-contract reports: a located error naming what was found and
 // what was expected. One case per chunk.
 // RUN: msamp-opt %s -split-input-file --msamp-verify-contract -verify-diagnostics

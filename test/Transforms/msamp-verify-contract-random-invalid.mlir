@@ -1,4 +1,4 @@
-// Randomness that is not torch-mlir's spelling (INTERFACES.md 1,
+// Randomness that is not torch-mlir's spelling (docs/Interfaces.md 1,
 // docs/Randomness.md) is a located error of --msamp-verify-contract: other
 // ml_program globals, a seed read or advanced differently, the seed mixed
 // into anything but a uniform draw. One case per chunk; the first is the

@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// msamp-run executes what msamp-compile writes (ARCHITECTURE.md 5: the
+// msamp-run executes what msamp-compile writes (docs/Architecture.md 5: the
 // runtime never links MLIR or LLVM). A model file is compiled once per
 // (file bytes, opt level, pipeline options, msamp version, msamp-compile
 // binary) into

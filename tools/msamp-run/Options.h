@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The flags of INTERFACES.md 5. msamp-run links no LLVM (it is a runtime
+// The flags of docs/Interfaces.md 5. msamp-run links no LLVM (it is a runtime
 // tool), so it parses its command line itself: `--flag value` and
 // `--flag=value`, every value checked (integers in range, known names), and
 // every misuse a message and a non-zero exit, never a crash.

@@ -5,7 +5,7 @@
 //                   [--weights-in W.safetensors] [--weights-out W.safetensors]
 //                   [--dim NAME=SIZE ...]
 //
-// INTERFACES.md 6. Errors go to stderr as "msamp-translate: error: ..."
+// docs/Interfaces.md 6. Errors go to stderr as "msamp-translate: error: ..."
 // naming the node, op type and reason, with exit status 1.
 //
 //===----------------------------------------------------------------------===//

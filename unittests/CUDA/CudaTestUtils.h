@@ -205,7 +205,7 @@ inline Raw highPrecisionBuffer(int32_t dtype,
 }
 
 /// A state tensor for an optimizer: f32 values, or values quantized with a
-/// power-of-two scale chosen for their amax (NUMERICS 5.2).
+/// power-of-two scale chosen for their amax (docs/Numerics.md 5.2).
 struct StateInit {
   Raw data;
   float scale = 1.0f;

@@ -311,7 +311,7 @@ TEST_F(ElementMath, FP8CombineMatchesCollectiveH) {
               static_cast<uint8_t>(a), static_cast<uint8_t>(b));
           ASSERT_EQ(mine, theirs) << a << " " << b;
         }
-  // NUMERICS 4.4's vectors.
+  // docs/Numerics.md 4.4's vectors.
   EXPECT_EQ(cuda::combineFP8Codes(numerics::Format::E4M3, false, 0x4A, 0x50),
             0x55);
   EXPECT_EQ(cuda::combineFP8Codes(numerics::Format::E4M3, false, 0x58, 0x5C),

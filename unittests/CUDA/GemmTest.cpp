@@ -211,7 +211,7 @@ TEST_F(CudaGemm, RandomFP8OperandsWithinAccumulationBound) {
 }
 
 TEST_F(CudaGemm, MsAmpOnesCaseIsExact) {
-  // ones(4, 2) x ones(3, 2)^T == 2 exactly (NUMERICS 8).
+  // ones(4, 2) x ones(3, 2)^T == 2 exactly (docs/Numerics.md 8).
   const Raw a =
       operandFrom(MSAMP_RT_F8E4M3FN, {4, 2}, std::vector<float>(8, 1.0f));
   const Raw b =

@@ -33,8 +33,8 @@ const int32_t kKinds[] = {MSAMP_RT_REDUCE_SUM, MSAMP_RT_REDUCE_MAX,
                           MSAMP_RT_REDUCE_MEAN};
 
 TEST(NcclTypeMap, PinsNcclEnumValues) {
-  // NUMERICS.md 4.4 / TOOLCHAIN.md: the values other tools (MS-AMP's MSCCL
-  // fork uses different ones) must not be confused with.
+  // docs/Numerics.md 4.4 / docs/Toolchain.md: the values other tools (MS-AMP's
+  // MSCCL fork uses different ones) must not be confused with.
   EXPECT_EQ(static_cast<int>(ncclFloat8e4m3), 10);
   EXPECT_EQ(static_cast<int>(ncclFloat8e5m2), 11);
   EXPECT_EQ(static_cast<int>(ncclFloat32), 7);

@@ -185,7 +185,7 @@ TEST(FP8Test, DecodeE5M2AllCodes) {
 }
 
 //===----------------------------------------------------------------------===//
-// Encoding: round trips and the boundary cases of NUMERICS.md 1.2
+// Encoding: round trips and the boundary cases of docs/Numerics.md 1.2
 //===----------------------------------------------------------------------===//
 
 TEST(FP8Test, E4M3RoundTripsEveryCode) {
@@ -449,7 +449,7 @@ TEST(FP8Test, QuantizeAndDequantizeWithScale) {
 }
 
 TEST(FP8Test, AddViaHalfTestVectors) {
-  // tests/operators/test_dist.py in MS-AMP (NUMERICS.md 4.4).
+  // tests/operators/test_dist.py in MS-AMP (docs/Numerics.md 4.4).
   EXPECT_EQ(addViaHalf(Format::E4M3, 0x4A, 0x50), 0x55); // 5 + 8 = 13
   EXPECT_EQ(addViaHalf(Format::E4M3, 0x58, 0x5C), 0x62); // 16 + 24 = 40
   EXPECT_EQ(addViaHalf(Format::E4M3, 0x7E, 0x7E), 0x7E); // saturates

@@ -211,7 +211,7 @@ TEST(ReferenceTableTest, EveryF16Value) {
 TEST(ReferenceTableTest, HandPickedBoundaries) {
   Table table;
   ASSERT_NO_FATAL_FAILURE(loadTable(table));
-  // The list must contain the cases NUMERICS.md 1.2 singles out.
+  // The list must contain the cases docs/Numerics.md 1.2 singles out.
   const float mustHave[] = {448.0f, 464.0f,  480.0f,   57344.0f, 61440.0f, 0.0f,
                             -0.0f,  0x1p-9f, 0x1p-10f, 0x1p-16f, 0x1p-17f};
   for (float x : mustHave) {

@@ -4,9 +4,10 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Vectors from NUMERICS.md 2.1/2.2 (MS-AMP tests/common/tensor/test_meta.py
-// and Transformer Engine's delayed_scaling kernel), plus the edge cases where
-// msamp deliberately differs from MS-AMP (Inf amax, overflowing scales).
+// Vectors from docs/Numerics.md 2.1/2.2 (MS-AMP
+// tests/common/tensor/test_meta.py and Transformer Engine's delayed_scaling
+// kernel), plus the edge cases where msamp deliberately differs from MS-AMP
+// (Inf amax, overflowing scales).
 //
 //===----------------------------------------------------------------------===//
 
@@ -280,7 +281,7 @@ TEST(ScalingTest, AmaxOfBuffer) {
 
 // The MS-AMP delayed update with a window of 16 (FP8Linear input/ograd): at
 // each step the step's amax is inserted and the scale is f(max of the last
-// 16 amaxes, this step's included) (NUMERICS.md 2.1).
+// 16 amaxes, this step's included) (docs/Numerics.md 2.1).
 TEST(ScalingTest, MsAmpWindowOfSixteen) {
   constexpr int kWindow = 16;
   std::vector<float> amaxes;

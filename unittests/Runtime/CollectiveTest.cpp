@@ -6,7 +6,7 @@
 //
 // The all_reduce entry point in a world of one (the built-in local
 // collective), and the per-hop FP8 arithmetic every collective shares
-// (Collective.h), against NUMERICS.md 4.4's byte vectors from MS-AMP's
+// (Collective.h), against docs/Numerics.md 4.4's byte vectors from MS-AMP's
 // tests/operators/test_dist.py.
 //
 //===----------------------------------------------------------------------===//

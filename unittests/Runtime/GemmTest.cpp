@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// NUMERICS.md 3: out = a_scale_inv * b_scale_inv * op(A) x op(B) with the
+// docs/Numerics.md 3: out = a_scale_inv * b_scale_inv * op(A) x op(B) with the
 // products of decoded FP8 values accumulated in f32. The reference is an
 // f64 GEMM on the decoded operands; the accumulation order is the BLAS's, so
 // the tolerance is relative to sum |a||b| per element (1e-5, generous for

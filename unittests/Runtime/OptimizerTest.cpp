@@ -6,7 +6,8 @@
 //
 // * f32 Adam/AdamW against a double-precision reference over 10 steps, and
 //   bit for bit against an f32 mirror of the documented formula.
-// * MS-AMP's low-bit AdamW check (NUMERICS.md 8, tests/optim/test_adamw.py):
+// * MS-AMP's low-bit AdamW check (docs/Numerics.md 8,
+// tests/optim/test_adamw.py):
 //   a 4x4 weight, 4 steps, lr 1e-3, betas (0.9, 0.999), weight decay 1e-3;
 //   FP8/FP16 moments (and an FP16 weight, and an FP8 gradient) stay within
 //   3e-4 absolute of f32 AdamW.

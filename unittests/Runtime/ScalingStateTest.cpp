@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// NUMERICS.md 2.1/2.2 vectors (MS-AMP tests/common/tensor/test_meta.py,
+// docs/Numerics.md 2.1/2.2 vectors (MS-AMP tests/common/tensor/test_meta.py,
 // Transformer Engine's delayed-scaling kernel) through the C ABI, and the
 // aliasing rule of update_amax_history.
 //

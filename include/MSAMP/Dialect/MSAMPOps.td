@@ -132,7 +132,7 @@ def MSAMP_ComputeScaleOp : MSAMP_Op<"compute_scale", [Pure]> {
 
     If the amax is 0, negative, NaN or +Inf the previous scale `prev_scale` is
     kept. (MS-AMP returns `1/prev_scale` for +Inf; msamp deliberately keeps
-    the previous scale, as NUMERICS.md recommends.)
+    the previous scale, as docs/Numerics.md recommends.)
 
     ```mlir
     %s = msamp.compute_scale pow2 max %hist, %prev for f8E4M3FN : tensor<16xf32>
@@ -267,7 +267,7 @@ def MSAMP_ReduceOp : MSAMP_Op<"reduce", [
     AllTypesMatch<["input", "result"]>]> {
   let summary = "reduce over the data-parallel group to one owner rank";
   let description = [{
-    ZeRO's gradient reduction (NUMERICS.md 6.1): like `msamp.all_reduce`
+    ZeRO's gradient reduction (docs/Numerics.md 6.1): like `msamp.all_reduce`
     (same kinds, same FP8 payload form with a shared inverse scale, same
     rank-order combination, so the owner's bytes equal what an all-reduce
     would give it), but only rank `root` is guaranteed to receive the
@@ -294,7 +294,7 @@ def MSAMP_BroadcastOp : MSAMP_Op<"broadcast", [
     AllTypesMatch<["input", "result"]>]> {
   let summary = "broadcast from one owner rank to the data-parallel group";
   let description = [{
-    ZeRO's weight gather (NUMERICS.md 6.1 steps 5 and 6): every rank returns
+    ZeRO's weight gather (docs/Numerics.md 6.1 steps 5 and 6): every rank returns
     rank `root`'s `input`, byte for byte. The inputs of the other ranks are
     only placeholders of the right type (their current copy). Used for the
     new FP8 weights, their scales, and the f32 params an owner updated.
@@ -319,7 +319,7 @@ def MSAMP_AdamUpdateOp : MSAMP_Op<"adam_update", [Pure,
   let description = [{
     One step of Adam (L2 weight decay) or, with `decoupled`, AdamW (PyTorch
     semantics, bias-corrected), computed in f32 exactly as MS-AMP's LBAdamW
-    (NUMERICS.md 5.2):
+    (docs/Numerics.md 5.2):
 
     ```
     g = grad * grad_scale_inv            (or grad if f32)

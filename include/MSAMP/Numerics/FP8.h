@@ -5,9 +5,10 @@
 //===----------------------------------------------------------------------===//
 //
 // The single definition of how msamp turns f32 values into E4M3, E5M2 and
-// binary16 bit patterns and back (NUMERICS.md section 1). The constant folder,
-// the CPU runtime and the CUDA kernels all include this header, so a tensor
-// quantized at compile time, on the host or on the GPU has the same bytes.
+// binary16 bit patterns and back (docs/Numerics.md section 1). The constant
+// folder, the CPU runtime and the CUDA kernels all include this header, so a
+// tensor quantized at compile time, on the host or on the GPU has the same
+// bytes.
 //
 // To make that hold everywhere, encoding is integer arithmetic on the f32 bit
 // pattern. It deliberately avoids libm, the current FP rounding mode, the
@@ -43,7 +44,7 @@ namespace msamp::numerics {
 /// Storage formats of a scaled tensor. The values are part of the runtime ABI.
 enum class Format : uint8_t { E4M3 = 0, E5M2 = 1, F16 = 2 };
 
-/// Largest finite value of each format (NUMERICS.md 1.1).
+/// Largest finite value of each format (docs/Numerics.md 1.1).
 MSAMP_HOST_DEVICE constexpr float maxFinite(Format f) {
   return f == Format::E4M3 ? 448.0f : f == Format::E5M2 ? 57344.0f : 65504.0f;
 }
@@ -289,7 +290,7 @@ MSAMP_HOST_DEVICE inline float dequantize(Format f, uint16_t code,
 }
 
 /// One hop of an FP8 all-reduce as the MSCCL fork and NCCL >= 2.24 do it
-/// (NUMERICS.md 4.4): fp8(__hadd(half(a), half(b))), saturating.
+/// (docs/Numerics.md 4.4): fp8(__hadd(half(a), half(b))), saturating.
 ///
 /// Both FP8 formats widen exactly to binary16. The binary16 add is emulated
 /// by an f32 add followed by RNE to binary16; that double rounding always

@@ -4,8 +4,8 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The per-element optimizer updates of NUMERICS.md 5.2, written once for the
-// CPU backend (CPU/CpuKernels.cpp, blocked loops the host compiler
+// The per-element optimizer updates of docs/Numerics.md 5.2, written once for
+// the CPU backend (CPU/CpuKernels.cpp, blocked loops the host compiler
 // vectorizes) and the CUDA backend (CUDA/optimizer/*.cu, one element per
 // thread), so both compute the same bits by construction:
 //

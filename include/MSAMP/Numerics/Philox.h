@@ -5,7 +5,7 @@
 //===----------------------------------------------------------------------===//
 //
 // The single definition of the random numbers of a compiled train step
-// (INTERFACES.md 1, docs/Randomness.md): Philox4x32-10, the counter-based
+// (docs/Interfaces.md 1, docs/Randomness.md): Philox4x32-10, the counter-based
 // generator of Salmon, Moraes, Dror and Shaw, "Parallel Random Numbers: As
 // Easy as 1, 2, 3" (SC'11), implemented here from the paper's description:
 // ten rounds of two 32x32->64 multiplications whose halves are mixed into

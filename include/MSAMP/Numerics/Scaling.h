@@ -5,7 +5,7 @@
 //===----------------------------------------------------------------------===//
 //
 // The scale-update arithmetic of the two recipes msamp implements
-// (NUMERICS.md section 2): MS-AMP's power-of-two scale and Transformer
+// (docs/Numerics.md section 2): MS-AMP's power-of-two scale and Transformer
 // Engine's exact fp_max / amax scale, plus the amax-history bookkeeping that
 // delayed scaling needs. Like FP8.h it is header-only and usable from CUDA, so
 // the compiler's folder, the CPU backend and the GPU scale-update kernel agree
@@ -91,8 +91,8 @@ MSAMP_HOST_DEVICE inline bool isInf(float x) {
 
 } // namespace detail
 
-/// MS-AMP's compute_scaling_factor (NUMERICS.md 2.1): for a finite amax > 0,
-/// scale = 2^(floor(log2(fpMax / amax)) - margin), the largest power of two
+/// MS-AMP's compute_scaling_factor (docs/Numerics.md 2.1): for a finite amax >
+/// 0, scale = 2^(floor(log2(fpMax / amax)) - margin), the largest power of two
 /// with amax * scale <= fpMax when margin is 0.
 ///
 /// MS-AMP takes an f32 log2 of the f32 quotient, and log2f(31.999998) rounds
@@ -106,7 +106,7 @@ MSAMP_HOST_DEVICE inline bool isInf(float x) {
 /// amax == 0, negative or NaN keeps prevScale (there is nothing to scale by).
 /// amax == +Inf also keeps prevScale. MS-AMP returns 1 / prevScale there,
 /// because its sign flip for a negative exponent runs after the fallback; that
-/// is harmless only when prevScale == 1, so we follow NUMERICS.md's
+/// is harmless only when prevScale == 1, so we follow docs/Numerics.md's
 /// recommendation instead of copying the quirk.
 ///
 /// Where MS-AMP would produce an Inf scale (tiny amax: 2^e overflows) the
@@ -129,7 +129,7 @@ MSAMP_HOST_DEVICE inline float computeScalePow2(float amax, float prevScale,
   return detail::exp2i(exp);
 }
 
-/// Transformer Engine's delayed-scaling scale (NUMERICS.md 2.2):
+/// Transformer Engine's delayed-scaling scale (docs/Numerics.md 2.2):
 /// (fpMax * 2^-margin) / amax for a finite amax > 0, else prevScale; an
 /// infinite quotient becomes FLT_MAX. Not rounded to a power of two.
 MSAMP_HOST_DEVICE inline float computeScaleExact(float amax, float prevScale,

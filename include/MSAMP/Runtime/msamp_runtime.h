@@ -228,7 +228,7 @@ MSAMP_RT_EXPORT void msamp_rt_reset_step_peak_bytes(void);
  * Kernel entry points (ABI v1)
  *
  * UMR is msamp_rt_unranked_memref. All return void; see "Errors" above.
- * Arithmetic is NUMERICS.md's: Q_f(x) is the saturating round-to-nearest-even
+ * Arithmetic is Numerics.md's: Q_f(x) is the saturating round-to-nearest-even
  * cast to FP8 format f (IEEE rounding, overflow to Inf, for f16), decode is
  * the exact widening to f32, and every product is one f32 rounding.
  *===----------------------------------------------------------------------===*/
@@ -238,7 +238,8 @@ MSAMP_RT_EXPORT void msamp_rt_reset_step_peak_bytes(void);
  *  @param scale    one f32 (stored = real * scale).
  *  @param out      same shape as `in`; out_dtype f8E4M3FN, f8E5M2 (saturating)
  *                  or f16 (IEEE). May not overlap `in`.
- *  The product in*scale is rounded to f32 once, then encoded (NUMERICS 1.2). */
+ *  The product in*scale is rounded to f32 once, then encoded
+ *  (docs/Numerics.md 1.2). */
 MSAMP_RT_EXPORT void _mlir_ciface_msamp_rt_quantize(
     msamp_rt_unranked_memref *in, msamp_rt_unranked_memref *scale,
     msamp_rt_unranked_memref *out, int32_t in_dtype, int32_t out_dtype);
@@ -260,7 +261,7 @@ MSAMP_RT_EXPORT void _mlir_ciface_msamp_rt_amax(msamp_rt_unranked_memref *in,
                                                 msamp_rt_unranked_memref *out,
                                                 int32_t in_dtype);
 
-/** Scale from an amax history (msamp.compute_scale, NUMERICS 2.1/2.2).
+/** Scale from an amax history (msamp.compute_scale, docs/Numerics.md 2.1/2.2).
  *  @param history      rank-1 f32 [L], history[0] the most recent amax.
  *  @param prev_scale   one f32, returned when the reduced amax is 0,
  *                      negative, NaN or +Inf (or L == 0).
@@ -293,7 +294,7 @@ _mlir_ciface_msamp_rt_update_amax_history(msamp_rt_unranked_memref *history,
 #define MSAMP_RT_GEMM_FAST_ACCUM 0x4 /**< a hint; the CPU ignores it. */
 #define MSAMP_RT_GEMM_WRITE_AMAX 0x8
 
-/** Scaled GEMM (msamp.gemm, NUMERICS 3):
+/** Scaled GEMM (msamp.gemm, docs/Numerics.md 3):
  *  out = (a_scale_inv * b_scale_inv) * op(a) x op(b), accumulated in f32 over
  *  the decoded operand values, rounded once to out_dtype.
  *  @param a, b      rank 2 ([M,K] x [K,N]) or rank 3 (a batch [B,.,.] of
@@ -326,7 +327,7 @@ MSAMP_RT_EXPORT void _mlir_ciface_msamp_rt_gemm(
  *  - dtype f32/bf16/f16, has_scale 0: sum, max, or mean (= sum / world size).
  *  - dtype f8E4M3FN/f8E5M2, has_scale 1: every rank's payload must share one
  *    inverse scale. Partial results combine in rank order 0, 1, ..., each hop
- *    fp8(half(a) + half(b)) (NUMERICS 4.4), max compares decoded values.
+ *    fp8(half(a) + half(b)) (Numerics.md 4.4), max compares decoded values.
  *    out_scale_inv = scale_inv for sum and max, scale_inv / world size for
  *    mean: the FP8 bytes are never divided.
  *  @param in, out   same shape; `out` may be the same buffer as `in`.
@@ -366,7 +367,7 @@ _mlir_ciface_msamp_rt_broadcast(msamp_rt_unranked_memref *in,
  *  lr_c and lr*wd are computed in double and rounded to f32 once. */
 #define MSAMP_RT_ADAM_MODE1 0x2
 
-/** One Adam/AdamW step (msamp.adam_update, NUMERICS 5.2; PyTorch order).
+/** One Adam/AdamW step (msamp.adam_update, Numerics.md 5.2; PyTorch order).
  *  Per element, in f32 (constants rounded from double once):
  *    g = decode(grad) * grad_scale_inv           (grad if f32)
  *    w = decode(param) * (1 / param_scale)       (param if f32)

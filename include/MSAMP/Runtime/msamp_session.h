@@ -10,7 +10,7 @@
  * it; the Python package and tests use it through ctypes or directly.
  *
  * A session
- *   - parses and validates manifest.json (INTERFACES.md 4),
+ *   - parses and validates manifest.json (docs/Interfaces.md 4),
  *   - dlopens train_step.so (RTLD_NOW, after making libmsamp_runtime's
  *     symbols globally visible) and checks its ABI version and arity,
  *   - owns one 64-byte aligned, contiguous row-major buffer per state tensor,
@@ -121,7 +121,7 @@ msamp_session_world_size(const msamp_session *session);
 MSAMP_SESSION_EXPORT const char *
 msamp_session_graph_hash(const msamp_session *session);
 /** The learning rate the graph was compiled with (the msamp.optimizer "lr" of
- *  @train_step), or 1e-3 (INTERFACES.md 1's default) when not recorded. */
+ *  @train_step), or 1e-3 (docs/Interfaces.md 1's default) when not recorded. */
 MSAMP_SESSION_EXPORT double
 msamp_session_default_lr(const msamp_session *session);
 
@@ -217,7 +217,7 @@ MSAMP_SESSION_EXPORT msamp_status msamp_session_load(msamp_session *s,
                                                      const char *path);
 
 /*===----------------------------------------------------------------------===
- * Trained weights for PyTorch (INTERFACES.md 5 --export-weights)
+ * Trained weights for PyTorch (docs/Interfaces.md 5 --export-weights)
  *===----------------------------------------------------------------------===*/
 
 /** Writes the trained weights to the safetensors file `path` (atomically) as
@@ -249,7 +249,7 @@ MSAMP_SESSION_EXPORT msamp_status msamp_export_checkpoint_weights(
     const char *checkpoint, const char *step_dir, const char *path);
 
 /** The path of rank `rank`'s shard of the O3 checkpoint `checkpoint`
- *  (INTERFACES.md 5): FILE.ext -> FILE.rank<r>.ext, a name without an
+ *  (docs/Interfaces.md 5): FILE.ext -> FILE.rank<r>.ext, a name without an
  *  extension gets ".rank<r>" appended. Writes at most `size` bytes,
  *  NUL-terminated, to `out` (may be NULL when `size` is 0) and returns the
  *  length of the whole path without the NUL, as snprintf does; -1
@@ -437,7 +437,7 @@ MSAMP_SESSION_EXPORT double msamp_lr_at(msamp_lr_schedule schedule,
                                         double base_lr, int64_t warmup,
                                         int64_t total_steps, int64_t step);
 
-/** One category of the memory report (INTERFACES.md 4's names). */
+/** One category of the memory report (docs/Interfaces.md 4's names). */
 typedef struct msamp_memory_category {
   const char *name;  /**< weights, master_weights, weight_grads, optimizer_m,
                           optimizer_v, scaling_state, other_state. */

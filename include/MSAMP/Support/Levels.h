@@ -4,7 +4,7 @@
 // named (msamp-compile / msamp-run --opt-level, the manifest's "level", the
 // memory report, Python's msamp.compile), and the pipeline each compiles
 // with. Header-only and free of LLVM so that msamp-run and the session
-// library, which link no MLIR (ARCHITECTURE.md 2), share it.
+// library, which link no MLIR (docs/Architecture.md 2), share it.
 //
 // O0-O3 are MS-AMP's levels (O0: all f32). amp-bf16, amp-fp16 and te are
 // the two reference rows of MS-AMP's level table, compiled by

@@ -1,7 +1,7 @@
 //===- ParamGroups.h - per-param optimizer overrides ------------*- C++ -*-===//
 //
-// torch.optim param groups in the input contract (INTERFACES.md 1): a param
-// argument may carry its group's weight decay and its group's lr as a
+// torch.optim param groups in the input contract (docs/Interfaces.md 1): a
+// param argument may carry its group's weight decay and its group's lr as a
 // multiple of the base lr (schedules and --lr scale the base lr). Verified by
 // msamp-verify-contract, applied by msamp-synthesize-train-step to each
 // param's optimizer op (its weight_decay attribute and lr operand), which

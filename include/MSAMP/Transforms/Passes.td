@@ -17,7 +17,7 @@ def MSAMPVerifyContract : Pass<"msamp-verify-contract", "::mlir::ModuleOp"> {
   let description = [{
     Rejects, with a located error naming the argument, op or attribute and
     what was expected, every module that violates the input contract of
-    INTERFACES.md 1: exactly one `msamp.kind = "forward_backward"` function;
+    docs/Interfaces.md 1: exactly one `msamp.kind = "forward_backward"` function;
     every argument with a `msamp.role` in {param, buffer, input, target} and a
     unique `msamp.name`; f32 params and buffers; f32 or integer inputs and
     targets; exactly one 0-d f32 loss result; one gradient per param with the
@@ -308,7 +308,7 @@ def MSAMPFP8WeightGradients
     just-in-time scale from its global amax (`msamp.all_reduce max`), reduced
     as an FP8 payload with that shared scale (`msamp.all_reduce mean ...
     scale_inv`, the division by the world size applied to the inverse scale)
-    and fed to the optimizer as FP8 (NUMERICS.md 4.3-4.4).
+    and fed to the optimizer as FP8 (docs/Numerics.md 4.3-4.4).
   }];
   let options = [
     Option<"scaleKind", "scale-kind", "std::string", "\"pow2\"",
@@ -325,7 +325,7 @@ def MSAMPLowPrecisionOptimizer
   let description = [{
     Stores every Adam/AdamW first moment as `f8E4M3FN` and second moment as
     `f16`, each with a per-tensor scale recomputed every step from the new
-    amax (MS-AMP's LBAdamW, NUMERICS.md 5.2). SGD momentum stays f32.
+    amax (MS-AMP's LBAdamW, docs/Numerics.md 5.2). SGD momentum stays f32.
   }];
   let dependentDialects = ["::mlir::msamp::MSAMPDialect"];
 }
@@ -335,7 +335,7 @@ def MSAMPZeROShard : Pass<"msamp-zero-shard", "::mlir::ModuleOp"> {
                 "states (one rank's specialization)";
   let description = [{
     Turns an O2 train step into rank `rank`'s step of an O3 group of
-    `world-size` ranks (NUMERICS.md 6.1, FP8-LM Alg. 1). Whole params are
+    `world-size` ranks (docs/Numerics.md 6.1, FP8-LM Alg. 1). Whole params are
     assigned to ranks greedily by size (sorted by (-numel, index mod N),
     each to the first rank with the fewest elements so far). On every rank:
     GEMM weights are stored E4M3 + scale (replicated) and read directly by
@@ -485,7 +485,7 @@ def MSAMPMemoryReport : Pass<"msamp-memory-report", "::mlir::ModuleOp"> {
     from the IR alone: weights, master weights, weight gradients (one buffer
     per param, the type the optimizer reads), Adam m and v, scaling state and
     other state, in bytes and bytes per parameter, as a table or as the JSON
-    of INTERFACES.md 4.
+    of docs/Interfaces.md 4.
   }];
   let options = [
     Option<"format", "format", "std::string", "\"table\"", "table or json">
@@ -495,7 +495,7 @@ def MSAMPMemoryReport : Pass<"msamp-memory-report", "::mlir::ModuleOp"> {
 def MSAMPWriteManifest : Pass<"msamp-write-manifest", "::mlir::ModuleOp"> {
   let summary = "write the JSON manifest of the train step's state";
   let description = [{
-    Writes the JSON manifest of INTERFACES.md 4 for the train step: the ABI
+    Writes the JSON manifest of docs/Interfaces.md 4 for the train step: the ABI
     version, level and world size, and for every state buffer its name, role,
     shape, dtype and initializer, plus the inputs and outputs. `--msamp-emit-manifest=FILE` (registered in
     Pipelines.cpp) is the user-facing spelling of

@@ -5,7 +5,7 @@
 //===----------------------------------------------------------------------===//
 //
 // The one recognizer of how a training graph spells randomness
-// (INTERFACES.md 1, docs/Randomness.md): torch-mlir lowers every
+// (docs/Interfaces.md 1, docs/Randomness.md): torch-mlir lowers every
 // aten.uniform (dropout, bernoulli, rand_like after decomposition) to
 //
 //   ml_program.global private mutable @global_seed(dense<0>) : tensor<i64>

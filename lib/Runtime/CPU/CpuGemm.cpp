@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// NUMERICS.md 3: out = (a_scale_inv * b_scale_inv) * op(A) x op(B), with
+// docs/Numerics.md 3: out = (a_scale_inv * b_scale_inv) * op(A) x op(B), with
 // products of the decoded FP8 values accumulated in f32. Every FP8 value is
 // exactly an f32, and an f32 product of two FP8 values is exact too (at most
 // 2 x 4 significand bits), so decoding the operands into f32 panels and

@@ -261,8 +261,8 @@ struct StateTensor {
       storeHigh(src, count, MSAMP_RT_F32, out, begin);
   }
 
-  /// The just-in-time power-of-two scale of NUMERICS 5.2 for new values with
-  /// this amax; the old scale survives an amax of 0 or a non-finite one.
+  /// The just-in-time power-of-two scale of docs/Numerics.md 5.2 for new values
+  /// with this amax; the old scale survives an amax of 0 or a non-finite one.
   void chooseScale(float amax) {
     newScale = numerics::computeScalePow2(
         amax, oldScale, numerics::maxFinite(toFormat(dtype)), /*margin=*/0);

@@ -104,8 +104,8 @@ cudaError_t launchDelayedScalingUpdate(float *history, int64_t length,
 /// Fused cast + transpose of a row-major [rows, cols] high-precision matrix:
 /// out = Q(in * *scale) as [rows, cols] (may be null) and outT = its
 /// transpose [cols, rows]; one quantization, two layouts, the same scale
-/// (MS-AMP's fp8_fused_cast_transpose, NUMERICS 3.1). With `amaxBits`, the
-/// amax of the input.
+/// (MS-AMP's fp8_fused_cast_transpose, docs/Numerics.md 3.1). With `amaxBits`,
+/// the amax of the input.
 cudaError_t launchCastTranspose(const void *in, int32_t inType, int64_t rows,
                                 int64_t cols, const float *scale, void *out,
                                 void *outT, int32_t outType, unsigned *amaxBits,
@@ -171,8 +171,8 @@ struct AdamLaunchArgs {
 
 /// One Adam/AdamW step (msamp_rt_adam_update): a prologue that snapshots
 /// every scale (outputs may alias them), with a scaled output the two passes
-/// of NUMERICS 5.2 (pass 1: amaxes of the new values, nothing written; a
-/// one-thread kernel picks the new scales; pass 2: recompute and store), and
+/// of docs/Numerics.md 5.2 (pass 1: amaxes of the new values, nothing written;
+/// a one-thread kernel picks the new scales; pass 2: recompute and store), and
 /// an epilogue writing the new scales.
 cudaError_t launchAdam(const AdamLaunchArgs &args, cudaStream_t stream);
 

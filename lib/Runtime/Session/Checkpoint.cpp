@@ -4,8 +4,8 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// A checkpoint is a safetensors file (INTERFACES.md 5): one tensor per state
-// argument, named as in the manifest, in its storage dtype (FP8 and f16
+// A checkpoint is a safetensors file (docs/Interfaces.md 5): one tensor per
+// state argument, named as in the manifest, in its storage dtype (FP8 and f16
 // bytes as they are, with their scales and amax histories as tensors of
 // their own), and __metadata__
 //

@@ -5,7 +5,7 @@
 //===----------------------------------------------------------------------===//
 //
 // manifest.json as msamp-compile writes it (lib/Transforms/WriteManifest.cpp
-// documents the format; INTERFACES.md 4 is normative): what the session
+// documents the format; docs/Interfaces.md 4 is normative): what the session
 // allocates, initializes, checkpoints and binds, argument by argument.
 //
 // The parser checks everything the session relies on, so that a bad manifest

@@ -28,7 +28,7 @@
 namespace msamp::session {
 
 /// FILE.ext -> FILE.rank<r>.ext: rank r's shard of an O3 checkpoint
-/// (INTERFACES.md 5).
+/// (docs/Interfaces.md 5).
 std::string shardPath(const std::string &path, int64_t rank);
 
 /// Reads `dir`/train_step.mlir into `text` and its graph hash,

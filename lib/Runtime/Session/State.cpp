@@ -324,8 +324,8 @@ Error initializeState(const std::vector<TensorBuffer *> &state, uint64_t seed,
 
   // 3b. A param stored in FP8 (O3's GEMM weights) starts as the E4M3 cast
   //     of its FP16 master value, as MS-AMP's FP8 ZeRO casts its FP16
-  //     weights (NUMERICS.md 6.1): the f32 value rounded through scaled f16
-  //     first. Every rank computes it, owner or not, from the same values.
+  //     weights (docs/Numerics.md 6.1): the f32 value rounded through scaled
+  //     f16 first. Every rank computes it, owner or not, from the same values.
   for (TensorBuffer *buffer : state) {
     const TensorSpec &spec = buffer->spec();
     if (spec.role != "param" || (spec.dtype != ElementType::F8E4M3FN &&

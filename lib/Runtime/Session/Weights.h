@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The one definition of "the trained weights" (INTERFACES.md 5
+// The one definition of "the trained weights" (docs/Interfaces.md 5
 // --export-weights, msamp.state_dict in Python): a safetensors file with one
 // tensor per entry of the PyTorch module's state_dict, under its name.
 //

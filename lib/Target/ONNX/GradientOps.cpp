@@ -1,7 +1,7 @@
 //===- GradientOps.cpp - ONNX Runtime's gradient ops to linalg ------------===//
 //
 // The com.microsoft ops ONNX Runtime's GradientGraphBuilder writes into a
-// training graph (INPUTS.md 2.2): activation gradients, softmax and
+// training graph (docs/Inputs.md 2.2): activation gradients, softmax and
 // layer-norm gradients, the cross-entropy gradient, and FusedMatMul for
 // transposed GEMMs. Each lowering follows the op's definition in
 // onnxruntime/core/graph/training_op_defs.cc and the CPU kernel's formula.

@@ -1,6 +1,6 @@
 //===- ImportONNX.cpp - ONNX graph to the msamp input contract ------------===//
 //
-// Maps an ONNX graph onto the contract of INTERFACES.md 1 and 6:
+// Maps an ONNX graph onto the contract of docs/Interfaces.md 1 and 6:
 //
 //  - params are the graph inputs / initializers X for which the graph
 //    produces `X_grad`, directly or as the value an ONNX Runtime

@@ -4,7 +4,7 @@
 // (com.microsoft AdamWOptimizer / SGDOptimizerV2) or a model holding the
 // standard ai.onnx.preview.training Adam / Momentum, and writes the
 // hyperparameters as the contract's msamp.optimizer dictionary
-// (INTERFACES.md 1). Semantics that the dictionary cannot express are
+// (docs/Interfaces.md 1). Semantics that the dictionary cannot express are
 // errors, not silent approximations.
 //
 //===----------------------------------------------------------------------===//

@@ -3,7 +3,7 @@
 // The importer's weights interface (--weights-in / --weights-out) is the
 // safetensors format msamp-run reads with --init: an 8-byte little-endian
 // header length, a JSON header {name: {dtype, shape, data_offsets}} and the
-// raw data. Only F32 tensors are read or written (INTERFACES.md 5: --init
+// raw data. Only F32 tensors are read or written (docs/Interfaces.md 5: --init
 // takes f32 values by param name).
 //
 //===----------------------------------------------------------------------===//

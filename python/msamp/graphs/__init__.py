@@ -1,9 +1,9 @@
 """Generators of contract graphs: forward + loss + backward as one MLIR function.
 
-The graphs follow the input contract (shared/design/INTERFACES.md section 1) and
-the style of shared/examples/mlp_fwd_bwd.mlir, so compiler tests and benchmarks
-can get graphs of any size without torch. Command line: ``python -m msamp.graphs``
-(see __main__.py). Python::
+The graphs follow the input contract (docs/Interfaces.md section 1) and
+the style of the reference example (docs/Inputs.md 3), so compiler tests and
+benchmarks can get graphs of any size without torch. Command line:
+``python -m msamp.graphs`` (see __main__.py). Python::
 
     from msamp import graphs
     g = graphs.build("transformer-lm", layers=2, dim=16, heads=2, seq=4, ffn=32,

@@ -33,7 +33,7 @@ def _parser():
     p = argparse.ArgumentParser(
         prog="python -m msamp.graphs",
         description="Emit a forward+loss+backward MLIR training graph "
-                    "(msamp input contract, INTERFACES.md section 1).")
+                    "(msamp input contract, docs/Interfaces.md section 1).")
     p.add_argument("model", choices=MODELS)
     p.add_argument("-o", "--output", default="-", help="output file (default: stdout)")
     g = p.add_argument_group("sizes")

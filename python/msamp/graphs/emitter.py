@@ -6,7 +6,7 @@ writes every type explicitly, checks shapes as it goes (a generator bug becomes 
 Python error, not a verifier error in someone else's pipeline) and counts every op
 it writes so that ``--stats`` is exact.
 
-Conventions, chosen to match the shared example (shared/examples/mlp_fwd_bwd.mlir):
+Conventions, chosen to match the reference example (docs/Inputs.md 3):
 - ``x @ W^T`` is ``linalg.matmul`` with maps (m,k),(n,k),(m,n); ``dY^T @ X`` is a
   matmul with maps (k,m),(k,n),(m,n); a plain ``A @ B`` carries no maps.
 - Every GEMM accumulates into its own zero ``linalg.fill``; every elementwise op

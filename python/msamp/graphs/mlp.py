@@ -1,8 +1,8 @@
 """The ``mlp`` model: Linear (+ReLU) layers and a mean-squared-error loss.
 
-With the defaults (sizes 3,5,2, batch 4, AdamW lr 1e-2) it is the shared example
-shared/examples/mlp_fwd_bwd.mlir: same function name, argument names and order,
-same math and optimizer attribute, so the example's reference numbers apply.
+With the defaults (sizes 3,5,2, batch 4, AdamW lr 1e-2) it is the reference
+example of docs/Inputs.md 3: same function name, argument names and order, same
+math and optimizer attribute, so the example's reference numbers apply.
 """
 
 import math

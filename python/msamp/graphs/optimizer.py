@@ -1,4 +1,4 @@
-"""The ``msamp.optimizer`` module attribute (INTERFACES.md section 1).
+"""The ``msamp.optimizer`` module attribute (docs/Interfaces.md section 1).
 
 The optimizer is declared, not traced: a plain dictionary any exporter can write.
 Defaults follow the contract (PyTorch semantics): weight_decay is 1e-2 for AdamW

@@ -67,7 +67,7 @@ func.func @fold_amax() -> (tensor<f32>, tensor<f32>) {
 
 // -----
 
-// NUMERICS.md 2.1 vectors: amax 10 -> 32 (pow2, E4M3); exact 448/10 = 44.8;
+// docs/Numerics.md 2.1 vectors: amax 10 -> 32 (pow2, E4M3); exact 448/10 = 44.8;
 // amax 0 keeps the previous scale; most_recent reads element 0.
 // CHECK-LABEL: func.func @fold_compute_scale
 // CHECK-DAG: %[[A:.+]] = arith.constant dense<3.200000e+01> : tensor<f32>

@@ -1,4 +1,4 @@
-// The reference test: the shared MLP example (shared/examples/README.md) at
+// The reference test: the reference MLP example (docs/Inputs.md 3) at
 // O0, initial values through --init and the batch through --data (K = 1),
 // both written by the `safetensors` package. The losses of steps 1..3 and
 // fc2.weight after 3 steps (read back from --save with the same package)

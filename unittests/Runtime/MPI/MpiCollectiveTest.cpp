@@ -93,7 +93,7 @@ int main() {
   }
 
   // FP8 sums: each hop is fp8(half(a) + half(b)), in rank order. MS-AMP's
-  // two-rank byte vectors (NUMERICS.md 4.4): 0x4A + 0x50 = 0x55 and
+  // two-rank byte vectors (docs/Numerics.md 4.4): 0x4A + 0x50 = 0x55 and
   // 0x58 + 0x5C = 0x62; for more ranks, the rank-order chain of the core.
   {
     const uint8_t a[2] = {0x4A, 0x58}, b[2] = {0x50, 0x5C};
@@ -115,7 +115,7 @@ int main() {
     expect[0] = acc0, expect[1] = acc1, expect[2] = 0x7E, expect[3] = acc3;
     if (world == 2)
       check(expect[0] == 0x55 && expect[1] == 0x62,
-            "NUMERICS 4.4 vectors 0x4A+0x50=0x55, 0x58+0x5C=0x62");
+            "docs/Numerics.md 4.4 vectors 0x4A+0x50=0x55, 0x58+0x5C=0x62");
     check(std::memcmp(q.data.data(), expect, 4) == 0,
           "FP8 sum in rank order with per-hop half arithmetic");
     check(osinv[0] == 0.5f, "FP8 sum keeps the inverse scale");

@@ -1,11 +1,11 @@
 //===- ImportONNX.h - ONNX model to the msamp input contract ----*- C++ -*-===//
 //
-// Public entry points of the ONNX importer (INTERFACES.md 6): an ONNX model
-// (inference graph, or an ONNX Runtime training graph with gradient nodes)
-// becomes one MLIR module in the input contract of INTERFACES.md 1, written
-// with func/linalg/tensor/arith/math only. The protobuf classes stay private
-// to lib/Target/ONNX so that users of this header need neither protobuf nor
-// exceptions.
+// Public entry points of the ONNX importer (docs/Interfaces.md 6): an ONNX
+// model (inference graph, or an ONNX Runtime training graph with gradient
+// nodes) becomes one MLIR module in the input contract of docs/Interfaces.md 1,
+// written with func/linalg/tensor/arith/math only. The protobuf classes stay
+// private to lib/Target/ONNX so that users of this header need neither protobuf
+// nor exceptions.
 //
 //===----------------------------------------------------------------------===//
 

@@ -5,7 +5,7 @@
 //===----------------------------------------------------------------------===//
 //
 // Collective.h's combineFP8 with a device-friendly signature: both select
-// the numerics core's hops (NUMERICS.md 4.4: a sum hop is
+// the numerics core's hops (docs/Numerics.md 4.4: a sum hop is
 // fp8(half(a) + half(b)), saturating; max compares decoded values and a NaN
 // wins, ties keep `a`), so the NCCL all-gather fallback reduces exactly like
 // the CPU's reduceFP8InRankOrder. The host tests compare the two on all

@@ -8,11 +8,11 @@
 // (msamp_rt_dtype, reduction) pair — including codes outside the enum — is
 // either mapped to a strategy or rejected with a reason; nothing falls
 // through a default. Translation tables are a bug magnet (IREE's NCCL table
-// once mapped bf16 to ncclFloat64, STYLE.md 4.1), so this one is pure logic
-// in its own translation unit, needs no device and no NCCL library (only
+// once mapped bf16 to ncclFloat64, docs/Style.md 4.1), so this one is pure
+// logic in its own translation unit, needs no device and no NCCL library (only
 // nccl.h's enum values), and its unit test enumerates every pair.
 //
-// The table (NUMERICS.md 4.4):
+// The table (docs/Numerics.md 4.4):
 //
 //   dtype        sum / mean                     max
 //   f32          native ncclFloat32 ncclSum     native ncclFloat32 ncclMax
@@ -23,7 +23,7 @@
 //                group is sm_90+ and NCCL >= 2.24.3; otherwise all-gather
 //                the codes (ncclUint8) and reduce in rank order on the
 //                device with the per-hop fp8(half(a) + half(b)) of
-//                NUMERICS 4.4, bit-identical to the CPU reference
+//                docs/Numerics.md 4.4, bit-identical to the CPU reference
 //   f8E5M2       the same with ncclFloat8e5m2
 //   i32, i64,    rejected: the ABI all-reduces float payloads only
 //   unknown      rejected

@@ -8,9 +8,10 @@
 //   * the rank-order FP8 reduction the NCCL collective falls back to when a
 //     group cannot use NCCL's native FP8 reductions (a device below sm_90,
 //     or NCCL < 2.24): all ranks all-gather the codes and each reduces
-//     contribution 0, 1, 2, ... with the per-hop rounding of NUMERICS 4.4
-//     (FP8Combine.h). Every rank computes the same bytes, and they are the
-//     CPU reference's bytes (Collective.h reduceFP8InRankOrder).
+//     contribution 0, 1, 2, ... with the per-hop rounding of
+//     docs/Numerics.md 4.4 (FP8Combine.h). Every rank computes the same bytes,
+//     and they are the CPU reference's bytes (Collective.h
+//     reduceFP8InRankOrder).
 //   * the divisions of a mean: f32 data / N, or an FP8 payload's inverse
 //     scale / N (MS-AMP's post-division; the FP8 bytes are never divided,
 //     and ncclAvg is never used).

@@ -5,7 +5,7 @@
 //===----------------------------------------------------------------------===//
 //
 // msamp_rt_gemm on the device, after Transformer Engine's
-// common/gemm/cublaslt_gemm.cu (NUMERICS.md 3.2):
+// common/gemm/cublaslt_gemm.cu (docs/Numerics.md 3.2):
 //   * compute type CUBLAS_COMPUTE_32F, scale type f32 (no TF32: an f32 GEMM
 //     stays an f32 GEMM, like the CPU's sgemm);
 //   * FP8 operands (E4M3 x E4M3, E5M2 x E4M3, E4M3 x E5M2) are used directly,

@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// msamp_rt_gemm on the device (NUMERICS.md 3). One cuBLASLt handle, one
+// msamp_rt_gemm on the device (docs/Numerics.md 3). One cuBLASLt handle, one
 // workspace and a cache of matmul plans per backend; see CublasLtGemm.cpp.
 //
 //===----------------------------------------------------------------------===//

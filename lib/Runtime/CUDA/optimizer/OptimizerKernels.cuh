@@ -47,7 +47,7 @@ __global__ void optimizerPrologueKernel(OptimizerScratch *s,
 }
 
 /// Between the passes: the just-in-time scale of every scaled tensor from
-/// the amax of its new values (NUMERICS 5.2).
+/// the amax of its new values (docs/Numerics.md 5.2).
 __global__ void optimizerChooseScalesKernel(OptimizerScratch *s,
                                             ScaleSlots slots) {
   for (int t = 0; t < 3; ++t)

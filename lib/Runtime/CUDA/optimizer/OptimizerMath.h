@@ -33,7 +33,7 @@ using numerics::makeAdamConstants;
 using numerics::makeSgdConstants;
 #endif
 
-/// The just-in-time power-of-two scale of NUMERICS 5.2 for a tensor of
+/// The just-in-time power-of-two scale of docs/Numerics.md 5.2 for a tensor of
 /// `dtype` whose new values have magnitude bits `amaxBits` (the integer max
 /// of magnitudeBits): the old scale survives an amax of 0 or a non-finite
 /// one. Same as the CPU's StateTensor::chooseScale.

@@ -4,9 +4,9 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// msamp_rt_adam_update on the device: MS-AMP's LBAdamW (NUMERICS.md 5.2) with
-// the CPU backend's semantics and update order. Per element the arithmetic is
-// adamElement (OptimizerMath.h), shared with the host tests.
+// msamp_rt_adam_update on the device: MS-AMP's LBAdamW (docs/Numerics.md 5.2)
+// with the CPU backend's semantics and update order. Per element the arithmetic
+// is adamElement (OptimizerMath.h), shared with the host tests.
 //
 // With any scaled (f16/FP8) param, m or v the step takes two passes, like
 // MS-AMP's adamw_fp8_stage1/stage2 and the CPU backend:

@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The delayed-scaling bookkeeping (NUMERICS.md 2, Transformer Engine's
+// The delayed-scaling bookkeeping (docs/Numerics.md 2, Transformer Engine's
 // recipe/delayed_scaling.cu) kept on the device, so a step never copies an
 // amax or a scale to the host:
 //   * computeScale: reduce the history (max or most recent) and derive the

@@ -6,7 +6,7 @@
 //
 // cuBLASLt's FP8 GEMMs on sm_89/sm_90 take only the "TN" layout: in row-major
 // terms both operands must have the reduction dimension K innermost
-// (NUMERICS.md 3.2). Two kernels produce that layout:
+// (docs/Numerics.md 3.2). Two kernels produce that layout:
 //
 //   * castTranspose quantizes a high-precision matrix once and writes it in
 //     both layouts (MS-AMP's fp8_fused_cast_transpose for dY, which feeds

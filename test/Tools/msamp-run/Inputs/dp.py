@@ -6,7 +6,7 @@ DataParallel), with numpy and the reference `safetensors` package.
       B, read from its signature): OUT_N holds K = N*STEPS slices of batch B
       for N ranks; OUT_1 holds STEPS slices of batch N*B for one rank, slice
       s-1 being slices (s-1)*N .. (s-1)*N+N-1 of OUT_N concatenated in rank
-      order (INTERFACES.md 5), so both runs see the same samples per step.
+      order (docs/Interfaces.md 5), so both runs see the same samples per step.
   dp.py losses A.jsonl B.jsonl --rel R     every loss of A within R
                                            (relative) of B's; prints the max
   dp.py state A.safetensors B.safetensors --tol T

@@ -1,4 +1,4 @@
-"""Writes the inputs of the shared MLP example (shared/examples/README.md) as
+"""Writes the inputs of the reference MLP example (docs/Inputs.md 3) as
 safetensors files with the reference `safetensors` package, so that msamp's
 reader is tested against another implementation.
 
