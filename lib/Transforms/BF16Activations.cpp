@@ -1,12 +1,12 @@
 //===- BF16Activations.cpp - forward activations stored in bf16 -----------===//
 //
-// activations=bf16 (INTERFACES.md 3, docs/Levels.md): the tensors the forward
-// ops of the train step hand to each other, and in particular those kept for
-// the backward, are stored in bf16 while every op computes in f32: autocast's
-// storage, as MS-AMP and Transformer Engine train under it (docs/Levels.md
-// says where torch.autocast's op-by-op dtypes differ). Each covered
-// value is rounded to nearest even once, right after its producer, and the
-// bf16 tensor is the value that crosses op boundaries, so bufferization
+// activations=bf16 (docs/Interfaces.md 3, docs/Levels.md): the tensors the
+// forward ops of the train step hand to each other, and in particular those
+// kept for the backward, are stored in bf16 while every op computes in f32:
+// autocast's storage, as MS-AMP and Transformer Engine train under it
+// (docs/Levels.md says where torch.autocast's op-by-op dtypes differ). Each
+// covered value is rounded to nearest even once, right after its producer, and
+// the bf16 tensor is the value that crosses op boundaries, so bufferization
 // allocates bf16 buffers and the memory of the activations halves.
 //
 // Which values (the rule docs/Levels.md states):

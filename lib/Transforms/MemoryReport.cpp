@@ -1,10 +1,11 @@
 //===- MemoryReport.cpp - bytes per parameter of a train step ---*- C++ -*-===//
 //
 // Prints the model-state memory of @train_step by category, as a table or as
-// the JSON of INTERFACES.md 4, to stdout (the IR goes to -o). The figures are
-// computed from the IR alone (docs/TrainStep.md 3), never from the options a
-// pipeline was given, so that a test can hold the compiler to ARCHITECTURE.md's
-// level table (about 16 bytes/param at O0, 11 at O1, 6 at O2):
+// the JSON of docs/Interfaces.md 4, to stdout (the IR goes to -o). The figures
+// are computed from the IR alone (docs/TrainStep.md 3), never from the options
+// a pipeline was given, so that a test can hold the compiler to
+// docs/Architecture.md's level table (about 16 bytes/param at O0, 11 at O1, 6
+// at O2):
 //
 //   weights         `param` arguments
 //   master_weights  `master_param` arguments

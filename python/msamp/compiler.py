@@ -4,7 +4,7 @@
 subprocess (the upstream MLIR Python bindings are not available, and the
 tool's output directory - ``train_step.so``, ``manifest.json``,
 ``train_step.mlir``, ``memory_report.json``, ``gemms.json`` - is the
-documented interface, INTERFACES.md 4) and returns a :class:`CompiledStep`.
+documented interface, docs/Interfaces.md 4) and returns a :class:`CompiledStep`.
 Everything about the compiled step is read back from the files msamp-compile
 wrote into that directory, never re-derived in Python and never by running
 the compiler again, so the package cannot disagree with the compiler:
@@ -96,7 +96,7 @@ def compile(graph, opt_level=None, out_dir=None, target="cpu",  # noqa: A001
     """Compile ``graph`` at ``opt_level`` ("O0" ... "O3", or a reference row:
     "amp-bf16", "amp-fp16", "te"; default "O2") with recipe
     options (``fp8_format="e4m3"``, ``amax_history_len=1024``,
-    ``scale_kind="exact"``, ``exclude=r"^head\\."`` ...; INTERFACES.md 3/4).
+    ``scale_kind="exact"``, ``exclude=r"^head\\."`` ...; docs/Interfaces.md 3/4).
     O3 compiles rank ``rank``'s program of a ``world_size``-rank group
     (``compile(g, "O3", world_size=2, rank=0)``).
 
@@ -273,7 +273,7 @@ class CompiledStep:
 
     def memory_report(self):
         """The compiler's memory report (``memory_report.json``,
-        INTERFACES.md 4): bytes per category (unlike the session's it counts
+        docs/Interfaces.md 4): bytes per category (unlike the session's it counts
         gradients), and ``peak_bytes`` / ``peak`` from the static buffer
         plan (CPU targets)."""
         if self._memory is None:

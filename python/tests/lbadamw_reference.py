@@ -1,4 +1,4 @@
-"""MS-AMP's O2 optimizer (LBAdamW, NUMERICS.md 5.2) written independently in
+"""MS-AMP's O2 optimizer (LBAdamW, docs/Numerics.md 5.2) written independently in
 PyTorch + ml_dtypes, as a reference for msamp's O2 Adam states: every
 param's first moment stored as E4M3 and its second as FP16, each with a
 per-tensor power-of-two scale (target max 448 and 65504) recomputed every

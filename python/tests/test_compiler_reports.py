@@ -1,4 +1,4 @@
-"""The reports msamp-compile writes next to the manifest (INTERFACES.md 4):
+"""The reports msamp-compile writes next to the manifest (docs/Interfaces.md 4):
 Python reads memory_report.json and gemms.json and never runs the compiler
 again; the planned peak (static buffer plan) and the measured one (session
 buffers + the step's counted heap) agree.

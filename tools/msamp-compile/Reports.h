@@ -1,7 +1,7 @@
 //===- Reports.h - the reports msamp-compile writes -------------*- C++ -*-===//
 //
-// memory_report.json and gemms.json (INTERFACES.md 4): written once, next to
-// manifest.json, by the compiler that knows the facts, so that msamp-run,
+// memory_report.json and gemms.json (docs/Interfaces.md 4): written once, next
+// to manifest.json, by the compiler that knows the facts, so that msamp-run,
 // the session and Python read them instead of re-running the compiler.
 //
 //===----------------------------------------------------------------------===//

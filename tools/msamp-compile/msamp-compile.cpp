@@ -12,7 +12,7 @@
 // tests), OUTDIR/manifest.json (the state the runtime allocates),
 // OUTDIR/memory_report.json (bytes per category and the peak of the static
 // buffer plan), OUTDIR/gemms.json (every GEMM's formats, and why it stayed in
-// high precision; both INTERFACES.md 4, tools/msamp-compile/Reports.h) and
+// high precision; both docs/Interfaces.md 4, tools/msamp-compile/Reports.h) and
 // OUTDIR/train_step.so (native code for the host, linked with ld.lld; it
 // calls the runtime's C ABI and is loaded by the runtime with dlopen). MODEL
 // is a forward_backward graph (compiled at --opt-level) or an already

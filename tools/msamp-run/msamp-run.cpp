@@ -8,7 +8,7 @@
 //   [--steps N] [--data F | --synthetic]
 //             [--init F] [--save F] [--resume F] [--log-json F] ...
 //
-// The user-facing runner of INTERFACES.md 5. MODEL is compiled by
+// The user-facing runner of docs/Interfaces.md 5. MODEL is compiled by
 // msamp-compile into a cache (CompileCache.h) or is a directory it wrote;
 // the compiled step runs through libmsamp_session, which loads
 // train_step.so against libmsamp_runtime. msamp-run itself links no MLIR or
@@ -130,7 +130,7 @@ int agree(int code, const std::string &message) {
 }
 
 /// Rank r's shard of the O3 checkpoint FILE.ext: FILE.rank<r>.ext
-/// (INTERFACES.md 5), as libmsamp_session writes and reads it.
+/// (docs/Interfaces.md 5), as libmsamp_session writes and reads it.
 std::string shardPathOf(const std::string &path, int rank) {
   std::string shard(
       msamp_checkpoint_shard_path(path.c_str(), rank, nullptr, 0) + 1, '\0');
@@ -303,8 +303,8 @@ void readPeaks(msamp_session *session, const std::string &dir,
     metrics.plannedPeakBytes = report->peakBytes;
 }
 
-/// One line of --log-json: INTERFACES.md 5's keys, then "grad_norm" when the
-/// step reports it (null when not finite) and, with several ranks,
+/// One line of --log-json: docs/Interfaces.md 5's keys, then "grad_norm" when
+/// the step reports it (null when not finite) and, with several ranks,
 /// "comm_bytes". "nonfinite" is true when the input data, the loss, the
 /// gradients or the updated state were not finite (the update is not
 /// applied, or the run stops); only a non-finite loss is null. Numbers are

@@ -442,7 +442,7 @@ MSAMP_RT_EXPORT msamp_rt_status msamp_rt_check_index(
     int64_t upper, int64_t ignore_index, int32_t has_ignore, const char *name);
 
 /** msamp.check_index: the range check of an index computed in the graph
- *  (docs/RuntimeABI.md 11.2), called inside the step before the op that
+ *  (docs/RuntimeABI.md 3.11), called inside the step before the op that
  *  reads the indices. Every element of `ids` (i64 or i32, read on the host)
  *  must lie in [0, upper), or equal `ignore_index` when `has_ignore` is
  *  non-zero. The first element that does not records

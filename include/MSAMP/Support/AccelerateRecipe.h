@@ -8,7 +8,7 @@
 // mapping: msamp-run --recipe, msamp-compile --recipe and Python's
 // msamp.compile(accelerate_config=...) all go through it.
 //
-// Free of LLVM and MLIR (msamp-run links neither, ARCHITECTURE.md 2); the
+// Free of LLVM and MLIR (msamp-run links neither, docs/Architecture.md 2); the
 // YAML parser is Debian's yaml-cpp, whose exceptions stay inside the
 // implementation: every function here reports through its return value.
 //

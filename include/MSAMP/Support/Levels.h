@@ -29,7 +29,7 @@ struct LevelInfo {
 };
 
 inline constexpr LevelInfo kLevels[] = {
-    // O0 is all f32: activations=bf16 is refused there (INTERFACES.md 3).
+    // O0 is all f32: activations=bf16 is refused there (docs/Interfaces.md 3).
     {"O0", "msamp-o0", "activations=f32"},
     {"O1", "msamp-o1", ""},
     {"O2", "msamp-o2", ""},

@@ -1,8 +1,8 @@
 //===- ActivationOptions.h - the activations= pipeline option ---*- C++ -*-===//
 //
-// `activations=f32|bf16` (INTERFACES.md 3), declared once for every level's
-// pipeline options (--msamp-o0..o3, --msamp-amp, --msamp-te): a pipeline's
-// option struct derives from ActivationOptions<Itself> and calls
+// `activations=f32|bf16` (docs/Interfaces.md 3), declared once for every
+// level's pipeline options (--msamp-o0..o3, --msamp-amp, --msamp-te): a
+// pipeline's option struct derives from ActivationOptions<Itself> and calls
 // addActivationPrecision before its epilogue. O0 accepts the option's
 // parsing but msamp-bf16-activations refuses its train step.
 //

@@ -1,6 +1,6 @@
 //===- GemmTable.h - the GEMMs of a compiled train step ---------*- C++ -*-===//
 //
-// gemms.json (INTERFACES.md 4), written by msamp-compile from the
+// gemms.json (docs/Interfaces.md 4), written by msamp-compile from the
 // tensor-level @train_step: one entry per classified GEMM with its kind,
 // layer, weight, operand and output element types, whether it runs in FP8,
 // and the reason it stayed in high precision. The reasons are data recorded

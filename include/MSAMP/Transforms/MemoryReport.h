@@ -1,6 +1,6 @@
 //===- MemoryReport.h - model-state bytes of a train step -------*- C++ -*-===//
 //
-// The memory report of INTERFACES.md 4, computed from the tensor-level
+// The memory report of docs/Interfaces.md 4, computed from the tensor-level
 // @train_step (lib/Transforms/MemoryReport.cpp explains each category).
 // --msamp-memory-report prints it; msamp-compile writes it, with the peak of
 // the static buffer plan appended, to memory_report.json.
@@ -17,7 +17,7 @@
 
 namespace mlir::msamp {
 
-/// The report's categories, in the order of INTERFACES.md 4.
+/// The report's categories, in the order of docs/Interfaces.md 4.
 enum MemoryCategory : unsigned {
   Weights,
   MasterWeights,
@@ -57,7 +57,7 @@ struct MemoryReport {
 /// or gradient cannot be sized.
 FailureOr<MemoryReport> computeMemoryReport(func::FuncOp trainStep);
 
-/// Prints INTERFACES.md 4's JSON object; `extra`, if given, writes more
+/// Prints docs/Interfaces.md 4's JSON object; `extra`, if given, writes more
 /// attributes after "categories" (msamp-compile's "peak_bytes" and "peak").
 void printMemoryReportJSON(
     const MemoryReport &report, llvm::raw_ostream &os,
