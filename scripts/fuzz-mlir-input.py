@@ -10,7 +10,10 @@ checks each mutant against this oracle:
     --synthetic); a clean refusal of the step (exit 1 and a message, e.g. a
     non-finite loss from a mutated constant) is counted, not a failure;
   * nothing crashes (a signal, or an exit status other than 0 and 1) and
-    nothing hangs (--timeout seconds per tool run).
+    nothing hangs (--timeout seconds per tool run);
+  * no data is lost: the step runs with --save and --log-json; a run that
+    exits 0 leaves a readable checkpoint and a logged step, and no run
+    leaves a half-written checkpoint (.tmp) or a broken log line.
 
 With --valgrind N, the first N mutants that mlir-opt-22 rejects are also
 parsed by msamp-opt under valgrind, which must report nothing: the heap
@@ -24,6 +27,7 @@ Exit status 0 when no case failed; failing mutants are kept in --keep-dir.
 
 import argparse
 import collections
+import json
 import os
 import random
 import re
@@ -171,13 +175,47 @@ def check_case(text, name, work, tools, opts, use_valgrind):
         outcome = "FAIL accepted what mlir-opt-22 rejects"
     if outcome:
         return outcome, detail, valgrind_ran
+    ckpt, log_json = work / "ck.safetensors", work / "log.jsonl"
+    for stale in (ckpt, log_json, Path(str(ckpt) + ".tmp")):
+        stale.unlink(missing_ok=True)
     rstatus, rlog = run([tools["msamp-run"], str(out_dir), "--steps", "1",
-                         "--synthetic"], opts.timeout)
+                         "--synthetic", "--save", str(ckpt),
+                         "--log-json", str(log_json)], opts.timeout)
     if rstatus == "hang":
         return "FAIL hang (msamp-run)", rlog, False
     if crashed(rstatus):
         return f"FAIL crash (msamp-run exit {rstatus})", rlog, False
+    lost = lost_output(rstatus, ckpt, log_json)
+    if lost:
+        return f"FAIL data lost ({lost})", rlog, False
     return ("ran a step" if rstatus == 0 else "step refused"), rlog, False
+
+
+def lost_output(status, ckpt, log_json):
+    """What msamp-run lost or left broken, or None. A run that exits 0 has
+    saved a readable checkpoint and logged its step; any run leaves no
+    half-written checkpoint (.tmp) and only whole JSON lines in its log."""
+    if Path(str(ckpt) + ".tmp").exists():
+        return "a .tmp checkpoint was left behind"
+    lines = log_json.read_text().splitlines() if log_json.exists() else []
+    for line in lines:
+        try:
+            json.loads(line)
+        except ValueError:
+            return f"a broken --log-json line: {line[:80]!r}"
+    if status != 0:
+        return None
+    if not lines:
+        return "exit 0 with an empty --log-json"
+    try:
+        with open(ckpt, "rb") as f:
+            size = int.from_bytes(f.read(8), "little")
+            header = json.loads(f.read(size))
+    except (OSError, ValueError) as e:
+        return f"exit 0 without a readable checkpoint ({e})"
+    if not any(k != "__metadata__" for k in header):
+        return "exit 0 with a checkpoint holding no tensors"
+    return None
 
 
 def main():
