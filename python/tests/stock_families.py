@@ -124,7 +124,7 @@ FAMILIES = {f.name: f for f in [
     # Image lrs (the brightest quadrant, LIFT): the task needs position,
     # which these tiny ViTs must learn from 0.02-std position embeddings;
     # above the lr given, PyTorch's 50 steps end mid-descent, where a 1%
-    # weight perturbation moved PyTorch's own last-5 mean by 4-33% (ViT at
+    # weight perturbation moved PyTorch's own last-5 mean by up to 5-33% (ViT at
     # 2e-3, DeiT at 2.5e-3 and 3e-3), too chaotic to compare levels at 5%.
     # At the lrs below the loss falls 21-29% and that perturbation moves it
     # by <= 1.7% (ViT 1e-3: 25%, DeiT 1.5e-3: 28%, Swin 2e-3: 21%, ResNet
