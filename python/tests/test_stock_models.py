@@ -128,8 +128,8 @@ def test_quadrant_task():
     b = families.quadrant_batch(n, 2000, torch.Generator().manual_seed(3))
     x, labels = b["x"], b["labels"]
     assert x.shape == (2000, 3, n, n) and torch.equal(x[:, 0], x[:, 2])
-    means = torch.stack([x[:, :, :h, :h].mean((1, 2, 3)), x[:, :, :h, h:].mean((1, 2, 3)),
-                         x[:, :, h:, :h].mean((1, 2, 3)), x[:, :, h:, h:].mean((1, 2, 3))], 1)
+    quadrants = [x[:, :, :h, :h], x[:, :, :h, h:], x[:, :, h:, :h], x[:, :, h:, h:]]
+    means = torch.stack([q.mean((1, 2, 3)) for q in quadrants], 1)
     assert torch.equal(labels, means.argmax(1))
     assert torch.bincount(labels, minlength=4).min() > 400  # every quadrant
     assert abs(float(x.mean())) < 0.01 and abs(float(x.std()) - 1) < 0.01
