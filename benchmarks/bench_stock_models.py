@@ -22,12 +22,18 @@ protocol, stock_families.BATCH/DISTINCT/STEPS): PyTorch's loss drop in
 O1 and O2 last-5 mean against PyTorch's, every family at every level (the
 test checks O1 for two families only).
 
+``--spread N`` repeats the O1/O2 gaps over N inits (the stock one and
+N - 1 with every weight scaled by 1 + 0.01 * randn): whether a level's gap
+is systematic or the spread of its trajectory (docs/Benchmarks.md "Per
+family").
+
 The table is printed as Markdown for docs/Benchmarks.md; name the CPU with it
 (``lscpu | grep 'Model name'``).
 """
 
 import argparse
 import copy
+import dataclasses
 import os
 import statistics
 import sys
@@ -132,6 +138,53 @@ def gaps_row(name, tmp):
     return out
 
 
+def perturbed(model, seed):
+    """``model`` with every weight scaled by 1 + 0.01 * randn (seed)."""
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.mul_(1 + 0.01 * torch.randn(p.shape, generator=g))
+    return model
+
+
+def spread_row(name, inits, tmp):
+    family = families.FAMILIES[name]
+    data = families.batches(family, families.DISTINCT, families.BATCH)
+    batches = [{k: v.numpy() for k, v in b.items()} for b in data]
+    steps, pytorch, gaps = None, [], {"O1": [], "O2": []}
+    for seed in range(inits):
+        model = families.model(family)
+        if seed:
+            perturbed(model, seed)
+        reference = copy.deepcopy(model)
+        init = os.path.join(tmp, f"{name}.spread{seed}.init.safetensors")
+        graph = msamp.export(model, families.loss_fn(family), data[0],
+                             optimizer=families.optimizer(family, model),
+                             init_file=init)
+        if steps is None:  # the graph does not depend on the weights
+            steps = msamp.compile_all(graph, list(gaps))
+        pytorch.append(_last5(families.torch_losses(family, reference, data,
+                                                    families.STEPS)))
+        for level, step in steps.items():
+            losses = msamp.Trainer(step, init_file=init).fit(batches, steps=families.STEPS)
+            gaps[level].append(_last5(losses) / pytorch[-1] - 1)
+    return pytorch, gaps
+
+
+def main_spread(names, inits):
+    print(f"| family | lr | PyTorch last-5 over {inits} inits | O1 mean gap (range) "
+          "| O2 mean gap (range) |")
+    print("|---|---|---|---|---|")
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in names:
+            pytorch, gaps = spread_row(name, inits, tmp)
+            cells = [f"{statistics.fmean(g):+.1%} ({min(g):+.1%} .. {max(g):+.1%})"
+                     for g in gaps.values()]
+            print(f"| {name} | {families.FAMILIES[name].lr:g} "
+                  f"| {min(pytorch):.3f} .. {max(pytorch):.3f} | " + " | ".join(cells)
+                  + " |", flush=True)
+
+
 def main_gaps(names):
     print("| family | lr | PyTorch loss drop | O0 max rel. diff (20 steps) "
           "| O1 last-5 vs PyTorch | O2 last-5 vs PyTorch |")
@@ -150,10 +203,21 @@ def main():
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--gaps", action="store_true",
                         help="the issue's loss numbers, not times")
+    parser.add_argument("--spread", type=int, metavar="N",
+                        help="O1/O2 gaps over N inits (1%% perturbations)")
+    parser.add_argument("--lr", type=float,
+                        help="--gaps / --spread at this lr, not the families' own")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
+    if args.lr:
+        for name in args.families.split(","):
+            families.FAMILIES[name] = dataclasses.replace(families.FAMILIES[name],
+                                                          lr=args.lr)
     if args.gaps:
         main_gaps(args.families.split(","))
+        return
+    if args.spread:
+        main_spread(args.families.split(","), args.spread)
         return
     print("| family | params | export s | compile O0 s | compile O2 s "
           "| PyTorch ms/step | O0 ms/step (x PyTorch) | O2 ms/step (x PyTorch) "

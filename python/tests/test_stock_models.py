@@ -10,6 +10,8 @@ AdamW with two param groups that differ in weight decay and lr):
   training (same init, batches and optimizer) within 1e-4 relative at each
   of the first 20 steps; O2: the mean of the last 5 of 50 losses within 5%
   of PyTorch's.
+* the image task (``test_quadrant_task``): the label is the brightest
+  quadrant, the images standardized.
 * GPT-2 and Llama (``MORE_LEVELS``): also O1 (Trainer) and O3 (``mpirun
   -np 2 msamp-run --opt-level O3`` on ``ExportedGraph.write`` +
   ``write_init``, each rank half of PyTorch's batch), same 5% bound.
@@ -115,6 +117,22 @@ def _last5(x):
 def _print_gap(name, level, losses, torch_last5):
     print(f"{name}: {level} last-5 mean {_last5(losses):.4f} vs PyTorch "
           f"{torch_last5:.4f} ({_last5(losses) / torch_last5 - 1:+.1%})")
+
+
+def test_quadrant_task():
+    """The image task's label is the quadrant with the highest mean (read
+    here by slicing, independently of quadrant_batch's reshape), the lift
+    makes it the lifted quadrant's, and the images are standardized over
+    the task's distribution."""
+    n, h = 16, 8
+    b = families.quadrant_batch(n, 2000, torch.Generator().manual_seed(3))
+    x, labels = b["x"], b["labels"]
+    assert x.shape == (2000, 3, n, n) and torch.equal(x[:, 0], x[:, 2])
+    quadrants = [x[:, :, :h, :h], x[:, :, :h, h:], x[:, :, h:, :h], x[:, :, h:, h:]]
+    means = torch.stack([q.mean((1, 2, 3)) for q in quadrants], 1)
+    assert torch.equal(labels, means.argmax(1))
+    assert torch.bincount(labels, minlength=4).min() > 400  # every quadrant
+    assert abs(float(x.mean())) < 0.01 and abs(float(x.std()) - 1) < 0.01
 
 
 @pytest.mark.parametrize("name", FULL)
