@@ -26,6 +26,8 @@ import subprocess
 import sys
 import tempfile
 
+import benchmark_lm
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 
@@ -73,13 +75,7 @@ def main():
     p.add_argument("--build", default=os.path.join(ROOT, "build"))
     p.add_argument("--level", default="O2")
     p.add_argument("--steps", type=int, default=10)
-    p.add_argument("--layers", type=int, default=2)
-    p.add_argument("--dim", type=int, default=384)
-    p.add_argument("--heads", type=int, default=6)
-    p.add_argument("--seq", type=int, default=64)
-    p.add_argument("--batch", type=int, default=8)
-    p.add_argument("--ffn", type=int, default=1536)
-    p.add_argument("--vocab", type=int, default=256)
+    benchmark_lm.add_arguments(p)
     args = p.parse_args()
     bindir = os.path.join(os.path.abspath(args.build), "bin")
 
@@ -88,10 +84,8 @@ def main():
                    MSAMP_CACHE_DIR=os.path.join(tmp, "cache"))
         graph = os.path.join(tmp, "lm.mlir")
         run([sys.executable, "-m", "msamp.graphs", "transformer-lm",
-             "--layers", str(args.layers), "--dim", str(args.dim),
-             "--heads", str(args.heads), "--seq", str(args.seq),
-             "--batch", str(args.batch), "--ffn", str(args.ffn),
-             "--vocab", str(args.vocab), "--lr", "3e-4", "-o", graph], env=env)
+             *benchmark_lm.generator_args(args), "--lr", "3e-4", "-o", graph],
+            env=env)
         rows = {}
         for act in ("f32", "bf16"):
             out = os.path.join(tmp, act)

@@ -36,7 +36,7 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(ROOT, "python"))
 
 # The benchmark LM of docs/Benchmarks.md.
-LM = dict(layers=2, dim=384, heads=6, seq=64, batch=8, ffn=1536, vocab=256)
+from benchmark_lm import BENCHMARK_LM as LM  # noqa: E402
 MLP = dict(sizes=(256, 1024, 1024, 10), batch=64)
 LEVELS = ("O0", "O1", "O2", "amp-bf16", "amp-fp16", "te")
 MIB = 1024.0 * 1024.0

@@ -26,7 +26,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "python"))
 import msamp  # noqa: E402
 from msamp import graphs  # noqa: E402
 
-LM = dict(layers=2, dim=384, heads=6, ffn=1536, vocab=256, seq=64, batch=8)
+from benchmark_lm import BENCHMARK_LM as LM  # noqa: E402
 
 
 def median_ms(fn, n):

@@ -26,6 +26,8 @@ import sys
 import tempfile
 import time
 
+import benchmark_lm
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 
@@ -99,13 +101,7 @@ def torch_step_time(args, steps):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
-    ap.add_argument("--layers", type=int, default=2)
-    ap.add_argument("--dim", type=int, default=384)
-    ap.add_argument("--heads", type=int, default=6)
-    ap.add_argument("--ffn", type=int, default=1536)
-    ap.add_argument("--vocab", type=int, default=256)
-    ap.add_argument("--seq", type=int, default=64)
-    ap.add_argument("--batch", type=int, default=8)
+    benchmark_lm.add_arguments(ap)
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=3)
     args = ap.parse_args()
@@ -115,10 +111,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         graph = os.path.join(tmp, "lm.mlir")
         run([sys.executable, "-m", "msamp.graphs", "transformer-lm",
-             "--layers", str(args.layers), "--dim", str(args.dim),
-             "--heads", str(args.heads), "--ffn", str(args.ffn),
-             "--vocab", str(args.vocab), "--seq", str(args.seq),
-             "--batch", str(args.batch), "-o", graph], env=env)
+             *benchmark_lm.generator_args(args), "-o", graph], env=env)
         for level in ("O0", "O1", "O2"):
             out = os.path.join(tmp, level)
             t0 = time.perf_counter()

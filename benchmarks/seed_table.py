@@ -28,7 +28,7 @@ seed's columns, read from what ran rather than restated:
 The loss curves go through msamp.plot into --plot (PNG).
 
     PYTHONPATH=python .venv/bin/python benchmarks/seed_table.py \\
-        [--model transformer-lm|gpt2] [--steps 200] [--plot levels.png]
+        [--model transformer-lm|benchmark-lm|gpt2] [--steps 200] [--plot levels.png]
 
 ``--model gpt2`` exports GPT-2 from transformers (the tiny config of
 python/tests/stock_families.py, its previous-token task and initial weights).
@@ -45,6 +45,8 @@ import sys
 import tempfile
 
 import numpy as np
+
+import benchmark_lm
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -85,12 +87,14 @@ def save_batches(batches, path):
                for name in batches[0]}, path)
 
 
-def transformer_lm(tmp, env):
-    """The generator's default transformer LM (benchmarks/bench_zero.py's,
-    docs/Levels.md's bytes/param table) on msamp.data's learnable task."""
+def transformer_lm(tmp, env, sizes=()):
+    """A generated transformer LM on msamp.data's learnable task: the
+    generator's default one (benchmarks/bench_zero.py's, docs/Levels.md's
+    bytes/param table), or with `sizes` (generator arguments) the benchmark
+    LM of docs/Benchmarks.md."""
     graph = os.path.join(tmp, "model.mlir")
-    run([sys.executable, "-m", "msamp.graphs", "transformer-lm", "-o", graph],
-        env=env)
+    run([sys.executable, "-m", "msamp.graphs", "transformer-lm", *sizes,
+         "-o", graph], env=env)
     return graph, None
 
 
@@ -231,7 +235,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--build", default=os.path.join(ROOT, "build"))
     p.add_argument("--model", default="transformer-lm",
-                   choices=("transformer-lm", "gpt2"))
+                   choices=("transformer-lm", "benchmark-lm", "gpt2"))
     p.add_argument("--steps", type=int, default=200)
     p.add_argument("--plot", help="write the loss curves (PNG) here")
     args = p.parse_args()
@@ -245,7 +249,9 @@ def main():
         if args.model == "gpt2":
             graph, init, batches = gpt2(tmp)
         else:
-            graph, init = transformer_lm(tmp, env)
+            sizes = (benchmark_lm.generator_args()
+                     if args.model == "benchmark-lm" else ())
+            graph, init = transformer_lm(tmp, env, sizes)
             run([os.path.join(args.build, "bin", "msamp-compile"), graph,
                  "--opt-level", "O0", "-o", os.path.join(tmp, "O0")])
             with open(os.path.join(tmp, "O0", "manifest.json")) as f:
