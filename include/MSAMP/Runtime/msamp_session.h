@@ -83,6 +83,13 @@ typedef enum msamp_status {
  *  until the next call into this library on the same thread. */
 MSAMP_SESSION_EXPORT const char *msamp_last_error_message(void);
 
+/** Version of the manifest.json format (its "abi_version"): the one
+ *  definition the compiler (--msamp-write-manifest writes it) and this library
+ *  (msamp_session_open accepts no other) share. Bumped on any incompatible
+ *  change of the manifest; 2: a step with dropout has the `training`
+ *  hyperparam (docs/RuntimeABI.md 11). */
+#define MSAMP_MANIFEST_VERSION 2
+
 /** The msamp version this library was built from, e.g. "0.1.0". */
 MSAMP_SESSION_EXPORT const char *msamp_version(void);
 
