@@ -85,15 +85,11 @@ static constexpr llvm::StringLiteral kPassName = "--msamp-write-manifest";
 static constexpr int64_t kABIVersion = MSAMP_MANIFEST_VERSION;
 
 static bool isStateRole(StringRef role) {
-  return llvm::is_contained({kRoleParam, kRoleMasterParam, kRoleOptState,
-                             kRoleStep, kRoleScalingState, kRoleBuffer,
-                             kRoleRngState, kRoleLossScale},
-                            role);
+  return getRoleKind(role) == MSAMP_ROLE_KIND_STATE;
 }
 
 static bool isInputRole(StringRef role) {
-  return llvm::is_contained(
-      {kRoleInput, kRoleTarget, kRoleHyperparam, kRoleRank}, role);
+  return getRoleKind(role) == MSAMP_ROLE_KIND_INPUT;
 }
 
 static std::string printType(Type type) {

@@ -43,6 +43,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "msamp_vocabulary.h"
+
 #if defined(_WIN32)
 #define MSAMP_SESSION_EXPORT
 #else
@@ -446,13 +448,10 @@ MSAMP_SESSION_EXPORT double msamp_lr_at(msamp_lr_schedule schedule,
 
 /** One category of the memory report (INTERFACES.md 4's names). */
 typedef struct msamp_memory_category {
-  const char *name;  /**< weights, master_weights, weight_grads, optimizer_m,
-                          optimizer_v, scaling_state, other_state. */
+  const char *name;  /**< MSAMP_MEMORY_CATEGORY_LIST's key. */
   const char *dtype; /**< MLIR spelling, "mixed" or "none". */
   int64_t bytes;
 } msamp_memory_category;
-
-#define MSAMP_MEMORY_NUM_CATEGORIES 7
 
 /** Bytes of the state the session allocated, per category, in the order
  *  above, measured from its buffers. Gradients live inside the compiled step
