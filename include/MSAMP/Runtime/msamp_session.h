@@ -98,6 +98,21 @@ MSAMP_SESSION_EXPORT const char *msamp_version(void);
 /** Short name of a status code, e.g. "MSAMP_ERROR_MISMATCH". */
 MSAMP_SESSION_EXPORT const char *msamp_status_name(msamp_status status);
 
+/** The MLIR spelling ("f32", "f8E4M3FN", ...) of runtime dtype code `code`
+ *  (msamp_rt_dtype), or NULL outside it: bindings (the Python package)
+ *  enumerate the codes from 0 up to the first NULL instead of restating
+ *  them. */
+MSAMP_SESSION_EXPORT const char *msamp_dtype_name(int32_t code);
+
+/** The spelling of role `role` of MSAMP_ROLE_LIST ("param", ...), or NULL
+ *  outside 0..MSAMP_NUM_ROLES-1; bindings enumerate the roles with it. */
+MSAMP_SESSION_EXPORT const char *msamp_role_name(int32_t role);
+/** The msamp_role_kind of `role`, or -1 outside 0..MSAMP_NUM_ROLES-1. */
+MSAMP_SESSION_EXPORT int32_t msamp_role_kind_of(int32_t role);
+/** The key of memory-report category `category` ("weights", ...), or NULL
+ *  outside 0..MSAMP_MEMORY_NUM_CATEGORIES-1. */
+MSAMP_SESSION_EXPORT const char *msamp_memory_category_name(int32_t category);
+
 typedef struct msamp_session msamp_session;
 
 /** Opens the msamp-compile output directory `dir` (manifest.json,

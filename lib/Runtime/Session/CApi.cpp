@@ -85,6 +85,29 @@ const char *msamp_last_error_message(void) { return lastMessage.c_str(); }
 
 const char *msamp_version(void) { return MSAMP_VERSION_STRING; }
 
+const char *msamp_dtype_name(int32_t code) {
+  std::optional<ElementType> type = fromRuntimeDtype(code);
+  return type ? mlirName(*type) : nullptr;
+}
+
+const char *msamp_role_name(int32_t role) {
+  if (role < 0 || role >= MSAMP_NUM_ROLES)
+    return nullptr;
+  return roleName(static_cast<msamp_role>(role));
+}
+
+int32_t msamp_role_kind_of(int32_t role) {
+  if (role < 0 || role >= MSAMP_NUM_ROLES)
+    return -1;
+  return roleKind(static_cast<msamp_role>(role));
+}
+
+const char *msamp_memory_category_name(int32_t category) {
+  if (category < 0 || category >= MSAMP_MEMORY_NUM_CATEGORIES)
+    return nullptr;
+  return memoryCategoryName(static_cast<msamp_memory_category_id>(category));
+}
+
 const char *msamp_status_name(msamp_status status) {
   switch (status) {
   case MSAMP_OK:
