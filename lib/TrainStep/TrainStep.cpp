@@ -55,6 +55,15 @@ static StringRef stringAttrOrEmpty(Attribute attr) {
   return "";
 }
 
+std::optional<msamp_role_kind> mlir::msamp::getRoleKind(StringRef role) {
+#define MSAMP_ROLE_KIND_CASE(ID, Name, spelling, kind)                         \
+  if (role == spelling)                                                        \
+    return MSAMP_ROLE_KIND_##kind;
+  MSAMP_ROLE_LIST(MSAMP_ROLE_KIND_CASE)
+#undef MSAMP_ROLE_KIND_CASE
+  return std::nullopt;
+}
+
 StringRef mlir::msamp::getArgRole(func::FuncOp func, unsigned index) {
   return stringAttrOrEmpty(func.getArgAttr(index, kRoleAttr));
 }

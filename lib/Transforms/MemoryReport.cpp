@@ -60,8 +60,10 @@ using Usage = MemoryUsage;
 static constexpr unsigned NumCategories = NumMemoryCategories;
 
 constexpr llvm::StringLiteral kCategoryKeys[NumCategories] = {
-    "weights",     "master_weights", "weight_grads", "optimizer_m",
-    "optimizer_v", "scaling_state",  "other_state"};
+#define MSAMP_MEMORY_CATEGORY_KEY(ID, Name, key) key,
+    MSAMP_MEMORY_CATEGORY_LIST(MSAMP_MEMORY_CATEGORY_KEY)
+#undef MSAMP_MEMORY_CATEGORY_KEY
+};
 
 void MemoryUsage::add(Type elt, int64_t size) {
   if (!elementType)

@@ -63,6 +63,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "MSAMP/Runtime/msamp_session.h"
 #include "MSAMP/Support/WriteFile.h"
 #include "MSAMP/TrainStep/TrainStep.h"
 #include "MSAMP/Transforms/Passes.h"
@@ -80,22 +81,16 @@ using namespace mlir::msamp;
 
 static constexpr llvm::StringLiteral kPassName = "--msamp-write-manifest";
 
-/// The manifest format; bump on any incompatible change and keep msamp-run's
-/// reader in step. 2: a step with dropout has the `training` hyperparam,
-/// which a session must set to 0 to evaluate (a version-1 runtime would
-/// evaluate with dropout on; docs/RuntimeABI.md 11).
-static constexpr int64_t kABIVersion = 2;
+/// The manifest format, defined once in the session's plain-C header so that
+/// writer and reader cannot disagree.
+static constexpr int64_t kABIVersion = MSAMP_MANIFEST_VERSION;
 
 static bool isStateRole(StringRef role) {
-  return llvm::is_contained({kRoleParam, kRoleMasterParam, kRoleOptState,
-                             kRoleStep, kRoleScalingState, kRoleBuffer,
-                             kRoleRngState, kRoleLossScale},
-                            role);
+  return getRoleKind(role) == MSAMP_ROLE_KIND_STATE;
 }
 
 static bool isInputRole(StringRef role) {
-  return llvm::is_contained(
-      {kRoleInput, kRoleTarget, kRoleHyperparam, kRoleRank}, role);
+  return getRoleKind(role) == MSAMP_ROLE_KIND_INPUT;
 }
 
 static std::string printType(Type type) {

@@ -128,6 +128,22 @@ class _Libraries:
         self.session = ctypes.CDLL(str(self.lib_dir / SESSION_LIB))
         _declare_runtime(self.runtime)
         _declare_session(self.session)
+        # The libraries' enumerations, read once here and never restated in
+        # Python: {MLIR spelling: msamp_rt_dtype code}, the manifest roles
+        # and the memory-report categories (msamp_vocabulary.h), in order.
+        self.dtype_codes = {name: code for code, name in enumerate(
+            _enumerate(self.session.msamp_dtype_name))}
+        self.role_names = _enumerate(self.session.msamp_role_name)
+        self.memory_categories = _enumerate(
+            self.session.msamp_memory_category_name)
+
+
+def _enumerate(fn):
+    """(fn(0), fn(1), ...) decoded, up to the first NULL."""
+    names = []
+    while (name := fn(len(names))) is not None:
+        names.append(name.decode())
+    return tuple(names)
 
 
 _LOADED = None
@@ -165,7 +181,6 @@ class MemoryCategory(ctypes.Structure):
                 ("bytes", ctypes.c_int64)]
 
 
-MEMORY_NUM_CATEGORIES = 7
 STEP_SKIP_NONFINITE = 0x1
 STEP_EVAL = 0x2
 LR_SCHEDULES = {"constant": 0, "cosine": 1}
@@ -220,6 +235,10 @@ def _declare_session(lib):
     _proto(lib, "msamp_last_error_message", cp)
     _proto(lib, "msamp_version", cp)
     _proto(lib, "msamp_status_name", cp, status)
+    _proto(lib, "msamp_dtype_name", cp, ctypes.c_int32)
+    _proto(lib, "msamp_role_name", cp, ctypes.c_int32)
+    _proto(lib, "msamp_role_kind_of", ctypes.c_int32, ctypes.c_int32)
+    _proto(lib, "msamp_memory_category_name", cp, ctypes.c_int32)
     _proto(lib, "msamp_session_open", status, cp, ctypes.POINTER(vp))
     _proto(lib, "msamp_session_close", None, vp)
     _proto(lib, "msamp_session_level", cp, vp)
@@ -260,6 +279,7 @@ def _declare_runtime(lib):
     umr = ctypes.POINTER(UnrankedMemRef)
     i32 = ctypes.c_int32
     _proto(lib, "msamp_rt_abi_version", i32)
+    _proto(lib, "msamp_rt_dtype_size", i32, i32)
     _proto(lib, "msamp_rt_get_last_error", ctypes.c_int)
     _proto(lib, "msamp_rt_get_last_error_message", ctypes.c_char_p)
     _proto(lib, "msamp_rt_clear_error", None)

@@ -16,25 +16,33 @@ import numpy as np
 from . import _native
 
 
+def _code(mlir):
+    """The runtime's msamp_rt_dtype code of an MLIR element type, as the
+    loaded library numbers them (msamp_rt_dtype_name)."""
+    return _native.libraries().dtype_codes[mlir]
+
+
 @dataclass(frozen=True)
 class Format:
-    """A storage format: runtime dtype code, largest finite value, smallest
-    subnormal (values below half of it flush to zero)."""
+    """A storage format: largest finite value, smallest subnormal (values
+    below half of it flush to zero); ``code`` is the runtime's dtype code."""
 
     name: str
     mlir: str
-    code: int
     max: float
     min_subnormal: float
 
+    @property
+    def code(self):
+        return _code(self.mlir)
+
 
 FORMATS = {
-    "e4m3": Format("e4m3", "f8E4M3FN", 3, 448.0, 2.0 ** -9),
-    "e5m2": Format("e5m2", "f8E5M2", 4, 57344.0, 2.0 ** -16),
-    "f16": Format("f16", "f16", 1, 65504.0, 2.0 ** -24),
+    "e4m3": Format("e4m3", "f8E4M3FN", 448.0, 2.0 ** -9),
+    "e5m2": Format("e5m2", "f8E5M2", 57344.0, 2.0 ** -16),
+    "f16": Format("f16", "f16", 65504.0, 2.0 ** -24),
 }
 _BY_MLIR = {f.mlir: f for f in FORMATS.values()}
-_F32, _BF16 = 0, 2
 
 
 def fmt(name):
@@ -145,7 +153,7 @@ def _input(x):
     x = np.asarray(x)
     if x.dtype == np.float16:
         return np.ascontiguousarray(x), _native_f16()
-    return np.ascontiguousarray(x, np.float32), _F32
+    return np.ascontiguousarray(x, np.float32), _code("f32")
 
 
 def _native_f16():
@@ -180,7 +188,7 @@ def dequantize(raw, scale_inv=1.0, dtype="e4m3"):
     rt = _runtime()
     rt.msamp_rt_clear_error()
     a, sc, o = _MemRef(array), _MemRef(s), _MemRef(out)
-    rt._mlir_ciface_msamp_rt_dequantize(a.ptr, sc.ptr, o.ptr, f.code, _F32)
+    rt._mlir_ciface_msamp_rt_dequantize(a.ptr, sc.ptr, o.ptr, f.code, _code("f32"))
     _check_runtime(rt, "msamp_rt_dequantize")
     return out
 

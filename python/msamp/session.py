@@ -335,7 +335,8 @@ class Session:
         Returns ``{"level", "params", "bytes_per_param", "grads_from",
         "categories": {name: {"dtype", "bytes", "bytes_per_param"}}}``.
         """
-        cats = (_native.MemoryCategory * _native.MEMORY_NUM_CATEGORIES)()
+        cats = (_native.MemoryCategory
+                * len(_native.libraries().memory_categories))()
         n = ctypes.c_int64()
         self._check(self._lib.msamp_session_memory_report(self._handle(), cats,
                                                           ctypes.byref(n)))

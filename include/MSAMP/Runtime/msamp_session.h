@@ -43,6 +43,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "msamp_vocabulary.h"
+
 #if defined(_WIN32)
 #define MSAMP_SESSION_EXPORT
 #else
@@ -83,11 +85,33 @@ typedef enum msamp_status {
  *  until the next call into this library on the same thread. */
 MSAMP_SESSION_EXPORT const char *msamp_last_error_message(void);
 
+/** Version of the manifest.json format (its "abi_version"): the one
+ *  definition the compiler (--msamp-write-manifest writes it) and this library
+ *  (msamp_session_open accepts no other) share. Bumped on any incompatible
+ *  change of the manifest; 2: a step with dropout has the `training`
+ *  hyperparam (docs/RuntimeABI.md 11). */
+#define MSAMP_MANIFEST_VERSION 2
+
 /** The msamp version this library was built from, e.g. "0.1.0". */
 MSAMP_SESSION_EXPORT const char *msamp_version(void);
 
 /** Short name of a status code, e.g. "MSAMP_ERROR_MISMATCH". */
 MSAMP_SESSION_EXPORT const char *msamp_status_name(msamp_status status);
+
+/** The MLIR spelling ("f32", "f8E4M3FN", ...) of runtime dtype code `code`
+ *  (msamp_rt_dtype), or NULL outside it: bindings (the Python package)
+ *  enumerate the codes from 0 up to the first NULL instead of restating
+ *  them. */
+MSAMP_SESSION_EXPORT const char *msamp_dtype_name(int32_t code);
+
+/** The spelling of role `role` of MSAMP_ROLE_LIST ("param", ...), or NULL
+ *  outside 0..MSAMP_NUM_ROLES-1; bindings enumerate the roles with it. */
+MSAMP_SESSION_EXPORT const char *msamp_role_name(int32_t role);
+/** The msamp_role_kind of `role`, or -1 outside 0..MSAMP_NUM_ROLES-1. */
+MSAMP_SESSION_EXPORT int32_t msamp_role_kind_of(int32_t role);
+/** The key of memory-report category `category` ("weights", ...), or NULL
+ *  outside 0..MSAMP_MEMORY_NUM_CATEGORIES-1. */
+MSAMP_SESSION_EXPORT const char *msamp_memory_category_name(int32_t category);
 
 typedef struct msamp_session msamp_session;
 
@@ -439,13 +463,10 @@ MSAMP_SESSION_EXPORT double msamp_lr_at(msamp_lr_schedule schedule,
 
 /** One category of the memory report (docs/Interfaces.md 4's names). */
 typedef struct msamp_memory_category {
-  const char *name;  /**< weights, master_weights, weight_grads, optimizer_m,
-                          optimizer_v, scaling_state, other_state. */
+  const char *name;  /**< MSAMP_MEMORY_CATEGORY_LIST's key. */
   const char *dtype; /**< MLIR spelling, "mixed" or "none". */
   int64_t bytes;
 } msamp_memory_category;
-
-#define MSAMP_MEMORY_NUM_CATEGORIES 7
 
 /** Bytes of the state the session allocated, per category, in the order
  *  above, measured from its buffers. Gradients live inside the compiled step

@@ -14,10 +14,6 @@
 
 namespace mlir::msamp {
 
-/// Role of a result that reports a per-step value (no state, no update):
-/// a 0-d f32 tensor the runtime reads after each step.
-constexpr llvm::StringLiteral kRoleMetric = "metric";
-
 /// The hyperparameter argument: clip the global gradient norm to this value;
 /// <= 0 (or NaN) disables clipping.
 constexpr llvm::StringLiteral kMaxGradNormName = "max_grad_norm";

@@ -9,6 +9,8 @@
 #ifndef MSAMP_TRAINSTEP_TRAINSTEP_H
 #define MSAMP_TRAINSTEP_TRAINSTEP_H
 
+#include "MSAMP/Runtime/msamp_vocabulary.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Remarks.h"
@@ -45,22 +47,16 @@ constexpr llvm::StringLiteral kForwardBackward = "forward_backward";
 constexpr llvm::StringLiteral kTrainStep = "train_step";
 constexpr llvm::StringLiteral kTrainStepName = "train_step";
 
-// Roles.
-constexpr llvm::StringLiteral kRoleParam = "param";
-constexpr llvm::StringLiteral kRoleBuffer = "buffer";
-constexpr llvm::StringLiteral kRoleInput = "input";
-constexpr llvm::StringLiteral kRoleTarget = "target";
-constexpr llvm::StringLiteral kRoleLoss = "loss";
-constexpr llvm::StringLiteral kRoleGrad = "grad";
-constexpr llvm::StringLiteral kRoleMasterParam = "master_param";
-constexpr llvm::StringLiteral kRoleOptState = "opt_state";
-constexpr llvm::StringLiteral kRoleStep = "step";
-constexpr llvm::StringLiteral kRoleScalingState = "scaling_state";
-/// The AMP fp16 level's dynamic loss scale and its growth tracker.
-constexpr llvm::StringLiteral kRoleLossScale = "loss_scale";
-constexpr llvm::StringLiteral kRoleHyperparam = "hyperparam";
-constexpr llvm::StringLiteral kRoleRank = "rank";
-constexpr llvm::StringLiteral kRoleRngState = "rng_state";
+// Roles: kRoleParam = "param", kRoleMasterParam, ..., kRoleMetric, one per
+// entry of MSAMP_ROLE_LIST (msamp_vocabulary.h, shared with the session
+// library and Python, which documents each).
+#define MSAMP_ROLE_CONSTANT(ID, Name, spelling, kind)                          \
+  constexpr llvm::StringLiteral kRole##Name = spelling;
+MSAMP_ROLE_LIST(MSAMP_ROLE_CONSTANT)
+#undef MSAMP_ROLE_CONSTANT
+
+/// The kind of a role (state, input or result), or none for an unknown one.
+std::optional<msamp_role_kind> getRoleKind(StringRef role);
 
 // Initializers recorded on state arguments (msamp.init) for the manifest.
 constexpr llvm::StringLiteral kInitNormal = "normal(0,0.02)";

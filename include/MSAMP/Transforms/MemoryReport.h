@@ -10,6 +10,8 @@
 #ifndef MSAMP_TRANSFORMS_MEMORYREPORT_H
 #define MSAMP_TRANSFORMS_MEMORYREPORT_H
 
+#include "MSAMP/Runtime/msamp_vocabulary.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/Support/JSON.h"
 
@@ -18,15 +20,13 @@
 namespace mlir::msamp {
 
 /// The report's categories, in the order of docs/Interfaces.md 4.
+/// One enumerator per entry of MSAMP_MEMORY_CATEGORY_LIST (msamp_vocabulary.h,
+/// shared with the session), with the session's numbering.
 enum MemoryCategory : unsigned {
-  Weights,
-  MasterWeights,
-  WeightGrads,
-  OptimizerM,
-  OptimizerV,
-  ScalingState,
-  OtherState,
-  NumMemoryCategories
+#define MSAMP_MEMORY_CATEGORY_ENUM(ID, Name, key) Name = MSAMP_MEMORY_##ID,
+  MSAMP_MEMORY_CATEGORY_LIST(MSAMP_MEMORY_CATEGORY_ENUM)
+#undef MSAMP_MEMORY_CATEGORY_ENUM
+      NumMemoryCategories = MSAMP_MEMORY_NUM_CATEGORIES
 };
 
 /// Bytes of one category and the element type they are stored in.

@@ -14,6 +14,7 @@
 
 #include "Session.h"
 #include "Sha256.h"
+#include "Vocabulary.h"
 
 #include "MSAMP/Runtime/msamp_session.h"
 
@@ -83,6 +84,29 @@ extern "C" {
 const char *msamp_last_error_message(void) { return lastMessage.c_str(); }
 
 const char *msamp_version(void) { return MSAMP_VERSION_STRING; }
+
+const char *msamp_dtype_name(int32_t code) {
+  std::optional<ElementType> type = fromRuntimeDtype(code);
+  return type ? mlirName(*type) : nullptr;
+}
+
+const char *msamp_role_name(int32_t role) {
+  if (role < 0 || role >= MSAMP_NUM_ROLES)
+    return nullptr;
+  return roleName(static_cast<msamp_role>(role));
+}
+
+int32_t msamp_role_kind_of(int32_t role) {
+  if (role < 0 || role >= MSAMP_NUM_ROLES)
+    return -1;
+  return roleKind(static_cast<msamp_role>(role));
+}
+
+const char *msamp_memory_category_name(int32_t category) {
+  if (category < 0 || category >= MSAMP_MEMORY_NUM_CATEGORIES)
+    return nullptr;
+  return memoryCategoryName(static_cast<msamp_memory_category_id>(category));
+}
 
 const char *msamp_status_name(msamp_status status) {
   switch (status) {
@@ -405,25 +429,23 @@ msamp_status msamp_session_memory_report(
   if (!s || !categories)
     return invalid("msamp_session_memory_report: null argument");
   return guarded("msamp_session_memory_report", [&]() -> Error {
-    static const char *const names[MSAMP_MEMORY_NUM_CATEGORIES] = {
-        "weights",     "master_weights", "weight_grads", "optimizer_m",
-        "optimizer_v", "scaling_state",  "other_state"};
     // The categories of docs/TrainStep.md 3, from roles and state names.
-    auto categoryOf = [](const TensorSpec &spec) -> int {
+    auto categoryOf = [](const TensorSpec &spec) -> msamp_memory_category_id {
       auto endsWith = [&](const char *suffix) {
         size_t n = std::strlen(suffix);
         return spec.name.size() >= n &&
                spec.name.compare(spec.name.size() - n, n, suffix) == 0;
       };
-      if (spec.role == "param")
-        return 0;
-      if (spec.role == "master_param")
-        return 1;
-      if (spec.role == "opt_state")
-        return endsWith(".exp_avg_sq") ? 4 : 3;
-      if (spec.role == "scaling_state")
-        return 5;
-      return 6;
+      if (spec.role == roleName(MSAMP_ROLE_PARAM))
+        return MSAMP_MEMORY_WEIGHTS;
+      if (spec.role == roleName(MSAMP_ROLE_MASTER_PARAM))
+        return MSAMP_MEMORY_MASTER_WEIGHTS;
+      if (spec.role == roleName(MSAMP_ROLE_OPT_STATE))
+        return endsWith(".exp_avg_sq") ? MSAMP_MEMORY_OPTIMIZER_V
+                                       : MSAMP_MEMORY_OPTIMIZER_M;
+      if (spec.role == roleName(MSAMP_ROLE_SCALING_STATE))
+        return MSAMP_MEMORY_SCALING_STATE;
+      return MSAMP_MEMORY_OTHER_STATE;
     };
     std::set<std::string> dtypes[MSAMP_MEMORY_NUM_CATEGORIES];
     int64_t bytes[MSAMP_MEMORY_NUM_CATEGORIES] = {0};
@@ -433,11 +455,12 @@ msamp_status msamp_session_memory_report(
       int c = categoryOf(spec);
       dtypes[c].insert(mlirName(spec.dtype));
       bytes[c] += spec.numBytes;
-      if (spec.role == "param")
+      if (spec.role == roleName(MSAMP_ROLE_PARAM))
         params += spec.numElements;
     }
     for (int c = 0; c < MSAMP_MEMORY_NUM_CATEGORIES; ++c) {
-      categories[c].name = names[c];
+      categories[c].name =
+          memoryCategoryName(static_cast<msamp_memory_category_id>(c));
       categories[c].bytes = bytes[c];
       // mlirName returns static strings, so the pointer outlives the call.
       categories[c].dtype =

@@ -6,6 +6,8 @@
 
 #include "ElementType.h"
 
+#include "MSAMP/Runtime/msamp_runtime.h"
+
 #include <cstring>
 #include <iterator>
 
@@ -141,6 +143,25 @@ const char *spellNonFinite(ElementType type, const void *data, int64_t index) {
 
 int64_t elementSize(ElementType type) { return row(type).size; }
 const char *mlirName(ElementType type) { return row(type).mlir; }
+
+// The first enumerators are msamp_rt_dtype's codes, in its order, so that a
+// runtime code converts by value.
+static_assert(static_cast<int>(ElementType::F32) == MSAMP_RT_F32 &&
+                  static_cast<int>(ElementType::F16) == MSAMP_RT_F16 &&
+                  static_cast<int>(ElementType::BF16) == MSAMP_RT_BF16 &&
+                  static_cast<int>(ElementType::F8E4M3FN) ==
+                      MSAMP_RT_F8E4M3FN &&
+                  static_cast<int>(ElementType::F8E5M2) == MSAMP_RT_F8E5M2 &&
+                  static_cast<int>(ElementType::I64) == MSAMP_RT_I64 &&
+                  static_cast<int>(ElementType::I32) == MSAMP_RT_I32,
+              "ElementType must start with msamp_rt_dtype's codes");
+
+std::optional<ElementType> fromRuntimeDtype(int32_t code) {
+  // The runtime knows a size for exactly the codes of msamp_rt_dtype.
+  if (code < 0 || msamp_rt_dtype_size(code) == 0)
+    return std::nullopt;
+  return static_cast<ElementType>(code);
+}
 const char *safetensorsName(ElementType type) { return row(type).safetensors; }
 
 std::optional<ElementType> parseManifestType(std::string_view mlir) {

@@ -48,6 +48,9 @@ int64_t elementSize(ElementType type);
 /// MLIR spelling ("f8E4M3FN"); "ui8", "f64", ... for the extra types.
 const char *mlirName(ElementType type);
 
+/// The type of a runtime dtype code (msamp_rt_dtype), or none outside it.
+std::optional<ElementType> fromRuntimeDtype(int32_t code);
+
 /// safetensors spelling ("F8_E4M3").
 const char *safetensorsName(ElementType type);
 

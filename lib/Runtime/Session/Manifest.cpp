@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Manifest.h"
+#include "Vocabulary.h"
 
 #include "MSAMP/Support/Levels.h"
 
@@ -22,27 +23,6 @@ namespace msamp::session {
 using json = nlohmann::json;
 
 namespace {
-
-const char *const kStateRoles[] = {"param",     "master_param",  "opt_state",
-                                   "step",      "scaling_state", "buffer",
-                                   "rng_state", "loss_scale"};
-const char *const kInputRoles[] = {"input", "target", "hyperparam", "rank"};
-
-template <size_t N>
-bool isOneOf(const std::string &s, const char *const (&list)[N]) {
-  for (const char *item : list)
-    if (s == item)
-      return true;
-  return false;
-}
-
-template <size_t N>
-std::string listOf(const char *const (&list)[N]) {
-  std::string s;
-  for (const char *item : list)
-    s += (s.empty() ? "" : ", ") + std::string(item);
-  return s;
-}
 
 bool parseDouble(const std::string &text, double &out) {
   if (text.empty())
@@ -81,10 +61,11 @@ Error parseEntry(const json &entry, const std::string &where, bool isState,
   if (role == entry.end() || !role->is_string())
     return failAt("missing string \"role\"");
   spec.role = role->get<std::string>();
-  if (isState ? !isOneOf(spec.role, kStateRoles)
-              : !isOneOf(spec.role, kInputRoles))
+  msamp_role_kind kind =
+      isState ? MSAMP_ROLE_KIND_STATE : MSAMP_ROLE_KIND_INPUT;
+  if (!isRoleOfKind(spec.role, kind))
     return failAt("role '" + spec.role + "' is not one of " +
-                  (isState ? listOf(kStateRoles) : listOf(kInputRoles)));
+                  listRolesOfKind(kind));
 
   auto shape = entry.find("shape");
   if (shape == entry.end() || !shape->is_array())
@@ -166,7 +147,7 @@ Error parseEntry(const json &entry, const std::string &where, bool isState,
     return failAt("the step counter must be one i64, found " +
                   std::string(mlirName(spec.dtype)) + " " +
                   shapeToString(spec.shape));
-  if (spec.role == "hyperparam") {
+  if (spec.role == roleName(MSAMP_ROLE_HYPERPARAM)) {
     if (spec.name != "lr" && spec.name != "max_grad_norm" &&
         spec.name != "training")
       return failAt("unknown hyperparam (this runtime feeds only 'lr', "
@@ -200,7 +181,7 @@ Error parseMetrics(const json &outputs, const std::string &source,
       return Error(MSAMP_ERROR_MANIFEST, where + ": not a JSON object");
     auto role = entry.find("role");
     if (role == entry.end() || !role->is_string() ||
-        role->get<std::string>() != "metric")
+        role->get<std::string>() != roleName(MSAMP_ROLE_METRIC))
       continue;
     auto fail = [&](const std::string &what) {
       return Error(MSAMP_ERROR_MANIFEST, where + ": " + what);
@@ -211,7 +192,7 @@ Error parseMetrics(const json &outputs, const std::string &source,
       return fail("a metric needs a non-empty string \"name\"");
     TensorSpec spec;
     spec.name = name->get<std::string>();
-    spec.role = "metric";
+    spec.role = roleName(MSAMP_ROLE_METRIC);
     auto shape = entry.find("shape");
     auto dtype = entry.find("dtype");
     if (shape == entry.end() || !shape->is_array() || !shape->empty() ||

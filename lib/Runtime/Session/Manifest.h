@@ -23,6 +23,7 @@
 
 #include "ElementType.h"
 #include "Error.h"
+#include "MSAMP/Runtime/msamp_session.h"
 
 #include <optional>
 #include <string>
@@ -30,8 +31,8 @@
 
 namespace msamp::session {
 
-/// The manifest format this runtime reads (WriteManifest.cpp's kABIVersion).
-constexpr int64_t kManifestABIVersion = 2;
+/// The manifest format this runtime reads (msamp_session.h).
+constexpr int64_t kManifestABIVersion = MSAMP_MANIFEST_VERSION;
 
 /// How a state tensor starts (the manifest's "init").
 struct InitSpec {
