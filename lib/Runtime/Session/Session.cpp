@@ -438,8 +438,7 @@ Error Session::step(float lr, uint32_t flags, float &loss) {
     const std::string message = "non-finite input" + at + ": " + badInput;
     if (eval || !skipNonFinite)
       return Error(MSAMP_ERROR_NONFINITE, message);
-    haveSnapshot_ = false;
-    return finishNonFinite(true, before, message);
+    return skipStep(before, message);
   }
   // A bad index input on one data-parallel rank: the compiled step would
   // not run there and leave the other ranks in its collectives. Every rank
@@ -462,7 +461,6 @@ Error Session::step(float lr, uint32_t flags, float &loss) {
   // Every step may be refused after it ran (a non-finite update, a
   // computed index out of range, another rank's fault): the copy it is
   // undone from is taken always, into the buffer allocated at open.
-  haveSnapshot_ = true;
   snapshotState();
 
   msamp_rt_clear_error();
@@ -528,8 +526,7 @@ Error Session::step(float lr, uint32_t flags, float &loss) {
     if (msamp_rt_allreduce_f32(flags, 4, /*max=*/1) != MSAMP_RT_OK) {
       std::string message = msamp_rt_get_last_error_message();
       msamp_rt_clear_error();
-      if (haveSnapshot_)
-        restoreState();
+      restoreState();
       return Error(MSAMP_ERROR_RUNTIME,
                    "step " + std::to_string(number) +
                        ": agreeing on the non-finite check across ranks "
@@ -577,12 +574,15 @@ Error Session::step(float lr, uint32_t flags, float &loss) {
 
 Error Session::finishNonFinite(bool skip, int64_t before,
                                const std::string &message) {
-  if (haveSnapshot_)
-    restoreState();
+  restoreState();
   if (!skip) {
     setCompletedSteps(before);
     return Error(MSAMP_ERROR_NONFINITE, message);
   }
+  return skipStep(before, message);
+}
+
+Error Session::skipStep(int64_t before, const std::string &message) {
   setCompletedSteps(before + 1);
   ++numSkipped_;
   ++consecutiveSkipped_;

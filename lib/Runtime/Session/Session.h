@@ -120,10 +120,14 @@ private:
   Session() = default;
   void setCompletedSteps(int64_t steps);
   void snapshotState();
-  /// A non-finite step: skipped (the state restored from the snapshot if
-  /// the step ran, counted, the counter advanced) when `skip`, else the
+  /// A non-finite step that ran: the state restored from the snapshot,
+  /// then skipped (counted, the counter advanced) when `skip`, else the
   /// MSAMP_ERROR_NONFINITE `message`.
   Error finishNonFinite(bool skip, int64_t before, const std::string &message);
+  /// Counts step `before + 1` as skipped for `message`, state untouched:
+  /// what finishNonFinite does after undoing the step, and all a step
+  /// refused before it ran needs.
+  Error skipStep(int64_t before, const std::string &message);
   /// Reads the state_dict layout from a file's __metadata__ (none: empty)
   /// and checks that every source is a param or buffer of this step.
   Error readStateDictLayout(const SafeTensorsReader &file,
@@ -172,7 +176,6 @@ private:
   /// once at open (the memory check counts it).
   std::vector<uint8_t> snapshot_;
   std::vector<LayoutEntry> stateDictLayout_;
-  bool haveSnapshot_ = false; // snapshot_ holds the state before this step
 };
 
 } // namespace msamp::session
