@@ -45,7 +45,12 @@
 
 #include "CompileCache.h"
 #include "CompilerReport.h"
+#include "FaultHooks.h"
+#include "Group.h"
+#include "MemoryReport.h"
 #include "Options.h"
+#include "RankCheck.h"
+#include "StepLog.h"
 
 #include "MSAMP/Runtime/msamp_runtime.h"
 #include "MSAMP/Runtime/msamp_session.h"
@@ -76,59 +81,6 @@ using namespace msamp::run;
 
 namespace {
 
-/// Exit codes: 1 for a failed run, 2 for a bad command line.
-constexpr int kRunError = 1;
-constexpr int kUsageError = 2;
-
-/// This process's place in the data-parallel group (rank 0 of 1 until
-/// msamp_rt_distributed_init joined a launcher's group).
-struct Group {
-  int rank = 0;
-  int size = 1;
-  bool joined = false; // msamp_rt_distributed_init succeeded
-  bool agreed = false; // the failure being returned is every rank's
-  bool multi() const { return size > 1; }
-};
-Group group;
-
-int fail(int code, const std::string &message) {
-  if (group.multi())
-    std::fprintf(stderr, "msamp-run: error: rank %d: %s\n", group.rank,
-                 message.c_str());
-  else
-    std::fprintf(stderr, "msamp-run: error: %s\n", message.c_str());
-  return code;
-}
-
-/// An all-reduce msamp-run itself needs; a failure here means the group is
-/// broken, so stop every rank.
-void hostAllReduce(float *values, int64_t n, int32_t op) {
-  if (msamp_rt_allreduce_f32(values, n, op) != MSAMP_RT_OK)
-    msamp_rt_abort((std::string("msamp-run: error: rank ") +
-                    std::to_string(group.rank) +
-                    ": all-reduce failed: " + msamp_rt_get_last_error_message())
-                       .c_str(),
-                   kRunError);
-}
-
-/// Turns this rank's outcome (0 or an exit code with its message) of an
-/// action every rank takes into one outcome for all: 0 when every rank
-/// succeeded, else the largest code, on every rank. Rank 0's message is
-/// printed once; when rank 0 succeeded, each failing rank prints its own.
-int agree(int code, const std::string &message) {
-  if (!group.multi())
-    return code ? fail(code, message) : 0;
-  float flags[3] = {code ? 1.0f : 0.0f, code && group.rank == 0 ? 1.0f : 0.0f,
-                    static_cast<float>(code)};
-  hostAllReduce(flags, 3, /*max=*/1);
-  if (flags[0] == 0.0f)
-    return 0;
-  if (code && (group.rank == 0 || flags[1] == 0.0f))
-    fail(code, message);
-  group.agreed = true;
-  return static_cast<int>(flags[2]);
-}
-
 /// Rank r's shard of the O3 checkpoint FILE.ext: FILE.rank<r>.ext
 /// (docs/Interfaces.md 5), as libmsamp_session writes and reads it.
 std::string shardPathOf(const std::string &path, int rank) {
@@ -138,107 +90,6 @@ std::string shardPathOf(const std::string &path, int rank) {
                               static_cast<int64_t>(shard.size()));
   shard.pop_back();
   return shard;
-}
-
-/// One value every rank must agree on at start-up, with its spelling for
-/// the message.
-struct Setting {
-  std::string what; // "level", "--seed", ...
-  uint64_t value;
-  std::function<std::string(uint64_t)> spell;
-};
-
-uint64_t bitsOf(double v) {
-  uint64_t bits;
-  std::memcpy(&bits, &v, sizeof(bits));
-  return bits;
-}
-
-/// The first 64 bits of a hex digest ("sha256:" prefix allowed).
-uint64_t hashPrefix(const std::string &hex) {
-  size_t colon = hex.find(':');
-  std::string digits = hex.substr(colon == std::string::npos ? 0 : colon + 1);
-  return std::strtoull(digits.substr(0, 16).c_str(), nullptr, 16);
-}
-
-std::string spellHash(uint64_t v) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof(buffer), "%016llx...",
-                static_cast<unsigned long long>(v));
-  return buffer;
-}
-
-std::string spellDouble(uint64_t bits) {
-  double v;
-  std::memcpy(&v, &bits, sizeof(v));
-  char buffer[40];
-  std::snprintf(buffer, sizeof(buffer), "%.9g", v);
-  return buffer;
-}
-
-std::string spellInt(uint64_t v) {
-  return std::to_string(static_cast<int64_t>(v));
-}
-
-/// Compares `settings` with rank 0's on every rank. Each 64-bit value
-/// travels as four 16-bit pieces, exact in f32; rank 0's pieces reach
-/// everyone through a sum all-reduce to which the others add zeros. A rank
-/// that differs names both values ("rank 0 runs level O1, rank 1 runs level
-/// O2"); then every rank stops with `code`.
-int checkSameOnAllRanks(const std::vector<Setting> &settings,
-                        const std::string &context) {
-  if (!group.multi())
-    return 0;
-  std::vector<float> pieces(settings.size() * 4, 0.0f);
-  if (group.rank == 0)
-    for (size_t i = 0; i < settings.size(); ++i)
-      for (int k = 0; k < 4; ++k)
-        pieces[i * 4 + k] =
-            static_cast<float>((settings[i].value >> (16 * k)) & 0xffff);
-  hostAllReduce(pieces.data(), static_cast<int64_t>(pieces.size()), 0);
-  std::string message;
-  for (size_t i = 0; i < settings.size(); ++i) {
-    uint64_t theirs = 0;
-    for (int k = 0; k < 4; ++k)
-      theirs |= static_cast<uint64_t>(pieces[i * 4 + k]) << (16 * k);
-    const Setting &s = settings[i];
-    if (theirs != s.value)
-      message += (message.empty() ? "" : "; ") + std::string("rank 0 has ") +
-                 s.what + " " + s.spell(theirs) + ", rank " +
-                 std::to_string(group.rank) + " has " + s.what + " " +
-                 s.spell(s.value);
-  }
-  return agree(message.empty() ? 0 : kRunError,
-               "the ranks disagree " + context + ": " + message);
-}
-
-/// Test hooks for the fault tests
-/// (test/Tools/msamp-run/DataParallel/faults.test): MSAMP_TEST_EXIT_AT_STEP=k
-/// makes rank $MSAMP_TEST_FAULT_RANK (default the last) die by SIGKILL when it
-/// starts step k, as a crashed node would; MSAMP_TEST_HANG_AT_STEP=k makes it
-/// stop responding instead, which only the collective watchdog can end.
-void testFaultHook(int64_t step) {
-  static const char *exitAt = std::getenv("MSAMP_TEST_EXIT_AT_STEP");
-  static const char *hangAt = std::getenv("MSAMP_TEST_HANG_AT_STEP");
-  if (!exitAt && !hangAt)
-    return;
-  const char *rankVar = std::getenv("MSAMP_TEST_FAULT_RANK");
-  int faultRank = rankVar ? std::atoi(rankVar) : group.size - 1;
-  if (group.rank != faultRank)
-    return;
-  if (exitAt && std::atoll(exitAt) == step) {
-    std::fprintf(stderr, "msamp-run: test hook: rank %d dies at step %lld\n",
-                 group.rank, static_cast<long long>(step));
-    std::fflush(stderr);
-    raise(SIGKILL);
-  }
-  if (hangAt && std::atoll(hangAt) == step) {
-    std::fprintf(stderr, "msamp-run: test hook: rank %d hangs at step %lld\n",
-                 group.rank, static_cast<long long>(step));
-    std::fflush(stderr);
-    for (;;)
-      pause();
-  }
 }
 
 /// Closes the session on every path out of main.
@@ -253,113 +104,6 @@ double now() {
       .count();
 }
 
-/// "0.8312" for ordinary losses, scientific where four decimals would hide
-/// the value.
-std::string formatLoss(float loss) {
-  char buffer[64];
-  double a = std::fabs(loss);
-  if (!std::isfinite(loss))
-    std::snprintf(buffer, sizeof(buffer), "%s",
-                  std::isnan(loss) ? "nan" : (loss > 0 ? "inf" : "-inf"));
-  else if (a != 0.0 && (a < 1e-2 || a >= 1e5))
-    std::snprintf(buffer, sizeof(buffer), "%.4e", static_cast<double>(loss));
-  else
-    std::snprintf(buffer, sizeof(buffer), "%.4f", static_cast<double>(loss));
-  return buffer;
-}
-
-/// What a step reported besides its loss (steps compiled without the
-/// gradient statistics report nothing).
-struct StepMetrics {
-  std::optional<float> gradNorm; // before clipping
-  bool nonFiniteGrads = false;
-  /// The session refused or skipped the step as non-finite (also for
-  /// non-finite input data or updated state, which no metric shows).
-  bool nonFiniteStep = false;
-  /// On the line of the run's last step only: the planned peak
-  /// (memory_report.json) and the measured one (session buffers + the
-  /// step's heap, msamp_session_peak_bytes).
-  std::optional<int64_t> plannedPeakBytes, peakBytes;
-};
-
-StepMetrics readMetrics(msamp_session *session) {
-  StepMetrics m;
-  float value = 0;
-  if (msamp_session_metric(session, "grad_norm", &value) == MSAMP_OK)
-    m.gradNorm = value;
-  if (msamp_session_metric(session, "nonfinite", &value) == MSAMP_OK)
-    m.nonFiniteGrads = value != 0.0f;
-  return m;
-}
-
-/// The planned and measured peaks, for the log line of the last step.
-void readPeaks(msamp_session *session, const std::string &dir,
-               StepMetrics &metrics) {
-  int64_t sessionBytes = 0, stepBytes = 0;
-  if (msamp_session_peak_bytes(session, &sessionBytes, &stepBytes) == MSAMP_OK)
-    metrics.peakBytes = sessionBytes + stepBytes;
-  std::string why;
-  if (auto report = readCompilerMemoryReport(dir, why))
-    metrics.plannedPeakBytes = report->peakBytes;
-}
-
-/// One line of --log-json: docs/Interfaces.md 5's keys, then "grad_norm" when
-/// the step reports it (null when not finite) and, with several ranks,
-/// "comm_bytes". "nonfinite" is true when the input data, the loss, the
-/// gradients or the updated state were not finite (the update is not
-/// applied, or the run stops); only a non-finite loss is null. Numbers are
-/// printed with 9 significant digits, enough to round-trip an f32 exactly.
-void writeLogLine(FILE *log, int64_t step, float loss, double lr, bool eval,
-                  const StepMetrics &metrics, int64_t commBytes) {
-  if (!log)
-    return;
-  const bool nonFinite =
-      !std::isfinite(loss) || metrics.nonFiniteGrads || metrics.nonFiniteStep;
-  std::fprintf(log, "{\"step\": %lld, ", static_cast<long long>(step));
-  if (std::isfinite(loss))
-    std::fprintf(log, "\"loss\": %.9g, ", static_cast<double>(loss));
-  else
-    std::fprintf(log, "\"loss\": null, ");
-  std::fprintf(log, "\"lr\": %.9g, \"nonfinite\": %s", lr,
-               nonFinite ? "true" : "false");
-  if (metrics.gradNorm) {
-    if (std::isfinite(*metrics.gradNorm))
-      std::fprintf(log, ", \"grad_norm\": %.9g",
-                   static_cast<double>(*metrics.gradNorm));
-    else
-      std::fprintf(log, ", \"grad_norm\": null");
-  }
-  // Payload bytes the step's gradient all-reduces handed to the group
-  // (identical on every rank; msamp_rt_collective_bytes). Only with more
-  // than one rank: alone, nothing goes on a wire.
-  if (group.multi())
-    std::fprintf(log, ", \"comm_bytes\": %lld",
-                 static_cast<long long>(commBytes));
-  if (metrics.plannedPeakBytes)
-    std::fprintf(log, ", \"planned_peak_bytes\": %lld",
-                 static_cast<long long>(*metrics.plannedPeakBytes));
-  if (metrics.peakBytes)
-    std::fprintf(log, ", \"peak_bytes\": %lld",
-                 static_cast<long long>(*metrics.peakBytes));
-  std::fprintf(log, eval ? ", \"eval\": true}\n" : "}\n");
-  // A run that dies later keeps every line written so far.
-  std::fflush(log);
-}
-
-/// The weight_grads figure of the compiler's memory report
-/// (memory_report.json), if any: gradients live inside the compiled step, so
-/// the session cannot measure them.
-bool compilerGradBytes(const std::string &dir, std::string &dtype,
-                       int64_t &bytes) {
-  std::string why;
-  auto report = readCompilerMemoryReport(dir, why);
-  if (!report)
-    return false;
-  dtype = report->gradDtype;
-  bytes = report->gradBytes;
-  return true;
-}
-
 /// Where `key=` starts in a pipeline option list ("a=1 key=2"), or npos.
 size_t findPipelineOption(const std::string &options, const std::string &key) {
   const std::string needle = key + "=";
@@ -368,76 +112,6 @@ size_t findPipelineOption(const std::string &options, const std::string &key) {
     if (at == 0 || options[at - 1] == ' ' || options[at - 1] == '{')
       return at;
   return std::string::npos;
-}
-
-/// The total of printMemoryReport's table, in bytes per param.
-double memoryBytesPerParam(msamp_session *session, const std::string &dir) {
-  msamp_memory_category categories[MSAMP_MEMORY_NUM_CATEGORIES];
-  int64_t params = 0;
-  if (msamp_session_memory_report(session, categories, &params) != MSAMP_OK ||
-      params <= 0)
-    return 0;
-  std::string gradDtype;
-  int64_t gradBytes = 0;
-  const bool haveGrads = compilerGradBytes(dir, gradDtype, gradBytes);
-  int64_t total = 0;
-  for (const msamp_memory_category &c : categories)
-    total += std::string(c.name) == "weight_grads" ? (haveGrads ? gradBytes : 0)
-                                                   : c.bytes;
-  return static_cast<double>(total) / static_cast<double>(params);
-}
-
-void printMemoryReport(msamp_session *session, const std::string &dir) {
-  msamp_memory_category categories[MSAMP_MEMORY_NUM_CATEGORIES];
-  int64_t params = 0;
-  if (msamp_session_memory_report(session, categories, &params) != MSAMP_OK)
-    return;
-  std::string gradDtype;
-  int64_t gradBytes = 0;
-  bool haveGrads = compilerGradBytes(dir, gradDtype, gradBytes);
-  std::printf("memory: state allocated by the session, level %s, %lld "
-              "params%s\n",
-              msamp_session_level(session), static_cast<long long>(params),
-              haveGrads ? " (weight_grads: the compiler's figure, they live "
-                          "inside the step)"
-                        : "");
-  std::printf("%-15s %-12s %10s %13s\n", "category", "dtype", "bytes",
-              "bytes/param");
-  int64_t total = 0;
-  const double perParam = params > 0 ? 1.0 / static_cast<double>(params) : 0;
-  for (const msamp_memory_category &c : categories) {
-    std::string dtype = c.dtype;
-    int64_t bytes = c.bytes;
-    if (std::string(c.name) == "weight_grads") {
-      if (!haveGrads) {
-        std::printf("%-15s %-12s %10s %13s\n", c.name, "-", "-", "-");
-        continue;
-      }
-      dtype = gradDtype;
-      bytes = gradBytes;
-    }
-    total += bytes;
-    std::printf("%-15s %-12s %10lld %13.4f\n", c.name, dtype.c_str(),
-                static_cast<long long>(bytes),
-                static_cast<double>(bytes) * perParam);
-  }
-  std::printf("%-15s %-12s %10lld %13.4f\n", "total", "",
-              static_cast<long long>(total),
-              static_cast<double>(total) * perParam);
-  // The whole memory of training: the planned peak of the static buffer
-  // plan against the measured one (session buffers + the step's heap).
-  int64_t sessionBytes = 0, stepBytes = 0;
-  msamp_session_peak_bytes(session, &sessionBytes, &stepBytes);
-  std::string why;
-  auto report = readCompilerMemoryReport(dir, why);
-  std::printf(
-      "peak: planned %s, measured %s (session %s + step %s)\n",
-      report && report->peakBytes ? formatBytes(*report->peakBytes).c_str()
-                                  : "-",
-      formatBytes(sessionBytes + stepBytes).c_str(),
-      formatBytes(sessionBytes).c_str(), formatBytes(stepBytes).c_str());
-  if (!report)
-    std::printf("memory: %s\n", why.c_str());
 }
 
 /// Names of the data arguments (role input/target), for messages.
@@ -451,16 +125,6 @@ std::vector<std::string> dataArguments(msamp_session *session) {
       names.push_back(info.name);
   }
   return names;
-}
-
-/// The loss of this step averaged over the ranks (the sum of every rank's
-/// loss, combined in rank order, divided by N): what one rank with the
-/// union of the batches would report. Non-finite when any rank's is.
-float meanOverRanks(float loss) {
-  if (!group.multi())
-    return loss;
-  hostAllReduce(&loss, 1, /*sum=*/0);
-  return loss / static_cast<float>(group.size);
 }
 
 int run(Options o) {
