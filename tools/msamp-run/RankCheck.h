@@ -13,6 +13,8 @@
 #ifndef MSAMP_TOOLS_MSAMP_RUN_RANKCHECK_H
 #define MSAMP_TOOLS_MSAMP_RUN_RANKCHECK_H
 
+#include "RunContext.h"
+
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -46,6 +48,17 @@ std::string spellInt(uint64_t v);
 /// O2"); then every rank stops with `code`.
 int checkSameOnAllRanks(const std::vector<Setting> &settings,
                         const std::string &context);
+
+/// The start-up check: every rank runs the same program (graph, level,
+/// world size) with the same options.
+int checkStartupSettings(RunContext &ctx);
+
+/// After initialization: the same start step, initial state and data.
+int checkInitialState(RunContext &ctx);
+
+/// --check-replicas: the replicated state is byte-identical on every rank
+/// after training.
+int checkReplicas(RunContext &ctx);
 
 } // namespace msamp::run
 
