@@ -24,7 +24,6 @@ size_t findPipelineOption(const std::string &options, const std::string &key) {
 }
 
 int applyRecipe(Options &o, std::string &recipeText) {
-  // ---- --recipe: an Accelerate config decides the level and options. ----
   if (o.recipe) {
     msamp_recipe::AccelerateRecipe recipe;
     std::string error, options = o.pipelineOptions.value_or("");
@@ -43,7 +42,6 @@ int applyRecipe(Options &o, std::string &recipeText) {
 }
 
 int checkOptions(const Options &o) {
-  // ---- Refuse what this build cannot do, before any work. ----
   if (o.backend != "cpu" && o.backend != "cuda")
     return fail(kUsageError,
                 "unknown backend '" + o.backend + "' (expected cpu or cuda)");
@@ -51,8 +49,7 @@ int checkOptions(const Options &o) {
     return fail(kUsageError, "--opt-level must be " +
                                  msamp_levels::levelNames() + ", got '" +
                                  *o.optLevel + "'");
-  const bool zero = o.optLevel && *o.optLevel == "O3";
-  if (zero && o.pipelineOptions &&
+  if (compilesPerRank(o) && o.pipelineOptions &&
       findPipelineOption(*o.pipelineOptions, "rank") != std::string::npos)
     return fail(kUsageError,
                 "--pipeline-options: msamp-run sets the O3 rank itself (each "
@@ -74,6 +71,10 @@ int checkOptions(const Options &o) {
     return fail(kUsageError,
                 "--cuda-chip must be sm_90 or sm_89, got '" + o.cudaChip + "'");
   return 0;
+}
+
+bool compilesPerRank(const Options &o) {
+  return o.optLevel && *o.optLevel == "O3";
 }
 
 } // namespace msamp::run

@@ -31,6 +31,10 @@ int applyRecipe(Options &o, std::string &recipeText);
 /// satisfy.
 int checkOptions(const Options &o);
 
+/// --opt-level O3: every rank compiles its own program, which msamp-run
+/// gives the world size and its rank.
+bool compilesPerRank(const Options &o);
+
 } // namespace msamp::run
 
 #endif // MSAMP_TOOLS_MSAMP_RUN_CHECKOPTIONS_H

@@ -25,8 +25,7 @@ int saveCheckpoint(RunContext &ctx) {
   const Options &o = ctx.o;
   SessionPtr &session = ctx.session;
   const bool lead = ctx.lead;
-  const std::string &level = ctx.level;
-  const bool sharded = level == "O3";
+  const bool sharded = ctx.sharded();
   const char *everyRank = std::getenv("MSAMP_RUN_SAVE_EVERY_RANK");
   const bool writer =
       lead || sharded || (everyRank && std::string(everyRank) == "1");
@@ -44,7 +43,7 @@ int exportWeights(RunContext &ctx) {
   const bool lead = ctx.lead;
   const bool speak = ctx.speak;
   const std::string &dir = ctx.dir;
-  const bool sharded = ctx.level == "O3";
+  const bool sharded = ctx.sharded();
   const std::string &out = *o.exportWeights;
   if (!sharded) {
     const bool ok = !lead || msamp_session_export_weights(

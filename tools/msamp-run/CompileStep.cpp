@@ -20,7 +20,6 @@ int compileStep(RunContext &ctx) {
   const Options &o = ctx.o;
   const bool lead = ctx.lead;
   const bool speak = ctx.speak;
-  const bool zero = o.optLevel && *o.optLevel == "O3";
   struct stat st;
   if (int rc =
           agree(stat(o.model.c_str(), &st) != 0 ? kRunError : 0,
@@ -46,7 +45,7 @@ int compileStep(RunContext &ctx) {
     // compilation). N ranks on a few cores would otherwise compile N times.
     std::string level = o.optLevel.value_or("O2");
     std::string options = o.pipelineOptions.value_or("");
-    if (zero) {
+    if (compilesPerRank(o)) {
       // O3: one program per rank (lib/Transforms/ZeROShard.cpp), each in
       // the cache under its own options.
       const std::string world = "world-size=" + std::to_string(group.size);

@@ -26,7 +26,6 @@ int evaluate(RunContext &ctx) {
   const double baseLR = ctx.baseLR;
   const msamp_lr_schedule schedule = ctx.schedule;
   const int64_t horizon = ctx.horizon;
-  // ---- Evaluation: the step without keeping its update. ----
   double sum = 0;
   int64_t finite = 0;
   for (int64_t s = start + 1; s <= last; ++s) {

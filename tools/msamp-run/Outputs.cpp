@@ -69,9 +69,7 @@ int checkOutputs(RunContext &ctx) {
                     path.c_str());
     }
   }
-  if (int rc = agree(code, problem))
-    return rc;
-  return 0;
+  return agree(code, problem);
 }
 
 int checkNoOverwrite(RunContext &ctx) {
@@ -99,9 +97,7 @@ int checkNoOverwrite(RunContext &ctx) {
       }
     }
   }
-  if (int rc = agree(overwrite.empty() ? 0 : kUsageError, overwrite))
-    return rc;
-  return 0;
+  return agree(overwrite.empty() ? 0 : kUsageError, overwrite);
 }
 
 } // namespace msamp::run

@@ -83,7 +83,6 @@ int checkStartupSettings(RunContext &ctx) {
   SessionPtr &session = ctx.session;
   const std::string &level = ctx.level;
   const double baseLR = ctx.baseLR;
-  // ---- Every rank runs the same program the same way. ----
   // mpirun's MPMD form (-np 1 A : -np 1 B), a stale cache or a typo in one
   // rank's command line would otherwise train N different models whose
   // gradients get averaged. Checked before any state is touched.
@@ -95,7 +94,7 @@ int checkStartupSettings(RunContext &ctx) {
     };
     // An O3 program differs per rank: compare the model it came from.
     std::string graph = msamp_session_graph_hash(session.get());
-    if (level == "O3" && !ctx.compiledDir) {
+    if (ctx.sharded() && !ctx.compiledDir) {
       char modelHash[65];
       if (msamp_sha256_file(o.model.c_str(), modelHash) == MSAMP_OK)
         graph = modelHash;
@@ -143,14 +142,13 @@ int checkStartupSettings(RunContext &ctx) {
 
 int checkInitialState(RunContext &ctx) {
   SessionPtr &session = ctx.session;
-  const std::string &level = ctx.level;
   const int64_t numBatches = ctx.numBatches;
   // Identical replicas to start from, and the same data to slice.
   if (group.multi()) {
     char checksum[65];
     // At O3 each rank holds other shards: compare what all of them hold.
     msamp_session_state_checksum(session.get(),
-                                 /*replicated_only=*/level == "O3", checksum);
+                                 /*replicated_only=*/ctx.sharded(), checksum);
     std::vector<Setting> settings = {
         {"start step",
          static_cast<uint64_t>(msamp_session_get_step(session.get())),
@@ -165,28 +163,21 @@ int checkInitialState(RunContext &ctx) {
 }
 
 int checkReplicas(RunContext &ctx) {
-  const Options &o = ctx.o;
   SessionPtr &session = ctx.session;
   const bool lead = ctx.lead;
-  // --check-replicas: the data-parallel invariant, byte for byte.
-  if (o.checkReplicas) {
-    char checksum[65];
-    // The replicated state: params, master copies, optimizer moments, the
-    // step and the params' scales. Activation and output-gradient scaling
-    // state records each rank's own amaxes and differs by design.
-    msamp_session_state_checksum(session.get(), /*replicated_only=*/1,
-                                 checksum);
-    if (int rc = checkSameOnAllRanks(
-            {{"final state sha256", hashPrefix(checksum), spellHash}},
-            "after training (replicas are not byte-identical)"))
-      return rc;
-    if (lead)
-      std::printf(
-          "msamp-run: replicas identical on %d rank%s (replicated state "
-          "sha256 "
-          "%.16s...)\n",
-          group.size, group.size == 1 ? "" : "s", checksum);
-  }
+  char checksum[65];
+  // The replicated state: params, master copies, optimizer moments, the
+  // step and the params' scales. Activation and output-gradient scaling
+  // state records each rank's own amaxes and differs by design.
+  msamp_session_state_checksum(session.get(), /*replicated_only=*/1, checksum);
+  if (int rc = checkSameOnAllRanks(
+          {{"final state sha256", hashPrefix(checksum), spellHash}},
+          "after training (replicas are not byte-identical)"))
+    return rc;
+  if (lead)
+    std::printf("msamp-run: replicas identical on %d rank%s (replicated state "
+                "sha256 %.16s...)\n",
+                group.size, group.size == 1 ? "" : "s", checksum);
   return 0;
 }
 

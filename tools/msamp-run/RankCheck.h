@@ -56,8 +56,8 @@ int checkStartupSettings(RunContext &ctx);
 /// After initialization: the same start step, initial state and data.
 int checkInitialState(RunContext &ctx);
 
-/// --check-replicas: the replicated state is byte-identical on every rank
-/// after training.
+/// --check-replicas: the data-parallel invariant, byte for byte: the
+/// replicated state is identical on every rank after training.
 int checkReplicas(RunContext &ctx);
 
 } // namespace msamp::run

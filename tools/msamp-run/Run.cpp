@@ -28,9 +28,10 @@ namespace msamp::run {
 
 namespace {
 
+/// Joins the launcher's group (rank 0 of 1 without one) and, for --backend
+/// cuda, selects the device before anything is compiled for it.
 int joinGroup(RunContext &ctx) {
   const Options &o = ctx.o;
-  // ---- Join the launcher's group (rank 0 of 1 without one). ----
   if (msamp_rt_distributed_init() != MSAMP_RT_OK)
     return fail(kRunError,
                 std::string("cannot join the data-parallel group: ") +
@@ -56,6 +57,7 @@ int joinGroup(RunContext &ctx) {
   return 0;
 }
 
+/// Opens --log-json on rank 0.
 int openLog(RunContext &ctx) {
   const Options &o = ctx.o;
   const bool lead = ctx.lead;
@@ -68,6 +70,8 @@ int openLog(RunContext &ctx) {
   return 0;
 }
 
+/// The steps to run (--steps, or for --eval one pass over the data) and the
+/// lr schedule.
 void planSteps(RunContext &ctx) {
   const Options &o = ctx.o;
   ctx.start = msamp_session_get_step(ctx.session.get());
@@ -77,6 +81,7 @@ void planSteps(RunContext &ctx) {
   ctx.horizon = o.scheduleSteps.value_or(ctx.last);
 }
 
+/// The line that says what the run does.
 void printBanner(RunContext &ctx) {
   const Options &o = ctx.o;
   const bool speak = ctx.speak;

@@ -23,7 +23,7 @@
 
 namespace msamp::run {
 
-/// Closes the session on every path out of main.
+/// Closes the session on every path out of run().
 struct SessionCloser {
   void operator()(msamp_session *s) const { msamp_session_close(s); }
 };
@@ -47,6 +47,10 @@ struct RunContext {
   // The steps of this run: start+1 .. last, the lr schedule to horizon.
   int64_t start = 0, steps = 0, last = 0, horizon = 0;
   msamp_lr_schedule schedule = MSAMP_LR_CONSTANT;
+
+  /// O3: each rank holds its own shard of the state, compiled into its own
+  /// program (lib/Transforms/ZeROShard.cpp).
+  bool sharded() const { return level == "O3"; }
 
   RunContext() = default;
   RunContext(const RunContext &) = delete;

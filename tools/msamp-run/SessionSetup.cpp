@@ -16,7 +16,6 @@ namespace msamp::run {
 int openSession(RunContext &ctx) {
   const Options &o = ctx.o;
   const std::string &dir = ctx.dir;
-  // ---- Runtime configuration. ----
   // Always select the backend: $MSAMP_BACKEND must not send a CPU-compiled
   // step's kernels elsewhere.
   if (msamp_rt_set_backend(o.backend.c_str()) != MSAMP_RT_OK)
@@ -55,9 +54,8 @@ int initState(RunContext &ctx) {
   const Options &o = ctx.o;
   const bool speak = ctx.speak;
   SessionPtr &session = ctx.session;
-  // ---- State: checkpoint, or initialization. ----
   // Every rank loads the same checkpoint or draws the same init (seeded by
-  // tensor name, not by rank); the checksum check below proves it.
+  // tensor name, not by rank); checkInitialState (RankCheck.cpp) proves it.
   if (o.resume) {
     const bool ok =
         msamp_session_load(session.get(), o.resume->c_str()) == MSAMP_OK;
@@ -107,7 +105,6 @@ int openData(RunContext &ctx) {
   const Options &o = ctx.o;
   const bool speak = ctx.speak;
   SessionPtr &session = ctx.session;
-  // ---- Data. ----
   std::vector<std::string> dataArgs = dataArguments(session.get());
   int64_t &numBatches = ctx.numBatches;
   if (o.data) {

@@ -22,7 +22,7 @@ void printSummary(RunContext &ctx, const TrainResult &result) {
   const bool speak = ctx.speak;
   const std::string &dir = ctx.dir;
   const int64_t steps = ctx.steps;
-  const bool sharded = ctx.level == "O3";
+  const bool sharded = ctx.sharded();
   const double elapsed = result.elapsed;
   const float lastLoss = result.lastLoss;
   const int64_t totalCommBytes = result.totalCommBytes;

@@ -33,7 +33,6 @@ int train(RunContext &ctx, TrainResult &result) {
   const double baseLR = ctx.baseLR;
   const msamp_lr_schedule schedule = ctx.schedule;
   const int64_t horizon = ctx.horizon;
-  // ---- Training. ----
   const uint32_t flags = o.skipNonFinite ? MSAMP_STEP_SKIP_NONFINITE : 0;
   const double runStart = now();
   double intervalStart = runStart;
