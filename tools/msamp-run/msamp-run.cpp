@@ -41,6 +41,10 @@
 // buffers are managed memory (docs/RuntimeABI.md 13). The backend is
 // selected before compiling, so a machine without a GPU fails at once.
 //
+// This file is main alone; the phases of a run are the library MSAMPRun in
+// this folder, one file each (docs/Design.md "msamp-run: a thin main over a
+// library").
+//
 //===----------------------------------------------------------------------===//
 
 #include "Group.h"
