@@ -96,8 +96,8 @@ bool isCompiledDir(const std::string &dir) {
   return true;
 }
 
-} // namespace
-
+/// Finds a sibling tool of msamp-run: $ENV_VAR if set, else next to this
+/// executable, else on PATH. Empty when not found.
 std::string findTool(const char *name, const char *envVar) {
   if (const char *path = std::getenv(envVar); path && *path)
     return path;
@@ -120,8 +120,10 @@ std::string findTool(const char *name, const char *envVar) {
   return "";
 }
 
+/// Runs `args` with stdout redirected to `stdoutPath` (unless empty);
+/// returns the exit status, or -1 with `error` set when it could not run.
 int runTool(const std::vector<std::string> &args, const std::string &stdoutPath,
-            bool quietStderr, std::string &error) {
+            std::string &error) {
   std::vector<char *> argv;
   for (const std::string &a : args)
     argv.push_back(const_cast<char *>(a.c_str()));
@@ -132,9 +134,6 @@ int runTool(const std::vector<std::string> &args, const std::string &stdoutPath,
     posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO,
                                      stdoutPath.c_str(),
                                      O_WRONLY | O_CREAT | O_TRUNC, 0666);
-  if (quietStderr)
-    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null",
-                                     O_WRONLY, 0);
   pid_t pid;
   int rc = posix_spawnp(&pid, argv[0], &actions, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
@@ -154,6 +153,8 @@ int runTool(const std::vector<std::string> &args, const std::string &stdoutPath,
           std::to_string(WIFSIGNALED(status) ? WTERMSIG(status) : 0);
   return -1;
 }
+
+} // namespace
 
 bool compileModel(const std::string &model, const std::string &level,
                   const std::string &pipelineOptions,
@@ -212,7 +213,7 @@ bool compileModel(const std::string &model, const std::string &level,
   }
   if (!cudaChip.empty())
     args.insert(args.end(), {"--target", "cuda", "--chip", cudaChip});
-  int rc = runTool(args, tmp + "/compile.log", false, error);
+  int rc = runTool(args, tmp + "/compile.log", error);
   if (rc != 0) {
     removeTree(tmp);
     if (rc > 0)

@@ -25,7 +25,6 @@
 #define MSAMP_TOOLS_MSAMP_RUN_COMPILECACHE_H
 
 #include <string>
-#include <vector>
 
 namespace msamp::run {
 
@@ -44,16 +43,6 @@ bool compileModel(const std::string &model, const std::string &level,
                   const std::string &pipelineOptions,
                   const std::string &cudaChip, CompileResult &result,
                   std::string &error);
-
-/// Finds a sibling tool of msamp-run: $ENV_VAR if set, else next to this
-/// executable, else on PATH. Empty when not found.
-std::string findTool(const char *name, const char *envVar);
-
-/// Runs `argv` with stdout redirected to `stdoutPath` (unless empty) and
-/// stderr to /dev/null when `quietStderr`; returns the exit status, or -1
-/// with `error` set when it could not run.
-int runTool(const std::vector<std::string> &argv, const std::string &stdoutPath,
-            bool quietStderr, std::string &error);
 
 } // namespace msamp::run
 

@@ -29,8 +29,6 @@ readCompilerMemoryReport(const std::string &dir, std::string &why) {
     report.gradBytes = grads.at("bytes").get<int64_t>();
     if (json.contains("peak_bytes"))
       report.peakBytes = json.at("peak_bytes").get<int64_t>();
-    if (json.contains("peak") && json.at("peak").contains("at"))
-      report.peakAt = json.at("peak").at("at").get<std::string>();
     return report;
   } catch (const std::exception &e) {
     why = path + " is not msamp-compile's memory report: " + e.what();

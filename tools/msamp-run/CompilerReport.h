@@ -22,8 +22,6 @@ struct CompilerMemoryReport {
   int64_t gradBytes = 0;
   /// "peak_bytes" (absent for --target cuda, which has no plan yet).
   std::optional<int64_t> peakBytes;
-  /// peak.at: where the planned peak is reached.
-  std::string peakAt;
 };
 
 /// DIR/memory_report.json, or std::nullopt with `why` set (a directory
