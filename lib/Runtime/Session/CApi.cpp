@@ -20,6 +20,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <iterator>
 #include <new>
 #include <set>
 
@@ -77,6 +78,17 @@ void fillInfo(const TensorBuffer &buffer, msamp_tensor_info *info) {
   info->data = const_cast<void *>(buffer.data());
 }
 
+/// msamp_session.h's step flags by name, for msamp_step_flag_name/_bit.
+struct StepFlag {
+  const char *name;
+  uint32_t bit;
+};
+constexpr StepFlag kStepFlags[] = {
+#define MSAMP_STEP_FLAG_ENTRY(ID, name) {name, MSAMP_STEP_##ID},
+    MSAMP_STEP_FLAG_LIST(MSAMP_STEP_FLAG_ENTRY)
+#undef MSAMP_STEP_FLAG_ENTRY
+};
+
 } // namespace
 
 extern "C" {
@@ -106,6 +118,28 @@ const char *msamp_memory_category_name(int32_t category) {
   if (category < 0 || category >= MSAMP_MEMORY_NUM_CATEGORIES)
     return nullptr;
   return memoryCategoryName(static_cast<msamp_memory_category_id>(category));
+}
+
+const char *msamp_step_flag_name(int32_t index) {
+  if (index < 0 || index >= static_cast<int32_t>(std::size(kStepFlags)))
+    return nullptr;
+  return kStepFlags[index].name;
+}
+
+uint32_t msamp_step_flag_bit(int32_t index) {
+  if (index < 0 || index >= static_cast<int32_t>(std::size(kStepFlags)))
+    return 0;
+  return kStepFlags[index].bit;
+}
+
+const char *msamp_lr_schedule_name(int32_t schedule) {
+  switch (schedule) {
+  case MSAMP_LR_CONSTANT:
+    return "constant";
+  case MSAMP_LR_COSINE:
+    return "cosine";
+  }
+  return nullptr;
 }
 
 const char *msamp_status_name(msamp_status status) {
