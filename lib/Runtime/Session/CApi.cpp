@@ -464,29 +464,17 @@ msamp_status msamp_session_memory_report(
     return invalid("msamp_session_memory_report: null argument");
   return guarded("msamp_session_memory_report", [&]() -> Error {
     // The categories of docs/TrainStep.md 3, from roles and state names.
-    auto categoryOf = [](const TensorSpec &spec) -> msamp_memory_category_id {
-      auto endsWith = [&](const char *suffix) {
-        size_t n = std::strlen(suffix);
-        return spec.name.size() >= n &&
-               spec.name.compare(spec.name.size() - n, n, suffix) == 0;
-      };
-      if (spec.role == roleName(MSAMP_ROLE_PARAM))
-        return MSAMP_MEMORY_WEIGHTS;
-      if (spec.role == roleName(MSAMP_ROLE_MASTER_PARAM))
-        return MSAMP_MEMORY_MASTER_WEIGHTS;
-      if (spec.role == roleName(MSAMP_ROLE_OPT_STATE))
-        return endsWith(".exp_avg_sq") ? MSAMP_MEMORY_OPTIMIZER_V
-                                       : MSAMP_MEMORY_OPTIMIZER_M;
-      if (spec.role == roleName(MSAMP_ROLE_SCALING_STATE))
-        return MSAMP_MEMORY_SCALING_STATE;
-      return MSAMP_MEMORY_OTHER_STATE;
-    };
     std::set<std::string> dtypes[MSAMP_MEMORY_NUM_CATEGORIES];
     int64_t bytes[MSAMP_MEMORY_NUM_CATEGORIES] = {0};
     int64_t params = 0;
     for (const auto &buffer : s->impl->state()) {
       const TensorSpec &spec = buffer->spec();
-      int c = categoryOf(spec);
+      // The compiler's rule (msamp_vocabulary.h); every state has one.
+      int c = msamp_memory_category_of(
+          msamp_role_of(spec.role.data(), spec.role.size()), spec.name.data(),
+          spec.name.size());
+      if (c < 0)
+        continue;
       dtypes[c].insert(mlirName(spec.dtype));
       bytes[c] += spec.numBytes;
       if (spec.role == roleName(MSAMP_ROLE_PARAM))
