@@ -24,7 +24,7 @@ namespace {
 /// --msamp-te) plus the knobs only these levels have.
 struct MSAMPPipelineOptions
     : FP8RecipeOptions<MSAMPPipelineOptions, /*DefaultAmaxHistoryLen=*/16> {
-  Option<ScaleKind> scaleKind{
+  Option<ScaleKind, EnumParser<ScaleKind>> scaleKind{
       *this, "scale-kind", llvm::cl::desc("pow2 or exact"),
       llvm::cl::init(ScaleKind::Pow2), enumValues<ScaleKind>()};
   Option<bool> warmup{*this, "warmup",

@@ -28,10 +28,10 @@ using namespace mlir::msamp;
 
 namespace {
 struct AMPPipelineOptions : OptimizerOptions<AMPPipelineOptions> {
-  Option<AMPDtype> dtype{
+  Option<AMPDtype, EnumParser<AMPDtype>> dtype{
       *this, "dtype", llvm::cl::desc("GEMM operand type: bf16 or fp16"),
       llvm::cl::init(AMPDtype::BF16), enumValues<AMPDtype>()};
-  Option<LossScaleMode> lossScale{
+  Option<LossScaleMode, EnumParser<LossScaleMode>> lossScale{
       *this, "loss-scale",
       llvm::cl::desc("auto (fp16: dynamic, bf16: none), dynamic or none"),
       llvm::cl::init(LossScaleMode::Auto), enumValues<LossScaleMode>()};

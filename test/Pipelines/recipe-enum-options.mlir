@@ -27,22 +27,25 @@
 // UNSCALED: func.func @train_step
 // UNSCALED-NOT: msamp.role = "loss_scale"
 //
-// Unknown values: refused by the option parser, naming option and value.
+// Unknown values: refused by the option parser (EnumParser, RecipeEnums.h),
+// naming the option, the value and the accepted spellings.
+// RUN: not msamp-opt %S/../Transforms/Inputs/mlp.mlir --msamp-o2="scale-kind=" 2>&1 | FileCheck %s --check-prefix=EMPTY
+// EMPTY: for the --scale-kind option: '' is not one of: pow2, exact
 // RUN: not msamp-opt %S/../Transforms/Inputs/mlp.mlir --msamp-o2="fp8-format=e5m2" 2>&1 | FileCheck %s --check-prefix=FORMAT
 // RUN: not msamp-opt %S/../Transforms/Inputs/mlp.mlir --msamp-te="fp8-format=e5m2" 2>&1 | FileCheck %s --check-prefix=FORMAT
-// FORMAT: for the --fp8-format option: Cannot find option named 'e5m2'!
+// FORMAT: for the --fp8-format option: 'e5m2' is not one of: hybrid, e4m3
 // RUN: not msamp-opt %S/../Transforms/Inputs/mlp.mlir --msamp-o1="scaling=sometimes" 2>&1 | FileCheck %s --check-prefix=SCALING
 // RUN: not msamp-opt %S/../Transforms/Inputs/mlp.mlir --msamp-te="scaling=sometimes" 2>&1 | FileCheck %s --check-prefix=SCALING
-// SCALING: for the --scaling option: Cannot find option named 'sometimes'!
+// SCALING: for the --scaling option: 'sometimes' is not one of: delayed, current
 // RUN: not msamp-opt %S/../Transforms/Inputs/mlp.mlir --msamp-o2="scale-kind=Pow2" 2>&1 | FileCheck %s --check-prefix=KIND
-// KIND: for the --scale-kind option: Cannot find option named 'Pow2'!
+// KIND: for the --scale-kind option: 'Pow2' is not one of: pow2, exact
 // RUN: not msamp-opt %S/../Transforms/Inputs/mlp.mlir --msamp-o2="amax-compute-algo=mean" 2>&1 | FileCheck %s --check-prefix=ALGO
 // RUN: not msamp-opt %S/../Transforms/Inputs/mlp.mlir --msamp-te="amax-compute-algo=mean" 2>&1 | FileCheck %s --check-prefix=ALGO
-// ALGO: for the --amax-compute-algo option: Cannot find option named 'mean'!
+// ALGO: for the --amax-compute-algo option: 'mean' is not one of: max, most_recent
 // RUN: not msamp-opt %S/../Transforms/Inputs/mlp.mlir --msamp-amp="dtype=f16" 2>&1 | FileCheck %s --check-prefix=DTYPE
-// DTYPE: for the --dtype option: Cannot find option named 'f16'!
+// DTYPE: for the --dtype option: 'f16' is not one of: bf16, fp16
 // RUN: not msamp-opt %S/../Transforms/Inputs/mlp.mlir --msamp-amp="dtype=fp16 loss-scale=static" 2>&1 | FileCheck %s --check-prefix=LOSSSCALE
-// LOSSSCALE: for the --loss-scale option: Cannot find option named 'static'!
+// LOSSSCALE: for the --loss-scale option: 'static' is not one of: auto, dynamic, none
 //
 // Each pipeline keeps its own option names: the MS-AMP levels' knobs are
 // not --msamp-te's, nor --msamp-te's Linear filters the levels'.

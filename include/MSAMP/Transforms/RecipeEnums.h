@@ -5,8 +5,8 @@
 // option of enum type E the spellings of E's cases: every pass and pipeline
 // option of such a type takes its values from here, so a spelling is
 // written once (in the .td file) and an unknown value is rejected by the
-// option parser ("for the --fp8-format option: Cannot find option named
-// 'e5m2'!") before any pass runs.
+// option parser before any pass runs. EnumParser<E> is the pipelines'
+// parser, whose error lists the spellings.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 
 #include "MSAMP/Transforms/RecipeEnums.h.inc"
 
@@ -45,6 +46,34 @@ template <typename E>
 EnumValues<E> enumValues() {
   return {};
 }
+
+/// The parser of the pipelines' enum options (RecipeOptions.h): LLVM's, but
+/// an unknown spelling is an error that lists the accepted ones ("for the
+/// --fp8-format option: 'e5m2' is not one of: hybrid, e4m3"). Pass options
+/// declared in Passes.td cannot name a parser and keep LLVM's message.
+template <typename E>
+struct EnumParser : llvm::cl::parser<E> {
+  using llvm::cl::parser<E>::parser;
+
+  /// Returns true on error, as every llvm::cl parser.
+  bool parse(llvm::cl::Option &option, llvm::StringRef, llvm::StringRef arg,
+             E &value) {
+    std::string names;
+    for (const auto &entry : this->Values) {
+      if (entry.Name == arg) {
+        value = entry.V.getValue();
+        return false;
+      }
+      names += (names.empty() ? "" : ", ") + entry.Name.str();
+    }
+    return option.error("'" + arg + "' is not one of: " + names);
+  }
+
+  /// How PassOptions prints the value (a pipeline's textual form).
+  static void print(llvm::raw_ostream &os, const E &value) {
+    os << stringifyEnum(value);
+  }
+};
 
 } // namespace mlir::msamp
 

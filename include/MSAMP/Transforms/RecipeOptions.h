@@ -12,7 +12,8 @@
 //
 // A pipeline's option struct derives from the mixin it needs with itself as
 // `Derived` and declares only its own options. Enum-valued options take
-// their spellings from RecipeEnums.td through enumValues<E>().
+// their spellings from RecipeEnums.td through enumValues<E>() and parse with
+// EnumParser<E> (RecipeEnums.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -60,18 +61,19 @@ struct OptimizerOptions : ActivationOptions<Derived> {
 template <typename Derived, int64_t DefaultAmaxHistoryLen>
 struct FP8RecipeOptions : OptimizerOptions<Derived> {
   using Base = PassPipelineOptions<Derived>;
-  typename Base::template Option<FP8Format> fp8Format{
+  typename Base::template Option<FP8Format, EnumParser<FP8Format>> fp8Format{
       *this, "fp8-format", llvm::cl::desc("hybrid or e4m3"),
       llvm::cl::init(FP8Format::Hybrid), enumValues<FP8Format>()};
-  typename Base::template Option<ScalingMode> scaling{
+  typename Base::template Option<ScalingMode, EnumParser<ScalingMode>> scaling{
       *this, "scaling", llvm::cl::desc("delayed or current"),
       llvm::cl::init(ScalingMode::Delayed), enumValues<ScalingMode>()};
   typename Base::template Option<int64_t> amaxHistoryLen{
       *this, "amax-history-len", llvm::cl::desc("amax history length"),
       llvm::cl::init(DefaultAmaxHistoryLen)};
-  typename Base::template Option<AmaxAlgo> amaxComputeAlgo{
-      *this, "amax-compute-algo", llvm::cl::desc("max or most_recent"),
-      llvm::cl::init(AmaxAlgo::Max), enumValues<AmaxAlgo>()};
+  typename Base::template Option<AmaxAlgo, EnumParser<AmaxAlgo>>
+      amaxComputeAlgo{*this, "amax-compute-algo",
+                      llvm::cl::desc("max or most_recent"),
+                      llvm::cl::init(AmaxAlgo::Max), enumValues<AmaxAlgo>()};
   typename Base::template Option<int64_t> margin{
       *this, "margin", llvm::cl::desc("scale margin"), llvm::cl::init(0)};
   typename Base::template Option<int64_t> interval{
