@@ -103,17 +103,13 @@ std::string MSAMPAMPGemmsPass::whyKeptF32(const std::optional<GemmMatch> &match,
 void MSAMPAMPGemmsPass::runOnOperation() {
   ModuleOp module = getOperation();
   MLIRContext *ctx = &getContext();
-  if (dtype != "bf16" && dtype != "fp16") {
-    module.emitError("invalid msamp-amp-gemms option dtype=")
-        << dtype << ": expected bf16 or fp16";
-    return signalPassFailure();
-  }
   step = getTrainStepOrError(module, "--msamp-amp-gemms");
   if (!step)
     return signalPassFailure();
-  Type half = dtype == "bf16" ? Type(BFloat16Type::get(ctx))
-                              : Type(Float16Type::get(ctx));
-  if (lossScale && dtype != "fp16") {
+  // dtype is an enum option: the parser has refused any other spelling.
+  Type half = dtype == AMPDtype::BF16 ? Type(BFloat16Type::get(ctx))
+                                      : Type(Float16Type::get(ctx));
+  if (lossScale && dtype != AMPDtype::FP16) {
     module.emitError("msamp-amp-gemms: loss-scale=true needs dtype=fp16 "
                      "(bf16 has f32's exponent range)");
     return signalPassFailure();
@@ -210,7 +206,9 @@ void MSAMPAMPGemmsPass::runOnOperation() {
     op->getResult(0).replaceAllUsesWith(gemm.getResult());
     op->erase();
     remark::passed(loc, remarkOptions("amp-gemms", "GemmIn16Bit"))
-        << ("GEMM with " + dtype + " operands, f32 accumulation");
+        << ("GEMM with " + stringifyEnum(dtype.getValue()) +
+            " operands, f32 accumulation")
+               .str();
   }
 
   if (half.isBF16() && failed(expandBF16Conversions(roundings)))

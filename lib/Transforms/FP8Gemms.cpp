@@ -90,22 +90,10 @@ LogicalResult MSAMPFP8GemmsPass::parseOptions(ModuleOp module) {
     return module.emitError("invalid msamp-fp8-gemms option ")
            << option << "=" << value << ": expected " << expected;
   };
-  if (fp8Format != "hybrid" && fp8Format != "e4m3")
-    return bad("fp8-format", fp8Format, "hybrid or e4m3");
-  if (scaling != "delayed" && scaling != "current")
-    return bad("scaling", scaling, "delayed or current");
-  if (scaleKind == "pow2")
-    kind = ScaleKind::Pow2;
-  else if (scaleKind == "exact")
-    kind = ScaleKind::Exact;
-  else
-    return bad("scale-kind", scaleKind, "pow2 or exact");
-  if (amaxComputeAlgo == "max")
-    algo = AmaxAlgo::Max;
-  else if (amaxComputeAlgo == "most_recent")
-    algo = AmaxAlgo::MostRecent;
-  else
-    return bad("amax-compute-algo", amaxComputeAlgo, "max or most_recent");
+  // fp8-format, scaling, scale-kind and amax-compute-algo are enums: the
+  // option parser has refused any other spelling (RecipeEnums.h).
+  kind = scaleKind;
+  algo = amaxComputeAlgo;
   if (amaxHistoryLen < 1)
     return bad("amax-history-len", std::to_string(amaxHistoryLen),
                "a positive length");
@@ -363,7 +351,8 @@ void MSAMPFP8GemmsPass::runOnOperation() {
       stepIndex = i;
   }
   // Warm-up and intervals count steps.
-  if (scaling == "delayed" && (warmup || interval > 1) && !stepIndex) {
+  if (scaling == ScalingMode::Delayed && (warmup || interval > 1) &&
+      !stepIndex) {
     step.emitError("delayed scaling with warm-up or an interval needs the "
                    "step counter argument (msamp.role = \"step\")");
     return signalPassFailure();
@@ -372,7 +361,7 @@ void MSAMPFP8GemmsPass::runOnOperation() {
 
   Type e4m3 = Float8E4M3FNType::get(ctx);
   Type e5m2 = Float8E5M2Type::get(ctx);
-  bool delayed = scaling == "delayed";
+  bool delayed = scaling == ScalingMode::Delayed;
 
   SmallVector<Operation *> gemms;
   step.walk([&](Operation *op) {
@@ -398,7 +387,8 @@ void MSAMPFP8GemmsPass::runOnOperation() {
     StringRef rhsRole =
         cast<StringAttr>(roles[match->rhsOperandIndex]).getValue();
     auto formatOf = [&](StringRef role) {
-      return role == "grad_output" && fp8Format == "hybrid" ? e5m2 : e4m3;
+      return role == "grad_output" && fp8Format == FP8Format::Hybrid ? e5m2
+                                                                     : e4m3;
     };
     Type lhsFormat = formatOf(lhsRole), rhsFormat = formatOf(rhsRole);
     if (lhsFormat == e5m2 && rhsFormat == e5m2) {
@@ -467,15 +457,20 @@ void MSAMPFP8GemmsPass::runOnOperation() {
 
   // The recipe, recorded for the manifest and for humans reading the IR.
   SmallVector<NamedAttribute> recipe = {
-      attrBuilder.getNamedAttr("fp8_format",
-                               attrBuilder.getStringAttr(fp8Format)),
-      attrBuilder.getNamedAttr("scaling", attrBuilder.getStringAttr(scaling)),
-      attrBuilder.getNamedAttr("scale_kind",
-                               attrBuilder.getStringAttr(scaleKind)),
+      attrBuilder.getNamedAttr(
+          "fp8_format",
+          attrBuilder.getStringAttr(stringifyEnum(fp8Format.getValue()))),
+      attrBuilder.getNamedAttr(
+          "scaling",
+          attrBuilder.getStringAttr(stringifyEnum(scaling.getValue()))),
+      attrBuilder.getNamedAttr(
+          "scale_kind",
+          attrBuilder.getStringAttr(stringifyEnum(scaleKind.getValue()))),
       attrBuilder.getNamedAttr("amax_history_len",
                                attrBuilder.getI64IntegerAttr(amaxHistoryLen)),
-      attrBuilder.getNamedAttr("amax_compute_algo",
-                               attrBuilder.getStringAttr(amaxComputeAlgo)),
+      attrBuilder.getNamedAttr(
+          "amax_compute_algo",
+          attrBuilder.getStringAttr(stringifyEnum(amaxComputeAlgo.getValue()))),
       attrBuilder.getNamedAttr("margin", attrBuilder.getI64IntegerAttr(margin)),
       attrBuilder.getNamedAttr("interval",
                                attrBuilder.getI64IntegerAttr(interval)),

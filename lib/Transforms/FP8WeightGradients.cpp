@@ -92,12 +92,8 @@ private:
 
 void MSAMPFP8WeightGradientsPass::runOnOperation() {
   ModuleOp module = getOperation();
-  std::optional<ScaleKind> kind = symbolizeScaleKind(scaleKind);
-  if (!kind) {
-    module.emitError() << "invalid scale-kind '" << scaleKind << "' for --"
-                       << getArgument() << ": expected pow2 or exact";
-    return signalPassFailure();
-  }
+  // An enum option: the parser has refused any other spelling.
+  const ScaleKind kind = scaleKind;
   func::FuncOp func = getTrainStepOrError(module, getArgument());
   if (!func)
     return signalPassFailure();
@@ -148,7 +144,7 @@ void MSAMPFP8WeightGradientsPass::runOnOperation() {
   for (auto [update, reduce] : work) {
     AllReduceOp &fp8Reduce = converted[reduce];
     if (!fp8Reduce)
-      fp8Reduce = quantizeAndReduce(reduce, *kind, one);
+      fp8Reduce = quantizeAndReduce(reduce, kind, one);
     std::string param = describeParam(func, update->getOperand(0));
     // The optimizer dequantizes the FP8 gradient itself.
     OpBuilder b(update);

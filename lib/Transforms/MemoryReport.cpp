@@ -16,7 +16,11 @@
 //                   `*.momentum_buffer`
 //   optimizer_v     `opt_state` arguments named `*.exp_avg_sq`
 //   scaling_state   `scaling_state` arguments (scales and amax histories)
-//   other_state     `step` and `buffer` arguments, and any other `opt_state`
+//   other_state     `step`, `buffer`, `rng_state` and `loss_scale`
+//                   arguments, and any other `opt_state`
+//
+// The role and name rule is msamp_memory_category_of (msamp_vocabulary.h),
+// the one the session's report (msamp_session_memory_report) applies too.
 //
 // Inputs, targets, the hyperparameters (lr, max_grad_norm) and the rank are
 // not model state and are not counted; nor are results: state results repeat
@@ -133,25 +137,14 @@ static std::optional<Storage> getStorage(Type type) {
 }
 
 /// The category of a state argument, or none for arguments that are not model
-/// state (inputs, targets, the learning rate, the rank).
+/// state (inputs, targets, the learning rate, the rank): msamp_vocabulary.h's
+/// rule, which the session's report applies too.
 static std::optional<Category> getArgCategory(StringRef role, StringRef name) {
-  if (role == kRoleParam)
-    return Weights;
-  if (role == kRoleMasterParam)
-    return MasterWeights;
-  if (role == kRoleOptState) {
-    if (name.ends_with(".exp_avg") || name.ends_with(".momentum_buffer"))
-      return OptimizerM;
-    if (name.ends_with(".exp_avg_sq"))
-      return OptimizerV;
-    // Not named by docs/TrainStep.md: still state, so still counted.
-    return OtherState;
-  }
-  if (role == kRoleScalingState)
-    return ScalingState;
-  if (role == kRoleStep || role == kRoleBuffer || role == kRoleLossScale)
-    return OtherState;
-  return std::nullopt;
+  int category = msamp_memory_category_of(
+      msamp_role_of(role.data(), role.size()), name.data(), name.size());
+  if (category < 0)
+    return std::nullopt;
+  return static_cast<Category>(category);
 }
 
 FailureOr<MemoryReport> mlir::msamp::computeMemoryReport(func::FuncOp func) {

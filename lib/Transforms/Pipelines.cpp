@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "MSAMP/Transforms/ActivationOptions.h"
 #include "MSAMP/Transforms/Passes.h"
+#include "MSAMP/Transforms/RecipeOptions.h"
 
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
@@ -20,27 +20,13 @@ using namespace mlir;
 using namespace mlir::msamp;
 
 namespace {
-struct MSAMPPipelineOptions : ActivationOptions<MSAMPPipelineOptions> {
-  Option<std::string> fp8Format{*this, "fp8-format",
-                                llvm::cl::desc("hybrid or e4m3"),
-                                llvm::cl::init("hybrid")};
-  Option<std::string> scaling{*this, "scaling",
-                              llvm::cl::desc("delayed or current"),
-                              llvm::cl::init("delayed")};
-  Option<std::string> scaleKind{*this, "scale-kind",
-                                llvm::cl::desc("pow2 or exact"),
-                                llvm::cl::init("pow2")};
-  Option<int64_t> amaxHistoryLen{*this, "amax-history-len",
-                                 llvm::cl::desc("amax history length"),
-                                 llvm::cl::init(16)};
-  Option<std::string> amaxComputeAlgo{*this, "amax-compute-algo",
-                                      llvm::cl::desc("max or most_recent"),
-                                      llvm::cl::init("max")};
-  Option<int64_t> margin{*this, "margin", llvm::cl::desc("scale margin"),
-                         llvm::cl::init(0)};
-  Option<int64_t> interval{*this, "interval",
-                           llvm::cl::desc("recompute delayed scales every N"),
-                           llvm::cl::init(1)};
+/// The MS-AMP levels: the FP8 recipe (RecipeOptions.h, shared with
+/// --msamp-te) plus the knobs only these levels have.
+struct MSAMPPipelineOptions
+    : FP8RecipeOptions<MSAMPPipelineOptions, /*DefaultAmaxHistoryLen=*/16> {
+  Option<ScaleKind, EnumParser<ScaleKind>> scaleKind{
+      *this, "scale-kind", llvm::cl::desc("pow2 or exact"),
+      llvm::cl::init(ScaleKind::Pow2), enumValues<ScaleKind>()};
   Option<bool> warmup{*this, "warmup",
                       llvm::cl::desc("just-in-time scales while the amax "
                                      "history fills"),
@@ -53,30 +39,12 @@ struct MSAMPPipelineOptions : ActivationOptions<MSAMPPipelineOptions> {
                             llvm::cl::desc("activation x activation GEMMs "
                                            "in FP8"),
                             llvm::cl::init(false)};
-  Option<bool> fpropHp{*this, "fprop-hp",
-                       llvm::cl::desc("forward GEMMs in high precision"),
-                       llvm::cl::init(false)};
-  Option<bool> dgradHp{*this, "dgrad-hp",
-                       llvm::cl::desc("data-gradient GEMMs in high precision"),
-                       llvm::cl::init(false)};
-  Option<bool> wgradHp{*this, "wgrad-hp",
-                       llvm::cl::desc("weight-gradient GEMMs in high "
-                                      "precision"),
-                       llvm::cl::init(false)};
   Option<std::string> exclude{*this, "exclude",
                               llvm::cl::desc("regex on param names kept in "
                                              "high precision"),
                               llvm::cl::init("")};
-  Option<std::string> optimizer{*this, "optimizer",
-                                llvm::cl::desc("override the optimizer kind"),
-                                llvm::cl::init("")};
-  Option<double> lr{*this, "lr",
-                    llvm::cl::desc("override the default learning rate"),
-                    llvm::cl::init(-1.0)};
-  Option<double> weightDecay{*this, "weight-decay",
-                             llvm::cl::desc("override the weight decay"),
-                             llvm::cl::init(-1.0)};
-  // O3 only: the group and the rank this program is specialized for.
+  // O3 only: the group and the rank this program is specialized for (more
+  // O3 options, e.g. the ZeRO stage, belong here).
   Option<int64_t> worldSize{*this, "world-size",
                             llvm::cl::desc("O3: ranks of the data-parallel "
                                            "group"),
@@ -129,32 +97,18 @@ namespace {
 void buildPipeline(OpPassManager &pm, const MSAMPPipelineOptions &opts,
                    Level level) {
   static const char *names[] = {"O0", "O1", "O2", "O3"};
-  MSAMPSynthesizeTrainStepOptions synth;
-  synth.optimizer = opts.optimizer;
-  synth.lr = opts.lr;
-  synth.weightDecay = opts.weightDecay;
-  synth.level = names[static_cast<int>(level)];
-  buildTrainStepPrologue(pm, synth);
+  buildTrainStepPrologue(pm, opts.synthesize(names[static_cast<int>(level)]));
 
   if (level != Level::O0) {
     MSAMPFP16WeightsOptions weights;
     weights.exclude = opts.exclude;
     pm.addPass(createMSAMPFP16Weights(weights));
 
-    MSAMPFP8GemmsOptions gemms;
-    gemms.fp8Format = opts.fp8Format;
-    gemms.scaling = opts.scaling;
+    MSAMPFP8GemmsOptions gemms = opts.fp8Gemms();
     gemms.scaleKind = opts.scaleKind;
-    gemms.amaxHistoryLen = opts.amaxHistoryLen;
-    gemms.amaxComputeAlgo = opts.amaxComputeAlgo;
-    gemms.margin = opts.margin;
-    gemms.interval = opts.interval;
     gemms.warmup = opts.warmup;
     gemms.reduceAmax = opts.reduceAmax;
     gemms.fp8Attention = opts.fp8Attention;
-    gemms.fpropHp = opts.fpropHp;
-    gemms.dgradHp = opts.dgradHp;
-    gemms.wgradHp = opts.wgradHp;
     gemms.exclude = opts.exclude;
     pm.addPass(createMSAMPFP8Gemms(gemms));
 

@@ -16,8 +16,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "MSAMP/Transforms/ActivationOptions.h"
 #include "MSAMP/Transforms/Passes.h"
+#include "MSAMP/Transforms/RecipeOptions.h"
 
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
@@ -27,38 +27,14 @@ using namespace mlir;
 using namespace mlir::msamp;
 
 namespace {
-/// The optimizer overrides every level accepts (and activations=).
-template <typename Derived>
-struct OptimizerOptions : ActivationOptions<Derived> {
-  using Base = PassPipelineOptions<Derived>;
-  typename Base::template Option<std::string> optimizer{
-      *this, "optimizer", llvm::cl::desc("override the optimizer kind"),
-      llvm::cl::init("")};
-  typename Base::template Option<double> lr{
-      *this, "lr", llvm::cl::desc("override the default learning rate"),
-      llvm::cl::init(-1.0)};
-  typename Base::template Option<double> weightDecay{
-      *this, "weight-decay", llvm::cl::desc("override the weight decay"),
-      llvm::cl::init(-1.0)};
-
-  MSAMPSynthesizeTrainStepOptions synthesize(StringRef level) const {
-    MSAMPSynthesizeTrainStepOptions synth;
-    synth.optimizer = optimizer;
-    synth.lr = lr;
-    synth.weightDecay = weightDecay;
-    synth.level = level.str();
-    return synth;
-  }
-};
-
 struct AMPPipelineOptions : OptimizerOptions<AMPPipelineOptions> {
-  Option<std::string> dtype{*this, "dtype",
-                            llvm::cl::desc("GEMM operand type: bf16 or fp16"),
-                            llvm::cl::init("bf16")};
-  Option<std::string> lossScale{
+  Option<AMPDtype, EnumParser<AMPDtype>> dtype{
+      *this, "dtype", llvm::cl::desc("GEMM operand type: bf16 or fp16"),
+      llvm::cl::init(AMPDtype::BF16), enumValues<AMPDtype>()};
+  Option<LossScaleMode, EnumParser<LossScaleMode>> lossScale{
       *this, "loss-scale",
       llvm::cl::desc("auto (fp16: dynamic, bf16: none), dynamic or none"),
-      llvm::cl::init("auto")};
+      llvm::cl::init(LossScaleMode::Auto), enumValues<LossScaleMode>()};
   // torch.amp.GradScaler's defaults.
   Option<double> initScale{*this, "init-scale",
                            llvm::cl::desc("initial loss scale"),
@@ -76,38 +52,12 @@ struct AMPPipelineOptions : OptimizerOptions<AMPPipelineOptions> {
 };
 
 /// Transformer Engine's DelayedScaling knobs (the ones Accelerate's TE
-/// fp8_config sets), with TE's defaults.
-struct TEPipelineOptions : OptimizerOptions<TEPipelineOptions> {
-  Option<std::string> fp8Format{*this, "fp8-format",
-                                llvm::cl::desc("hybrid or e4m3"),
-                                llvm::cl::init("hybrid")};
-  Option<int64_t> amaxHistoryLen{*this, "amax-history-len",
-                                 llvm::cl::desc("amax history length"),
-                                 llvm::cl::init(1024)};
-  Option<std::string> amaxComputeAlgo{*this, "amax-compute-algo",
-                                      llvm::cl::desc("max or most_recent"),
-                                      llvm::cl::init("max")};
-  Option<int64_t> margin{*this, "margin", llvm::cl::desc("scale margin"),
-                         llvm::cl::init(0)};
-  Option<int64_t> interval{*this, "interval",
-                           llvm::cl::desc("recompute delayed scales every N"),
-                           llvm::cl::init(1)};
-  Option<bool> fpropHp{*this, "fprop-hp",
-                       llvm::cl::desc("forward GEMMs in high precision"),
-                       llvm::cl::init(false)};
-  Option<bool> dgradHp{*this, "dgrad-hp",
-                       llvm::cl::desc("data-gradient GEMMs in high precision"),
-                       llvm::cl::init(false)};
-  Option<bool> wgradHp{*this, "wgrad-hp",
-                       llvm::cl::desc("weight-gradient GEMMs in high "
-                                      "precision"),
-                       llvm::cl::init(false)};
-  // torchao's Float8Linear (Accelerate's AO backend, docs/Levels.md):
-  // current scaling, and Accelerate's filter of the Linear layers it
-  // converts.
-  Option<std::string> scaling{*this, "scaling",
-                              llvm::cl::desc("delayed or current"),
-                              llvm::cl::init("delayed")};
+/// fp8_config sets), with TE's defaults: the FP8 recipe of the MS-AMP levels
+/// (RecipeOptions.h) with a 1024-step amax history, and the Linear-layer
+/// filters of torchao's Float8Linear (Accelerate's AO backend,
+/// docs/Levels.md).
+struct TEPipelineOptions
+    : FP8RecipeOptions<TEPipelineOptions, /*DefaultAmaxHistoryLen=*/1024> {
   Option<bool> keepFirstLast{
       *this, "keep-first-last",
       llvm::cl::desc("the first and last Linear layers in high precision"),
@@ -126,14 +76,15 @@ void mlir::msamp::registerMSAMPReferencePipelines() {
       "levels amp-bf16 / amp-fp16: autocast GEMMs (16-bit operands, f32 "
       "accumulation), f32 weights, gradients and Adam states",
       [](OpPassManager &pm, const AMPPipelineOptions &opts) {
-        buildTrainStepPrologue(
-            pm,
-            opts.synthesize(opts.dtype == "fp16" ? "amp-fp16" : "amp-bf16"));
+        buildTrainStepPrologue(pm, opts.synthesize(opts.dtype == AMPDtype::FP16
+                                                       ? "amp-fp16"
+                                                       : "amp-bf16"));
         // "auto": GradScaler with fp16, nothing with bf16 (f32's range), as
-        // PyTorch recipes use them; anything else reaches the pass, which
-        // rejects dynamic scaling with bf16.
-        bool scaled = opts.lossScale == "dynamic" ||
-                      (opts.lossScale == "auto" && opts.dtype == "fp16");
+        // PyTorch recipes use them; dynamic with bf16 reaches the pass,
+        // which rejects it.
+        bool scaled = opts.lossScale == LossScaleMode::Dynamic ||
+                      (opts.lossScale == LossScaleMode::Auto &&
+                       opts.dtype == AMPDtype::FP16);
         MSAMPAMPGemmsOptions gemms;
         gemms.dtype = opts.dtype;
         gemms.lossScale = scaled;
@@ -157,20 +108,11 @@ void mlir::msamp::registerMSAMPReferencePipelines() {
       "Adam states",
       [](OpPassManager &pm, const TEPipelineOptions &opts) {
         buildTrainStepPrologue(pm, opts.synthesize("te"));
-        MSAMPFP8GemmsOptions gemms;
-        gemms.fp8Format = opts.fp8Format;
-        gemms.scaling = opts.scaling;
-        gemms.scaleKind = "exact";
-        gemms.amaxHistoryLen = opts.amaxHistoryLen;
-        gemms.amaxComputeAlgo = opts.amaxComputeAlgo;
-        gemms.margin = opts.margin;
-        gemms.interval = opts.interval;
+        MSAMPFP8GemmsOptions gemms = opts.fp8Gemms();
+        gemms.scaleKind = ScaleKind::Exact;
         gemms.warmup = false;
         gemms.reduceAmax = true;
         gemms.delayedWeights = true;
-        gemms.fpropHp = opts.fpropHp;
-        gemms.dgradHp = opts.dgradHp;
-        gemms.wgradHp = opts.wgradHp;
         gemms.keepFirstLast = opts.keepFirstLast;
         gemms.dimMultiple = opts.dimMultiple;
         pm.addPass(createMSAMPFP8Gemms(gemms));

@@ -130,12 +130,19 @@ class _Libraries:
         _declare_session(self.session)
         # The libraries' enumerations, read once here and never restated in
         # Python: {MLIR spelling: msamp_rt_dtype code}, the manifest roles
-        # and the memory-report categories (msamp_vocabulary.h), in order.
+        # and the memory-report categories (msamp_vocabulary.h), in order,
+        # msamp_session_step's flags {name: bit} and the learning-rate
+        # schedules {name: msamp_lr_schedule} (msamp_session.h).
         self.dtype_codes = {name: code for code, name in enumerate(
             _enumerate(self.session.msamp_dtype_name))}
         self.role_names = _enumerate(self.session.msamp_role_name)
         self.memory_categories = _enumerate(
             self.session.msamp_memory_category_name)
+        self.step_flags = {name: self.session.msamp_step_flag_bit(i)
+                           for i, name in enumerate(_enumerate(
+                               self.session.msamp_step_flag_name))}
+        self.lr_schedules = {name: code for code, name in enumerate(
+            _enumerate(self.session.msamp_lr_schedule_name))}
 
 
 def _enumerate(fn):
@@ -179,11 +186,6 @@ class MemoryCategory(ctypes.Structure):
 
     _fields_ = [("name", ctypes.c_char_p), ("dtype", ctypes.c_char_p),
                 ("bytes", ctypes.c_int64)]
-
-
-STEP_SKIP_NONFINITE = 0x1
-STEP_EVAL = 0x2
-LR_SCHEDULES = {"constant": 0, "cosine": 1}
 
 
 class UnrankedMemRef(ctypes.Structure):
@@ -239,6 +241,9 @@ def _declare_session(lib):
     _proto(lib, "msamp_role_name", cp, ctypes.c_int32)
     _proto(lib, "msamp_role_kind_of", ctypes.c_int32, ctypes.c_int32)
     _proto(lib, "msamp_memory_category_name", cp, ctypes.c_int32)
+    _proto(lib, "msamp_step_flag_name", cp, ctypes.c_int32)
+    _proto(lib, "msamp_step_flag_bit", ctypes.c_uint32, ctypes.c_int32)
+    _proto(lib, "msamp_lr_schedule_name", cp, ctypes.c_int32)
     _proto(lib, "msamp_session_open", status, cp, ctypes.POINTER(vp))
     _proto(lib, "msamp_session_close", None, vp)
     _proto(lib, "msamp_session_level", cp, vp)

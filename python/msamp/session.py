@@ -308,7 +308,8 @@ class Session:
         """
         if batch is not None:
             self.set_batch(batch)
-        flags = _native.STEP_SKIP_NONFINITE if skip_nonfinite else 0
+        flags = _native.libraries().step_flags["skip_nonfinite"] \
+            if skip_nonfinite else 0
         return self._step(lr, flags)
 
     def eval(self, batch=None):
@@ -316,7 +317,7 @@ class Session:
         off (as PyTorch's ``model.eval()``; docs/Randomness.md 3)."""
         if batch is not None:
             self.set_batch(batch)
-        return self._step(None, _native.STEP_EVAL)
+        return self._step(None, _native.libraries().step_flags["eval"])
 
     def _step(self, lr, flags):
         loss = ctypes.c_float()
@@ -381,10 +382,11 @@ class Session:
 
 def lr_at(step, base_lr, schedule="constant", warmup=0, total_steps=0):
     """The learning rate of (1-based) ``step``: msamp_lr_at, msamp-run's."""
-    if schedule not in _native.LR_SCHEDULES:
-        raise ValueError(f"schedule must be one of {sorted(_native.LR_SCHEDULES)}")
+    schedules = _native.libraries().lr_schedules
+    if schedule not in schedules:
+        raise ValueError(f"schedule must be one of {sorted(schedules)}")
     lib = _native.libraries().session
-    return lib.msamp_lr_at(_native.LR_SCHEDULES[schedule], base_lr, warmup,
+    return lib.msamp_lr_at(schedules[schedule], base_lr, warmup,
                            total_steps, step)
 
 
@@ -406,8 +408,9 @@ class Trainer:
     def __init__(self, model, opt_level="O2", lr=None, schedule="constant",
                  warmup=0, total_steps=None, seed=0, init_file=None,
                  init_params=None, skip_nonfinite=False, recipe=None):
-        if schedule not in _native.LR_SCHEDULES:
-            raise ValueError(f"schedule must be one of {sorted(_native.LR_SCHEDULES)}")
+        schedules = _native.libraries().lr_schedules
+        if schedule not in schedules:
+            raise ValueError(f"schedule must be one of {sorted(schedules)}")
         if isinstance(model, Session):
             self.session = model
         else:

@@ -123,3 +123,33 @@ def test_planned_and_measured_peak_agree(steps, name, level):
     assert peak["session"] == plan["session_bytes"]
     assert peak["step"] > 0
     assert peak["planned"] == pytest.approx(peak["measured"], rel=0.10), peak
+
+
+# torch-mlir's export of a graph with dropout (test/Transforms/Inputs): its
+# step has an rng_state ("rng.seed", 8 bytes), one of the two kinds of state
+# the compiler and the session used to sort differently.
+DROPOUT = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))), "test", "Transforms", "Inputs", "dropout.mlir")
+
+
+@pytest.mark.parametrize("level", ["O0", "O2"])
+def test_session_and_compiler_sort_state_alike(tmp_path, level):
+    """Every category of the session's memory report (measured from its
+    buffers) equals memory_report.json's, for a step with an rng_state and
+    Adam moments: both apply msamp_memory_category_of."""
+    step = msamp.compile(DROPOUT, level, out_dir=tmp_path / level,
+                         optimizer="adamw")
+    roles = {s["role"] for s in step.state}
+    assert {"rng_state", "opt_state"} <= roles
+    compiler = step.memory_report()["categories"]
+    session = step.session().memory_report(include_grads=False)["categories"]
+    assert list(session) == list(compiler)
+    for cat, c in compiler.items():
+        if cat == "weight_grads":
+            continue  # inside the compiled step: the session cannot see them
+        assert (session[cat]["dtype"], session[cat]["bytes"]) == \
+            (c["dtype"], c["bytes"]), cat
+    # other_state: the step counter and the seed, one i64 each.
+    assert compiler["other_state"] == {"dtype": "i64", "bytes": 16,
+                                       "bytes_per_param": pytest.approx(
+                                           16 / step.memory_report()["params"])}

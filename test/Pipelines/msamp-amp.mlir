@@ -51,4 +51,4 @@
 // REPORT-NEXT: "optimizer_v": {"dtype":"f32","bytes":216576,"bytes_per_param":4},
 // REPORT-NEXT: "scaling_state": {"dtype":"none","bytes":0,"bytes_per_param":0},
 
-// BADTYPE: error: invalid msamp-amp-gemms option dtype=fp8: expected bf16 or fp16
+// BADTYPE: for the --dtype option: 'fp8' is not one of: bf16, fp16

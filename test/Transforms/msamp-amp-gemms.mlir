@@ -39,7 +39,7 @@
 // Unchanged until msamp-loss-scale.
 // SCALED: return {{.*}}, %[[SCALE]], %{{.+}} :
 
-// DTYPE: error: invalid msamp-amp-gemms option dtype=f8: expected bf16 or fp16
+// DTYPE: for the --dtype option: Cannot find option named 'f8'!
 // BFSCALE: error: msamp-amp-gemms: loss-scale=true needs dtype=fp16
 // POW2: error: invalid msamp-amp-gemms option init-scale=1.000000e+03: expected a power of two
 // NOSTEP: error: --msamp-amp-gemms needs a compiled train step

@@ -20,5 +20,10 @@ int msamp_session_test_c_header(void) {
   (void)session;
   return msamp_lr_at(MSAMP_LR_CONSTANT, 1.0, 0, 1, 1) == 1.0 &&
          info.rank == 0 && categories[0].bytes == 0 &&
-         MSAMP_STEP_EVAL == 0x2u;
+         MSAMP_STEP_EVAL == 0x2u &&
+         /* The vocabulary's static inline functions are C too. */
+         msamp_memory_category_of(msamp_role_of("opt_state", 9), "w.exp_avg_sq",
+                                  12) == MSAMP_MEMORY_OPTIMIZER_V &&
+         msamp_memory_category_of(MSAMP_ROLE_RNG_STATE, "rng.seed", 8) ==
+             MSAMP_MEMORY_OTHER_STATE;
 }

@@ -14,6 +14,9 @@
 
 #include "gtest/gtest.h"
 
+#include <cstring>
+#include <string>
+
 using namespace msamp::session;
 
 namespace {
@@ -49,6 +52,56 @@ TEST(Vocabulary, MemoryCategoriesInReportOrder) {
   for (int c = 0; c < MSAMP_MEMORY_NUM_CATEGORIES; ++c)
     EXPECT_STREQ(memoryCategoryName(static_cast<msamp_memory_category_id>(c)),
                  expected[c]);
+}
+
+/// msamp_memory_category_of on a role spelled as in a manifest.
+int categoryOf(const std::string &role, const std::string &name) {
+  return msamp_memory_category_of(msamp_role_of(role.data(), role.size()),
+                                  name.data(), name.size());
+}
+
+TEST(Vocabulary, OneRuleSortsStateIntoCategories) {
+  EXPECT_EQ(categoryOf("param", "fc.weight"), MSAMP_MEMORY_WEIGHTS);
+  EXPECT_EQ(categoryOf("master_param", "fc.weight.master"),
+            MSAMP_MEMORY_MASTER_WEIGHTS);
+  EXPECT_EQ(categoryOf("opt_state", "fc.weight.exp_avg"),
+            MSAMP_MEMORY_OPTIMIZER_M);
+  EXPECT_EQ(categoryOf("opt_state", "fc.weight.momentum_buffer"),
+            MSAMP_MEMORY_OPTIMIZER_M);
+  EXPECT_EQ(categoryOf("opt_state", "fc.weight.exp_avg_sq"),
+            MSAMP_MEMORY_OPTIMIZER_V);
+  EXPECT_EQ(categoryOf("scaling_state", "fc.fprop.input.scale"),
+            MSAMP_MEMORY_SCALING_STATE);
+  // The two the session and the compiler used to sort differently: an
+  // optimizer state that is neither moment, and the dropout seed.
+  EXPECT_EQ(categoryOf("opt_state", "fc.weight.max_exp_avg_sq"),
+            MSAMP_MEMORY_OTHER_STATE);
+  EXPECT_EQ(categoryOf("opt_state", "fc.weight.exp_avg.scale"),
+            MSAMP_MEMORY_OTHER_STATE);
+  EXPECT_EQ(categoryOf("rng_state", "rng.seed"), MSAMP_MEMORY_OTHER_STATE);
+  EXPECT_EQ(categoryOf("step", "step"), MSAMP_MEMORY_OTHER_STATE);
+  EXPECT_EQ(categoryOf("buffer", "pos_ids"), MSAMP_MEMORY_OTHER_STATE);
+  EXPECT_EQ(categoryOf("loss_scale", "loss_scale"), MSAMP_MEMORY_OTHER_STATE);
+  // Not state: not counted. Every state role has a category.
+  for (const char *role : {"input", "target", "hyperparam", "rank", "loss",
+                           "grad", "metric", "parameter", ""})
+    EXPECT_EQ(categoryOf(role, "x"), -1) << role;
+  for (int r = 0; r < MSAMP_NUM_ROLES; ++r)
+    EXPECT_EQ(msamp_memory_category_of(r, "x", 1) >= 0,
+              roleKind(static_cast<msamp_role>(r)) == MSAMP_ROLE_KIND_STATE)
+        << roleName(static_cast<msamp_role>(r));
+  EXPECT_EQ(msamp_memory_category_of(-1, "x", 1), -1);
+  EXPECT_EQ(msamp_memory_category_of(MSAMP_NUM_ROLES, "x", 1), -1);
+}
+
+TEST(Vocabulary, RoleOfASpelling) {
+  for (int r = 0; r < MSAMP_NUM_ROLES; ++r) {
+    const char *name = roleName(static_cast<msamp_role>(r));
+    EXPECT_EQ(msamp_role_of(name, std::strlen(name)), r) << name;
+  }
+  // A prefix or an extension of a spelling is none.
+  EXPECT_EQ(msamp_role_of("param", 4), -1);
+  EXPECT_EQ(msamp_role_of("params", 6), -1);
 }
 
 } // namespace

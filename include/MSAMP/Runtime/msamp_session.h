@@ -112,6 +112,14 @@ MSAMP_SESSION_EXPORT int32_t msamp_role_kind_of(int32_t role);
 /** The key of memory-report category `category` ("weights", ...), or NULL
  *  outside 0..MSAMP_MEMORY_NUM_CATEGORIES-1. */
 MSAMP_SESSION_EXPORT const char *msamp_memory_category_name(int32_t category);
+/** The name of the `index`-th flag of MSAMP_STEP_FLAG_LIST ("skip_nonfinite",
+ *  "eval"), or NULL past the last; msamp_step_flag_bit(index) is its bit
+ *  (MSAMP_STEP_SKIP_NONFINITE, ...), 0 past the last. */
+MSAMP_SESSION_EXPORT const char *msamp_step_flag_name(int32_t index);
+MSAMP_SESSION_EXPORT uint32_t msamp_step_flag_bit(int32_t index);
+/** The name of msamp_lr_schedule `schedule` ("constant", "cosine"), or NULL
+ *  outside the enum. */
+MSAMP_SESSION_EXPORT const char *msamp_lr_schedule_name(int32_t schedule);
 
 typedef struct msamp_session msamp_session;
 
@@ -341,6 +349,12 @@ MSAMP_SESSION_EXPORT msamp_status msamp_session_synthetic_batch(
  *  with dropout off (the step's "training" input set to 0), as PyTorch's
  *  model.eval(). */
 #define MSAMP_STEP_EVAL 0x2u
+/** Every flag as X(ID, "name"), ID naming MSAMP_STEP_<ID>: bindings read
+ *  the names and bits through msamp_step_flag_name / msamp_step_flag_bit
+ *  instead of restating them. */
+#define MSAMP_STEP_FLAG_LIST(X)                                                \
+  X(SKIP_NONFINITE, "skip_nonfinite")                                          \
+  X(EVAL, "eval")
 
 /** Runs one step at learning rate `lr` on the current inputs and stores the
  *  loss (computed before the update) in `*loss`.

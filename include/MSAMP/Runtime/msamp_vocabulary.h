@@ -13,13 +13,20 @@
  * everywhere.
  *
  * Each list is an X-macro: MSAMP_ROLE_LIST(X) calls X once per entry.
+ * msamp_memory_category_of is the one rule that sorts a state into its
+ * memory-report category; the compiler's report and the session's both
+ * call it.
  *
- * Plain C (C99 or C++), no declarations of functions.
+ * Plain C (C99 or C++): no declarations of external functions, only the
+ * static inline ones below.
  *
  *===----------------------------------------------------------------------===*/
 
 #ifndef MSAMP_RUNTIME_MSAMP_VOCABULARY_H
 #define MSAMP_RUNTIME_MSAMP_VOCABULARY_H
+
+#include <stddef.h>
+#include <string.h>
 
 /** Roles of @train_step's arguments and results (msamp.role in the IR, "role"
  *  in the manifest), as X(ID, Name, "spelling", KIND): ID names the C enum
@@ -81,5 +88,66 @@ typedef enum msamp_memory_category_id {
   MSAMP_MEMORY_CATEGORY_LIST(MSAMP_VOCABULARY_ENUM_) MSAMP_MEMORY_NUM_CATEGORIES
 } msamp_memory_category_id;
 #undef MSAMP_VOCABULARY_ENUM_
+
+/** The role spelled by the `length` bytes at `spelling` ("param", ...), or
+ *  -1 if none is. */
+static inline int msamp_role_of(const char *spelling, size_t length) {
+#define MSAMP_VOCABULARY_MATCH_(ID, Name, text, kind)                          \
+  if (length == sizeof(text) - 1 && memcmp(spelling, text, length) == 0)       \
+    return MSAMP_ROLE_##ID;
+  MSAMP_ROLE_LIST(MSAMP_VOCABULARY_MATCH_)
+#undef MSAMP_VOCABULARY_MATCH_
+  return -1;
+}
+
+/** Whether the `length` bytes at `name` end with the string `suffix`. */
+static inline int msamp_vocabulary_ends_with_(const char *name, size_t length,
+                                              const char *suffix) {
+  size_t n = strlen(suffix);
+  return length >= n && memcmp(name + length - n, suffix, n) == 0;
+}
+
+/** The memory-report category (msamp_memory_category_id) of the argument of
+ *  role `role` (msamp_role) named by the `length` bytes at `name`, or -1 for
+ *  a role that is not state (inputs, hyperparameters, the rank, results):
+ *    param -> weights, master_param -> master_weights, scaling_state ->
+ *    scaling_state; opt_state named <p>.exp_avg or <p>.momentum_buffer ->
+ *    optimizer_m, <p>.exp_avg_sq -> optimizer_v;
+ *    every other state -> other_state: step, buffer, rng_state,
+ *    loss_scale, and an opt_state with any other name.
+ *  An opt_state that is not a first or second moment is not counted as
+ *  one: optimizer_m and optimizer_v are MS-AMP's m and v (FP8 and f16 at
+ *  O2), which the level table compares. rng_state is persistent state
+ *  (allocated, initialized from the seed and checkpointed like the step
+ *  counter), so it is counted. Gradients (weight_grads) are not arguments:
+ *  the compiler counts them from the optimizer ops (docs/TrainStep.md 3). */
+static inline int msamp_memory_category_of(int role, const char *name,
+                                           size_t length) {
+  switch (role) {
+  case MSAMP_ROLE_PARAM:
+    return MSAMP_MEMORY_WEIGHTS;
+  case MSAMP_ROLE_MASTER_PARAM:
+    return MSAMP_MEMORY_MASTER_WEIGHTS;
+  case MSAMP_ROLE_SCALING_STATE:
+    return MSAMP_MEMORY_SCALING_STATE;
+  case MSAMP_ROLE_OPT_STATE:
+    if (msamp_vocabulary_ends_with_(name, length, ".exp_avg") ||
+        msamp_vocabulary_ends_with_(name, length, ".momentum_buffer"))
+      return MSAMP_MEMORY_OPTIMIZER_M;
+    if (msamp_vocabulary_ends_with_(name, length, ".exp_avg_sq"))
+      return MSAMP_MEMORY_OPTIMIZER_V;
+    return MSAMP_MEMORY_OTHER_STATE;
+  default:
+    break;
+  }
+#define MSAMP_VOCABULARY_OTHER_(ID, Name, spelling, kind)                      \
+  if (role == MSAMP_ROLE_##ID)                                                 \
+    return MSAMP_ROLE_KIND_##kind == MSAMP_ROLE_KIND_STATE                     \
+               ? MSAMP_MEMORY_OTHER_STATE                                      \
+               : -1;
+  MSAMP_ROLE_LIST(MSAMP_VOCABULARY_OTHER_)
+#undef MSAMP_VOCABULARY_OTHER_
+  return -1;
+}
 
 #endif /* MSAMP_RUNTIME_MSAMP_VOCABULARY_H */

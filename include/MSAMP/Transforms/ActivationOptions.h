@@ -2,8 +2,9 @@
 //
 // `activations=f32|bf16` (docs/Interfaces.md 3), declared once for every
 // level's pipeline options (--msamp-o0..o3, --msamp-amp, --msamp-te): a
-// pipeline's option struct derives from ActivationOptions<Itself> and calls
-// addActivationPrecision before its epilogue. O0 accepts the option's
+// pipeline's option struct derives from ActivationOptions<Itself> (through
+// OptimizerOptions, RecipeOptions.h) and calls addActivationPrecision before
+// its epilogue. O0 accepts the option's
 // parsing but msamp-bf16-activations refuses its train step.
 //
 //===----------------------------------------------------------------------===//

@@ -4,6 +4,7 @@
 #define MSAMP_TRANSFORMS_PASSES_H
 
 #include "MSAMP/Dialect/MSAMPDialect.h"
+#include "MSAMP/Transforms/RecipeEnums.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"

@@ -150,16 +150,22 @@ def MSAMPFP8Gemms : Pass<"msamp-fp8-gemms", "::mlir::ModuleOp"> {
     just in time. A GEMM left in high precision gets a remark saying why.
   }];
   let options = [
-    Option<"fp8Format", "fp8-format", "std::string", "\"hybrid\"",
-           "hybrid (E4M3 forward, E5M2 gradients) or e4m3">,
-    Option<"scaling", "scaling", "std::string", "\"delayed\"",
-           "delayed or current">,
-    Option<"scaleKind", "scale-kind", "std::string", "\"pow2\"",
-           "pow2 (MS-AMP) or exact (Transformer Engine)">,
+    Option<"fp8Format", "fp8-format", "::mlir::msamp::FP8Format",
+           "::mlir::msamp::FP8Format::Hybrid",
+           "hybrid (E4M3 forward, E5M2 gradients) or e4m3",
+           "::mlir::msamp::enumValues<::mlir::msamp::FP8Format>()">,
+    Option<"scaling", "scaling", "::mlir::msamp::ScalingMode",
+           "::mlir::msamp::ScalingMode::Delayed", "delayed or current",
+           "::mlir::msamp::enumValues<::mlir::msamp::ScalingMode>()">,
+    Option<"scaleKind", "scale-kind", "::mlir::msamp::ScaleKind",
+           "::mlir::msamp::ScaleKind::Pow2",
+           "pow2 (MS-AMP) or exact (Transformer Engine)",
+           "::mlir::msamp::enumValues<::mlir::msamp::ScaleKind>()">,
     Option<"amaxHistoryLen", "amax-history-len", "int64_t", "16",
            "Length of the amax history of delayed-scaled tensors">,
-    Option<"amaxComputeAlgo", "amax-compute-algo", "std::string", "\"max\"",
-           "max or most_recent">,
+    Option<"amaxComputeAlgo", "amax-compute-algo", "::mlir::msamp::AmaxAlgo",
+           "::mlir::msamp::AmaxAlgo::Max", "max or most_recent",
+           "::mlir::msamp::enumValues<::mlir::msamp::AmaxAlgo>()">,
     Option<"margin", "margin", "int64_t", "0", "Scale margin (powers of 2)">,
     Option<"interval", "interval", "int64_t", "1",
            "Recompute delayed scales every N steps">,
@@ -226,7 +232,9 @@ def MSAMPAMPGemms : Pass<"msamp-amp-gemms", "::mlir::ModuleOp"> {
     msamp-loss-scale finds it.
   }];
   let options = [
-    Option<"dtype", "dtype", "std::string", "\"bf16\"", "bf16 or fp16">,
+    Option<"dtype", "dtype", "::mlir::msamp::AMPDtype",
+           "::mlir::msamp::AMPDtype::BF16", "bf16 or fp16",
+           "::mlir::msamp::enumValues<::mlir::msamp::AMPDtype>()">,
     Option<"lossScale", "loss-scale", "bool", "false",
            "fp16: dynamic loss scaling of the output gradients">,
     Option<"initScale", "init-scale", "double", "65536.0",
@@ -311,8 +319,10 @@ def MSAMPFP8WeightGradients
     and fed to the optimizer as FP8 (docs/Numerics.md 4.3-4.4).
   }];
   let options = [
-    Option<"scaleKind", "scale-kind", "std::string", "\"pow2\"",
-           "pow2 (MS-AMP) or exact (Transformer Engine)">
+    Option<"scaleKind", "scale-kind", "::mlir::msamp::ScaleKind",
+           "::mlir::msamp::ScaleKind::Pow2",
+           "pow2 (MS-AMP) or exact (Transformer Engine)",
+           "::mlir::msamp::enumValues<::mlir::msamp::ScaleKind>()">
   ];
   let dependentDialects = ["::mlir::msamp::MSAMPDialect",
                            "::mlir::arith::ArithDialect",

@@ -20,6 +20,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <iterator>
 #include <new>
 #include <set>
 
@@ -77,6 +78,17 @@ void fillInfo(const TensorBuffer &buffer, msamp_tensor_info *info) {
   info->data = const_cast<void *>(buffer.data());
 }
 
+/// msamp_session.h's step flags by name, for msamp_step_flag_name/_bit.
+struct StepFlag {
+  const char *name;
+  uint32_t bit;
+};
+constexpr StepFlag kStepFlags[] = {
+#define MSAMP_STEP_FLAG_ENTRY(ID, name) {name, MSAMP_STEP_##ID},
+    MSAMP_STEP_FLAG_LIST(MSAMP_STEP_FLAG_ENTRY)
+#undef MSAMP_STEP_FLAG_ENTRY
+};
+
 } // namespace
 
 extern "C" {
@@ -106,6 +118,28 @@ const char *msamp_memory_category_name(int32_t category) {
   if (category < 0 || category >= MSAMP_MEMORY_NUM_CATEGORIES)
     return nullptr;
   return memoryCategoryName(static_cast<msamp_memory_category_id>(category));
+}
+
+const char *msamp_step_flag_name(int32_t index) {
+  if (index < 0 || index >= static_cast<int32_t>(std::size(kStepFlags)))
+    return nullptr;
+  return kStepFlags[index].name;
+}
+
+uint32_t msamp_step_flag_bit(int32_t index) {
+  if (index < 0 || index >= static_cast<int32_t>(std::size(kStepFlags)))
+    return 0;
+  return kStepFlags[index].bit;
+}
+
+const char *msamp_lr_schedule_name(int32_t schedule) {
+  switch (schedule) {
+  case MSAMP_LR_CONSTANT:
+    return "constant";
+  case MSAMP_LR_COSINE:
+    return "cosine";
+  }
+  return nullptr;
 }
 
 const char *msamp_status_name(msamp_status status) {
@@ -430,29 +464,17 @@ msamp_status msamp_session_memory_report(
     return invalid("msamp_session_memory_report: null argument");
   return guarded("msamp_session_memory_report", [&]() -> Error {
     // The categories of docs/TrainStep.md 3, from roles and state names.
-    auto categoryOf = [](const TensorSpec &spec) -> msamp_memory_category_id {
-      auto endsWith = [&](const char *suffix) {
-        size_t n = std::strlen(suffix);
-        return spec.name.size() >= n &&
-               spec.name.compare(spec.name.size() - n, n, suffix) == 0;
-      };
-      if (spec.role == roleName(MSAMP_ROLE_PARAM))
-        return MSAMP_MEMORY_WEIGHTS;
-      if (spec.role == roleName(MSAMP_ROLE_MASTER_PARAM))
-        return MSAMP_MEMORY_MASTER_WEIGHTS;
-      if (spec.role == roleName(MSAMP_ROLE_OPT_STATE))
-        return endsWith(".exp_avg_sq") ? MSAMP_MEMORY_OPTIMIZER_V
-                                       : MSAMP_MEMORY_OPTIMIZER_M;
-      if (spec.role == roleName(MSAMP_ROLE_SCALING_STATE))
-        return MSAMP_MEMORY_SCALING_STATE;
-      return MSAMP_MEMORY_OTHER_STATE;
-    };
     std::set<std::string> dtypes[MSAMP_MEMORY_NUM_CATEGORIES];
     int64_t bytes[MSAMP_MEMORY_NUM_CATEGORIES] = {0};
     int64_t params = 0;
     for (const auto &buffer : s->impl->state()) {
       const TensorSpec &spec = buffer->spec();
-      int c = categoryOf(spec);
+      // The compiler's rule (msamp_vocabulary.h); every state has one.
+      int c = msamp_memory_category_of(
+          msamp_role_of(spec.role.data(), spec.role.size()), spec.name.data(),
+          spec.name.size());
+      if (c < 0)
+        continue;
       dtypes[c].insert(mlirName(spec.dtype));
       bytes[c] += spec.numBytes;
       if (spec.role == roleName(MSAMP_ROLE_PARAM))

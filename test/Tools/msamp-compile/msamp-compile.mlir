@@ -40,7 +40,8 @@
 // MISSING: msamp-compile: error: {{.*}}does-not-exist.mlir{{.*}}No such file or directory
 // LEVEL: msamp-compile: error: --opt-level must be O0, O1, O2, O3, amp-bf16, amp-fp16 or te, got 'O7'
 // NOGRAPH: msamp-compile: error: {{.*}}msamp-compile.mlir has neither a forward_backward graph nor a compiled train_step
-// OPTION: error: invalid msamp-fp8-gemms option fp8-format=e2m1: expected hybrid or e4m3
+// OPTION: msamp-compile: for the --fp8-format option: 'e2m1' is not one of: hybrid, e4m3
+// OPTION-NEXT: failed to add `msamp-o2` with options `fp8-format=e2m1`
 
 func.func @not_a_graph() {
   return

@@ -1,0 +1,46 @@
+//===- RecipeEnums.td - the enum-valued recipe options -----*- tablegen -*-===//
+//
+// The recipe options with a fixed set of values (docs/Interfaces.md 3), each
+// declared once here: the passes' options (Passes.td) and the pipelines'
+// (RecipeOptions.h) take their values from these enums through
+// enumValues<E>() (RecipeEnums.h), and the recipe attribute spells them with
+// stringifyEnum. The scale kind and the amax algorithm are the dialect's
+// ScaleKind and AmaxAlgo (MSAMPEnums.td), whose spellings are the options'.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MSAMP_TRANSFORMS_RECIPEENUMS_TD
+#define MSAMP_TRANSFORMS_RECIPEENUMS_TD
+
+include "mlir/IR/EnumAttr.td"
+
+def MSAMP_FP8Format : I32Enum<"FP8Format",
+    "FP8 formats of the converted GEMMs' operands", [
+      I32EnumCase<"Hybrid", 0, "hybrid">,
+      I32EnumCase<"E4M3", 1, "e4m3">]> {
+  let cppNamespace = "::mlir::msamp";
+}
+
+def MSAMP_ScalingMode : I32Enum<"ScalingMode",
+    "where the scales of activations and output gradients come from", [
+      I32EnumCase<"Delayed", 0, "delayed">,
+      I32EnumCase<"Current", 1, "current">]> {
+  let cppNamespace = "::mlir::msamp";
+}
+
+def MSAMP_AMPDtype : I32Enum<"AMPDtype",
+    "the 16-bit operand type of autocast GEMMs", [
+      I32EnumCase<"BF16", 0, "bf16">,
+      I32EnumCase<"FP16", 1, "fp16">]> {
+  let cppNamespace = "::mlir::msamp";
+}
+
+def MSAMP_LossScaleMode : I32Enum<"LossScaleMode",
+    "the loss scaling of --msamp-amp", [
+      I32EnumCase<"Auto", 0, "auto">,
+      I32EnumCase<"Dynamic", 1, "dynamic">,
+      I32EnumCase<"None", 2, "none">]> {
+  let cppNamespace = "::mlir::msamp";
+}
+
+#endif // MSAMP_TRANSFORMS_RECIPEENUMS_TD
