@@ -14,7 +14,8 @@ Where they are looked for, first match wins:
 1. ``$MSAMP_BUILD_DIR`` (``bin/`` and ``lib/`` of a CMake build dir or install
    prefix). When set it is the only place searched: a test run that names a
    build must never silently use another one. ``$MSAMP_COMPILE`` and
-   ``$MSAMP_OPT`` override single tools, as they do for msamp-run.
+   ``$MSAMP_OPT`` override single tools (msamp-run honours ``$MSAMP_COMPILE``
+   too; it never runs msamp-opt).
 2. An installed location: ``sys.prefix`` (a virtualenv the tools were
    installed into with ``cmake --install build --prefix $VIRTUAL_ENV``), the
    prefix of an ``msamp-compile`` on ``PATH``, ``/usr/local``.
