@@ -1,8 +1,9 @@
 //===- RuntimeSymbols.h - the one table of runtime entry points -*- C++ -*-===//
 //
 // The compiler side of the runtime ABI (docs/RuntimeABI.md): every function
-// compiled code may call, with its argument kinds. The runtime implements
-// `_mlir_ciface_<name>` for each; the declarations carry
+// compiled code may call, with its argument kinds, as the runtime's
+// MSAMP_RT_ENTRY_POINT_LIST (msamp_entry_points.h) lists them. The runtime
+// implements `_mlir_ciface_<name>` for each; the declarations carry
 // llvm.emit_c_interface so that memrefs travel as pointers to unranked
 // descriptors whatever their rank and element type.
 //
@@ -26,27 +27,27 @@ namespace mlir::msamp {
 /// every ABI constant (version, dtype codes, flag bits) has one definition.
 constexpr int kRuntimeABIVersion = MSAMP_RT_ABI_VERSION;
 
+/// The kernel entry points, one per entry of MSAMP_RT_ENTRY_POINT_LIST
+/// (msamp_entry_points.h), in list order.
 enum class RuntimeFn {
-  Quantize,
-  Dequantize,
-  Amax,
-  ComputeScale,
-  UpdateAmaxHistory,
-  Gemm,
-  AllReduce,
-  Reduce,
-  Broadcast,
-  AdamUpdate,
-  SGDUpdate,
-  CheckComputedIndex,
+#define MSAMP_RT_ENTRY_POINT_ENUM_(Name, symbol, ...) Name,
+  MSAMP_RT_ENTRY_POINT_LIST(MSAMP_RT_ENTRY_POINT_ENUM_)
+#undef MSAMP_RT_ENTRY_POINT_ENUM_
+};
+
+/// How one parameter of an entry point travels.
+enum class RuntimeArgKind {
+  MemRef, ///< An unranked memref (memref<*xi8> once finalized).
+  I32,
+  I64,
+  F64,
 };
 
 struct RuntimeSymbol {
   RuntimeFn fn;
   llvm::StringLiteral name;
-  /// One character per argument: 'm' an unranked memref, 'i' an i32,
-  /// 'l' an i64, 'd' an f64.
-  llvm::StringLiteral signature;
+  /// One kind per parameter, in order.
+  llvm::ArrayRef<RuntimeArgKind> args;
 };
 
 /// Runtime functions the packed entry point calls directly, with plain C
@@ -66,7 +67,8 @@ constexpr llvm::StringLiteral kAllocatorRuntimeSymbols[] = {
 constexpr llvm::StringLiteral kCheckInputsFunction =
     "msamp_train_step_check_inputs";
 
-/// The table (one entry per RuntimeFn, in enum order).
+/// The table (one entry per RuntimeFn, in enum order), generated from
+/// MSAMP_RT_ENTRY_POINT_LIST.
 llvm::ArrayRef<RuntimeSymbol> getRuntimeSymbols();
 const RuntimeSymbol &getRuntimeSymbol(RuntimeFn fn);
 

@@ -10,21 +10,37 @@
 using namespace mlir;
 using namespace mlir::msamp;
 
-// Keep in sync with docs/RuntimeABI.md and lib/Runtime/MemRefABI.cpp.
+namespace {
+/// The kind of a parameter from its C type in MSAMP_RT_ENTRY_POINT_LIST.
+template <typename T>
+struct ArgKindOf;
+template <>
+struct ArgKindOf<MSAMP_RT_ARG_MEMREF> {
+  static constexpr RuntimeArgKind value = RuntimeArgKind::MemRef;
+};
+template <>
+struct ArgKindOf<MSAMP_RT_ARG_I32> {
+  static constexpr RuntimeArgKind value = RuntimeArgKind::I32;
+};
+template <>
+struct ArgKindOf<MSAMP_RT_ARG_I64> {
+  static constexpr RuntimeArgKind value = RuntimeArgKind::I64;
+};
+template <>
+struct ArgKindOf<MSAMP_RT_ARG_F64> {
+  static constexpr RuntimeArgKind value = RuntimeArgKind::F64;
+};
+
+/// The parameter kinds of one entry point, as static storage.
+template <typename... Args>
+constexpr RuntimeArgKind kArgKinds[] = {ArgKindOf<Args>::value...};
+} // namespace
+
 static const RuntimeSymbol kSymbols[] = {
-    {RuntimeFn::Quantize, "msamp_rt_quantize", "mmmii"},
-    {RuntimeFn::Dequantize, "msamp_rt_dequantize", "mmmii"},
-    {RuntimeFn::Amax, "msamp_rt_amax", "mmi"},
-    {RuntimeFn::ComputeScale, "msamp_rt_compute_scale", "mmmiiii"},
-    {RuntimeFn::UpdateAmaxHistory, "msamp_rt_update_amax_history", "mmm"},
-    {RuntimeFn::Gemm, "msamp_rt_gemm", "mmmmmmiiii"},
-    {RuntimeFn::AllReduce, "msamp_rt_all_reduce", "mmmmiii"},
-    {RuntimeFn::Reduce, "msamp_rt_reduce", "mmmmiiii"},
-    {RuntimeFn::Broadcast, "msamp_rt_broadcast", "mmii"},
-    {RuntimeFn::AdamUpdate, "msamp_rt_adam_update",
-     "mmmmmmmmmmmmmmmmiiiiddddi"},
-    {RuntimeFn::SGDUpdate, "msamp_rt_sgd_update", "mmmmmmmmmmiiddi"},
-    {RuntimeFn::CheckComputedIndex, "msamp_rt_check_computed_index", "mmilli"},
+#define MSAMP_RT_ENTRY_POINT_SYMBOL_(Name, symbol, ...)                        \
+  {RuntimeFn::Name, #symbol, kArgKinds<__VA_ARGS__>},
+    MSAMP_RT_ENTRY_POINT_LIST(MSAMP_RT_ENTRY_POINT_SYMBOL_)
+#undef MSAMP_RT_ENTRY_POINT_SYMBOL_
 };
 
 ArrayRef<RuntimeSymbol> mlir::msamp::getRuntimeSymbols() { return kSymbols; }
@@ -44,15 +60,21 @@ func::FuncOp mlir::msamp::getOrInsertRuntimeDecl(ModuleOp module,
   Builder b(ctx);
   auto memref = UnrankedMemRefType::get(b.getI8Type(), /*memorySpace=*/0);
   SmallVector<Type> inputs;
-  for (char c : symbol.signature.str()) {
-    if (c == 'm')
+  for (RuntimeArgKind kind : symbol.args) {
+    switch (kind) {
+    case RuntimeArgKind::MemRef:
       inputs.push_back(memref);
-    else if (c == 'i')
+      break;
+    case RuntimeArgKind::I32:
       inputs.push_back(b.getI32Type());
-    else if (c == 'l')
+      break;
+    case RuntimeArgKind::I64:
       inputs.push_back(b.getI64Type());
-    else
+      break;
+    case RuntimeArgKind::F64:
       inputs.push_back(b.getF64Type());
+      break;
+    }
   }
   OpBuilder builder(ctx);
   builder.setInsertionPointToEnd(module.getBody());
@@ -67,6 +89,16 @@ func::FuncOp mlir::msamp::getOrInsertTypedRuntimeDecl(ModuleOp module,
                                                       RuntimeFn fn,
                                                       TypeRange operandTypes) {
   const RuntimeSymbol &symbol = getRuntimeSymbol(fn);
+  assert(operandTypes.size() == symbol.args.size() &&
+         "runtime call with the wrong number of operands");
+  assert(llvm::all_of(llvm::zip(operandTypes, symbol.args),
+                      [](auto pair) {
+                        auto [type, kind] = pair;
+                        return isa<UnrankedMemRefType>(type) ==
+                               (kind == RuntimeArgKind::MemRef);
+                      }) &&
+         "runtime call with a memref where the entry point takes a scalar "
+         "or the reverse");
   MLIRContext *ctx = module.getContext();
   auto type = FunctionType::get(ctx, operandTypes, {});
   // Reuse a typed declaration with the same signature.
