@@ -18,9 +18,8 @@ using namespace mlir::msamp;
 namespace {
 struct CheckIndexToRuntime : RuntimeCallPattern<CheckIndexOp> {
   using RuntimeCallPattern::RuntimeCallPattern;
-  LogicalResult matchAndRewrite(CheckIndexOp op,
-                                PatternRewriter &rewriter) const override {
-    RuntimeCall call(state, rewriter, op);
+  void lower(CheckIndexOp op, RuntimeCall &call) const override {
+    PatternRewriter &rewriter = call.getRewriter();
     StringRef site = op.getSite();
     auto siteType = RankedTensorType::get({static_cast<int64_t>(site.size())},
                                           rewriter.getI8Type());
@@ -36,7 +35,6 @@ struct CheckIndexToRuntime : RuntimeCallPattern<CheckIndexOp> {
                     call.i32(RuntimeCall::dtype(op.getIndices())),
                     call.i64(op.getUpper()), call.i64(ignore.value_or(0)),
                     call.i32(ignore ? 1 : 0)});
-    return success();
   }
 };
 } // namespace

@@ -39,42 +39,33 @@ static SmallVector<Value> reduceArguments(RuntimeCall &call, Operation *op,
 namespace {
 struct AllReduceToRuntime : RuntimeCallPattern<AllReduceOp> {
   using RuntimeCallPattern::RuntimeCallPattern;
-  LogicalResult matchAndRewrite(AllReduceOp op,
-                                PatternRewriter &rewriter) const override {
-    RuntimeCall call(state, rewriter, op);
+  void lower(AllReduceOp op, RuntimeCall &call) const override {
     call.replaceOp(RuntimeFn::AllReduce,
                    reduceArguments(call, op, op.getInput(), op.getScaleInv(),
                                    op.getKind()));
-    return success();
   }
 };
 
 /// ZeRO's reduce-to-owner: the all-reduce's arguments and the owner rank.
 struct ReduceToRuntime : RuntimeCallPattern<ReduceOp> {
   using RuntimeCallPattern::RuntimeCallPattern;
-  LogicalResult matchAndRewrite(ReduceOp op,
-                                PatternRewriter &rewriter) const override {
-    RuntimeCall call(state, rewriter, op);
+  void lower(ReduceOp op, RuntimeCall &call) const override {
     SmallVector<Value> args = reduceArguments(call, op, op.getInput(),
                                               op.getScaleInv(), op.getKind());
     args.push_back(call.i32(static_cast<int64_t>(op.getRoot())));
     call.replaceOp(RuntimeFn::Reduce, args);
-    return success();
   }
 };
 
 struct BroadcastToRuntime : RuntimeCallPattern<BroadcastOp> {
   using RuntimeCallPattern::RuntimeCallPattern;
-  LogicalResult matchAndRewrite(BroadcastOp op,
-                                PatternRewriter &rewriter) const override {
-    RuntimeCall call(state, rewriter, op);
+  void lower(BroadcastOp op, RuntimeCall &call) const override {
     // A rank that does not own the tensor receives into its state.
     Value result = call.stateOutput(op.getInput(), op.getResult());
     call.replaceOp(RuntimeFn::Broadcast,
                    {call.input(op.getInput()), result,
                     call.i32(RuntimeCall::dtype(op.getInput())),
                     call.i32(static_cast<int64_t>(op.getRoot()))});
-    return success();
   }
 };
 } // namespace

@@ -20,13 +20,11 @@ using namespace mlir::msamp;
 namespace {
 struct GemmToRuntime : RuntimeCallPattern<GemmOp> {
   using RuntimeCallPattern::RuntimeCallPattern;
-  LogicalResult matchAndRewrite(GemmOp op,
-                                PatternRewriter &rewriter) const override {
+  void lower(GemmOp op, RuntimeCall &call) const override {
     int32_t flags = (op.getTransposeA() ? MSAMP_RT_GEMM_TRANSPOSE_A : 0) |
                     (op.getTransposeB() ? MSAMP_RT_GEMM_TRANSPOSE_B : 0) |
                     (op.getFastAccum() ? MSAMP_RT_GEMM_FAST_ACCUM : 0) |
                     (op.getAmax() ? MSAMP_RT_GEMM_WRITE_AMAX : 0);
-    RuntimeCall call(state, rewriter, op);
     Value result = call.output(op.getResult().getType());
     Value amax =
         op.getAmax() ? call.output(op.getAmax().getType()) : call.dummy();
@@ -37,7 +35,6 @@ struct GemmToRuntime : RuntimeCallPattern<GemmOp> {
                     call.i32(RuntimeCall::dtype(op.getB())),
                     call.i32(RuntimeCall::dtype(op.getResult())),
                     call.i32(flags)});
-    return success();
   }
 };
 

@@ -16,9 +16,7 @@ using namespace mlir::msamp;
 namespace {
 struct AdamUpdateToRuntime : RuntimeCallPattern<AdamUpdateOp> {
   using RuntimeCallPattern::RuntimeCallPattern;
-  LogicalResult matchAndRewrite(AdamUpdateOp op,
-                                PatternRewriter &rewriter) const override {
-    RuntimeCall call(state, rewriter, op);
+  void lower(AdamUpdateOp op, RuntimeCall &call) const override {
     SmallVector<Value> args = {
         call.input(op.getParam()),    call.optional(op.getParamScale()),
         call.input(op.getGrad()),     call.optional(op.getGradScaleInv()),
@@ -51,15 +49,12 @@ struct AdamUpdateToRuntime : RuntimeCallPattern<AdamUpdateOp> {
                  call.f64(op.getWeightDecay().convertToDouble()),
                  call.i32(flags)});
     call.replaceOp(RuntimeFn::AdamUpdate, args);
-    return success();
   }
 };
 
 struct SGDUpdateToRuntime : RuntimeCallPattern<SGDUpdateOp> {
   using RuntimeCallPattern::RuntimeCallPattern;
-  LogicalResult matchAndRewrite(SGDUpdateOp op,
-                                PatternRewriter &rewriter) const override {
-    RuntimeCall call(state, rewriter, op);
+  void lower(SGDUpdateOp op, RuntimeCall &call) const override {
     SmallVector<Value> args = {call.input(op.getParam()),
                                call.optional(op.getParamScale()),
                                call.input(op.getGrad()),
@@ -85,7 +80,6 @@ struct SGDUpdateToRuntime : RuntimeCallPattern<SGDUpdateOp> {
                  call.f64(op.getWeightDecay().convertToDouble()),
                  call.i32(flags)});
     call.replaceOp(RuntimeFn::SGDUpdate, args);
-    return success();
   }
 };
 } // namespace

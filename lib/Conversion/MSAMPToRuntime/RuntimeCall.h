@@ -6,10 +6,14 @@
 // wrapped back into tensors that replace the op's results. A pattern lists
 // the arguments in the entry point's order and calls `replaceOp`:
 //
-//   RuntimeCall call(state, rewriter, op);
-//   call.replaceOp(RuntimeFn::Amax, {call.input(op.getInput()),
-//                                    call.output(op.getType()),
-//                                    call.i32(call.dtype(op.getInput()))});
+//   struct AmaxToRuntime : RuntimeCallPattern<AmaxOp> {
+//     using RuntimeCallPattern::RuntimeCallPattern;
+//     void lower(AmaxOp op, RuntimeCall &call) const override {
+//       call.replaceOp(RuntimeFn::Amax,
+//                      {call.input(op.getInput()), call.output(op.getType()),
+//                       call.i32(RuntimeCall::dtype(op.getInput()))});
+//     }
+//   };
 //
 // The arguments are created in the order they are listed (a braced list
 // evaluates left to right), which keeps the emitted IR in argument order.
@@ -26,6 +30,7 @@
 
 namespace mlir::msamp {
 
+/// The call that replaces one op, built in front of it.
 class RuntimeCall {
 public:
   /// Builds the call in front of `op`.
@@ -53,15 +58,15 @@ public:
   /// The runtime's dtype code of `value`'s element type (msamp_rt_dtype).
   static int32_t dtype(Value value);
 
-  /// Emits the call of `fn` with `args` and replaces the op's results by
-  /// the outputs, in order (results without an output, none in the ops
-  /// lowered, keep no value: the op must have no other results).
+  /// The rewriter, at the call's position (for operands built first).
+  PatternRewriter &getRewriter() { return rewriter; }
+
+  /// Emits the call of `fn` with `args`, wraps each output back into a
+  /// tensor that replaces the op's next result of its type (outputs are
+  /// created in result order) and erases the op.
   void replaceOp(RuntimeFn fn, ValueRange args);
 
 private:
-  /// The to_buffer of state argument `arg` (in `buffer`) and its unranked
-  /// cast for the call.
-  Value stateBuffer(BlockArgument arg, Value &buffer);
   /// Ranked buffer -> unranked buffer of the same element type.
   Value erase(Value buffer);
 
@@ -80,13 +85,24 @@ private:
   SmallVector<std::pair<Value, BlockArgument>> inPlaceHandles;
 };
 
-/// A pattern that lowers one op kind to a runtime call.
+/// A pattern that lowers every op of one kind to one runtime call: a
+/// subclass lists the entry point's arguments in `lower`, which ends with
+/// `call.replaceOp`.
 template <typename OpTy>
 struct RuntimeCallPattern : OpRewritePattern<OpTy> {
   RuntimeCallPattern(MLIRContext *ctx, MSAMPToRuntimeState &state)
       : OpRewritePattern<OpTy>(ctx), state(state) {}
 
-protected:
+  virtual void lower(OpTy op, RuntimeCall &call) const = 0;
+
+  LogicalResult matchAndRewrite(OpTy op,
+                                PatternRewriter &rewriter) const final {
+    RuntimeCall call(state, rewriter, op);
+    lower(op, call);
+    return success();
+  }
+
+private:
   MSAMPToRuntimeState &state;
 };
 

@@ -16,49 +16,38 @@ using namespace mlir::msamp;
 namespace {
 struct QuantizeToRuntime : RuntimeCallPattern<QuantizeOp> {
   using RuntimeCallPattern::RuntimeCallPattern;
-  LogicalResult matchAndRewrite(QuantizeOp op,
-                                PatternRewriter &rewriter) const override {
-    RuntimeCall call(state, rewriter, op);
+  void lower(QuantizeOp op, RuntimeCall &call) const override {
     call.replaceOp(RuntimeFn::Quantize,
                    {call.input(op.getInput()), call.input(op.getScale()),
                     call.output(op.getType()),
                     call.i32(RuntimeCall::dtype(op.getInput())),
                     call.i32(RuntimeCall::dtype(op.getResult()))});
-    return success();
   }
 };
 
 struct DequantizeToRuntime : RuntimeCallPattern<DequantizeOp> {
   using RuntimeCallPattern::RuntimeCallPattern;
-  LogicalResult matchAndRewrite(DequantizeOp op,
-                                PatternRewriter &rewriter) const override {
-    RuntimeCall call(state, rewriter, op);
+  void lower(DequantizeOp op, RuntimeCall &call) const override {
     call.replaceOp(RuntimeFn::Dequantize,
                    {call.input(op.getInput()), call.input(op.getScaleInv()),
                     call.output(op.getType()),
                     call.i32(RuntimeCall::dtype(op.getInput())),
                     call.i32(RuntimeCall::dtype(op.getResult()))});
-    return success();
   }
 };
 
 struct AmaxToRuntime : RuntimeCallPattern<AmaxOp> {
   using RuntimeCallPattern::RuntimeCallPattern;
-  LogicalResult matchAndRewrite(AmaxOp op,
-                                PatternRewriter &rewriter) const override {
-    RuntimeCall call(state, rewriter, op);
+  void lower(AmaxOp op, RuntimeCall &call) const override {
     call.replaceOp(RuntimeFn::Amax,
                    {call.input(op.getInput()), call.output(op.getType()),
                     call.i32(RuntimeCall::dtype(op.getInput()))});
-    return success();
   }
 };
 
 struct ComputeScaleToRuntime : RuntimeCallPattern<ComputeScaleOp> {
   using RuntimeCallPattern::RuntimeCallPattern;
-  LogicalResult matchAndRewrite(ComputeScaleOp op,
-                                PatternRewriter &rewriter) const override {
-    RuntimeCall call(state, rewriter, op);
+  void lower(ComputeScaleOp op, RuntimeCall &call) const override {
     call.replaceOp(RuntimeFn::ComputeScale,
                    {call.input(op.getAmaxHistory()),
                     call.input(op.getPrevScale()), call.output(op.getType()),
@@ -66,19 +55,15 @@ struct ComputeScaleToRuntime : RuntimeCallPattern<ComputeScaleOp> {
                     call.i32(static_cast<int64_t>(op.getAlgo())),
                     call.i32(getRuntimeDTypeCode(op.getFormat())),
                     call.i32(op.getMarginAttr().getValue().getSExtValue())});
-    return success();
   }
 };
 
 struct UpdateAmaxHistoryToRuntime : RuntimeCallPattern<UpdateAmaxHistoryOp> {
   using RuntimeCallPattern::RuntimeCallPattern;
-  LogicalResult matchAndRewrite(UpdateAmaxHistoryOp op,
-                                PatternRewriter &rewriter) const override {
-    RuntimeCall call(state, rewriter, op);
+  void lower(UpdateAmaxHistoryOp op, RuntimeCall &call) const override {
     call.replaceOp(RuntimeFn::UpdateAmaxHistory,
                    {call.input(op.getAmaxHistory()), call.input(op.getAmax()),
                     call.stateOutput(op.getAmaxHistory(), op.getResult())});
-    return success();
   }
 };
 } // namespace
