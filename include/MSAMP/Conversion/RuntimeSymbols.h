@@ -18,6 +18,7 @@
 #include "MSAMP/Runtime/msamp_runtime.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/BuiltinOps.h"
 
 namespace mlir::msamp {
@@ -51,10 +52,25 @@ struct RuntimeSymbol {
 };
 
 /// Runtime functions the packed entry point calls directly, with plain C
-/// arguments rather than through `_mlir_ciface_` (msamp-emit-entry-point).
-/// msamp-compile allows exactly these and the table below to stay undefined.
-constexpr llvm::StringLiteral kCheckIndexSymbol = "msamp_rt_check_index";
-constexpr llvm::StringLiteral kEntryPointRuntimeSymbols[] = {kCheckIndexSymbol};
+/// arguments rather than through `_mlir_ciface_` (msamp-emit-entry-point):
+/// MSAMP_RT_HOST_ENTRY_POINT_LIST, in list order. msamp-compile allows
+/// exactly these and the table below to stay undefined.
+enum class HostRuntimeFn {
+#define MSAMP_RT_HOST_ENTRY_POINT_ENUM_(Name, symbol, ...) Name,
+  MSAMP_RT_HOST_ENTRY_POINT_LIST(MSAMP_RT_HOST_ENTRY_POINT_ENUM_)
+#undef MSAMP_RT_HOST_ENTRY_POINT_ENUM_
+};
+constexpr llvm::StringLiteral kEntryPointRuntimeSymbols[] = {
+#define MSAMP_RT_HOST_ENTRY_POINT_NAME_(Name, symbol, ...) #symbol,
+    MSAMP_RT_HOST_ENTRY_POINT_LIST(MSAMP_RT_HOST_ENTRY_POINT_NAME_)
+#undef MSAMP_RT_HOST_ENTRY_POINT_NAME_
+};
+
+/// Declares the host runtime function `fn` in `module` (once, at the start
+/// of its body, at `loc`) as an llvm.func of the C types of its list entry,
+/// and returns it.
+LLVM::LLVMFuncOp getOrInsertHostRuntimeDecl(ModuleOp module, HostRuntimeFn fn,
+                                            Location loc);
 
 /// The counting heap of the runtime (msamp_runtime.h, RuntimeABI.md 14):
 /// finalize-memref-to-llvm with use-generic-functions lowers memref.alloc and

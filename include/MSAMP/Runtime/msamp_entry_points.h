@@ -78,4 +78,15 @@
     MSAMP_RT_ARG_MEMREF, MSAMP_RT_ARG_I32, MSAMP_RT_ARG_I64, MSAMP_RT_ARG_I64, \
     MSAMP_RT_ARG_I32)
 
+/** The plain-C functions a compiled step's packed entry point calls directly
+ *  (msamp-emit-entry-point), not through `_mlir_ciface_`, as
+ *  X(Name, symbol, RESULT, ARG...) with their C result and parameter types:
+ *  Name is the compiler's HostRuntimeFn enumerator. The compiler declares
+ *  each pointer as `!llvm.ptr` and each integer or enum as an integer of its
+ *  width. */
+#define MSAMP_RT_HOST_ENTRY_POINT_LIST(X)                                      \
+  X(CheckIndex, msamp_rt_check_index, msamp_rt_status,                         \
+    const msamp_rt_unranked_memref *, int32_t, int64_t, int64_t, int64_t,      \
+    int32_t, const char *)
+
 #endif /* MSAMP_RUNTIME_MSAMP_ENTRY_POINTS_H */

@@ -7,6 +7,8 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 
+#include <type_traits>
+
 using namespace mlir;
 using namespace mlir::msamp;
 
@@ -119,6 +121,47 @@ func::FuncOp mlir::msamp::getOrInsertTypedRuntimeDecl(ModuleOp module,
   decl.setPrivate();
   decl->setAttr(kRuntimeSymbolAttr, builder.getStringAttr(symbol.name));
   return decl;
+}
+
+/// The LLVM type of a C parameter or result type of
+/// MSAMP_RT_HOST_ENTRY_POINT_LIST: a pointer is `!llvm.ptr`, an integer or
+/// enum an integer of its width.
+template <typename T>
+static Type getLLVMType(MLIRContext *ctx) {
+  if constexpr (std::is_pointer_v<T>) {
+    return LLVM::LLVMPointerType::get(ctx);
+  } else {
+    static_assert(std::is_integral_v<T> || std::is_enum_v<T>,
+                  "a host entry point type the compiler cannot declare");
+    return IntegerType::get(ctx, 8 * sizeof(T));
+  }
+}
+
+template <typename Result, typename... Args>
+static LLVM::LLVMFunctionType getLLVMFunctionType(MLIRContext *ctx) {
+  return LLVM::LLVMFunctionType::get(getLLVMType<Result>(ctx),
+                                     {getLLVMType<Args>(ctx)...});
+}
+
+LLVM::LLVMFuncOp mlir::msamp::getOrInsertHostRuntimeDecl(ModuleOp module,
+                                                         HostRuntimeFn fn,
+                                                         Location loc) {
+  StringRef name = kEntryPointRuntimeSymbols[static_cast<unsigned>(fn)];
+  if (auto existing = module.lookupSymbol<LLVM::LLVMFuncOp>(name))
+    return existing;
+  MLIRContext *ctx = module.getContext();
+  LLVM::LLVMFunctionType type;
+  switch (fn) {
+#define MSAMP_RT_HOST_ENTRY_POINT_TYPE_(Name, symbol, Result, ...)             \
+  case HostRuntimeFn::Name:                                                    \
+    type = getLLVMFunctionType<Result, __VA_ARGS__>(ctx);                      \
+    break;
+    MSAMP_RT_HOST_ENTRY_POINT_LIST(MSAMP_RT_HOST_ENTRY_POINT_TYPE_)
+#undef MSAMP_RT_HOST_ENTRY_POINT_TYPE_
+  }
+  OpBuilder b(ctx);
+  b.setInsertionPointToStart(module.getBody());
+  return LLVM::LLVMFuncOp::create(b, loc, name, type);
 }
 
 int32_t mlir::msamp::getRuntimeDTypeCode(Type t) {
