@@ -12,31 +12,24 @@
 using namespace mlir;
 using namespace mlir::msamp;
 
-namespace {
 /// The kind of a parameter from its C type in MSAMP_RT_ENTRY_POINT_LIST.
 template <typename T>
-struct ArgKindOf;
-template <>
-struct ArgKindOf<MSAMP_RT_ARG_MEMREF> {
-  static constexpr RuntimeArgKind value = RuntimeArgKind::MemRef;
-};
-template <>
-struct ArgKindOf<MSAMP_RT_ARG_I32> {
-  static constexpr RuntimeArgKind value = RuntimeArgKind::I32;
-};
-template <>
-struct ArgKindOf<MSAMP_RT_ARG_I64> {
-  static constexpr RuntimeArgKind value = RuntimeArgKind::I64;
-};
-template <>
-struct ArgKindOf<MSAMP_RT_ARG_F64> {
-  static constexpr RuntimeArgKind value = RuntimeArgKind::F64;
-};
+static constexpr RuntimeArgKind getArgKind() {
+  if constexpr (std::is_same_v<T, MSAMP_RT_ARG_MEMREF>)
+    return RuntimeArgKind::MemRef;
+  else if constexpr (std::is_same_v<T, MSAMP_RT_ARG_I32>)
+    return RuntimeArgKind::I32;
+  else if constexpr (std::is_same_v<T, MSAMP_RT_ARG_I64>)
+    return RuntimeArgKind::I64;
+  else if constexpr (std::is_same_v<T, MSAMP_RT_ARG_F64>)
+    return RuntimeArgKind::F64;
+  else
+    static_assert(!sizeof(T), "not an MSAMP_RT_ARG_* type");
+}
 
 /// The parameter kinds of one entry point, as static storage.
 template <typename... Args>
-constexpr RuntimeArgKind kArgKinds[] = {ArgKindOf<Args>::value...};
-} // namespace
+static constexpr RuntimeArgKind kArgKinds[] = {getArgKind<Args>()...};
 
 static const RuntimeSymbol kSymbols[] = {
 #define MSAMP_RT_ENTRY_POINT_SYMBOL_(Name, symbol, ...)                        \
