@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "MSAMP/Dialect/MSAMPOps.h"
+#include "MSAMP/TrainStep/RebuildOptimizer.h"
 #include "MSAMP/TrainStep/TrainStep.h"
 #include "MSAMP/Transforms/Passes.h"
 
@@ -31,36 +32,6 @@ namespace mlir::msamp {
 
 using namespace mlir;
 using namespace mlir::msamp;
-
-/// Rebuilds the optimizer op `op` (adam_update or sgd_update) with its
-/// `param` operand group replaced by `param scale scale`. Result types follow
-/// the operands (a scaled param returns its new scale), as the op requires.
-static Operation *rebuildWithParam(OpBuilder &b, Operation *op, Value param,
-                                   Value scale) {
-  b.setInsertionPoint(op);
-  Operation *newOp;
-  if (auto adam = dyn_cast<AdamUpdateOp>(op)) {
-    newOp = AdamUpdateOp::create(
-        b, adam.getLoc(), param.getType(), typeOrNull(scale),
-        adam.getNewExpAvg().getType(), typeOrNull(adam.getNewExpAvgScale()),
-        adam.getNewExpAvgSq().getType(), typeOrNull(adam.getNewExpAvgSqScale()),
-        param, scale, adam.getGrad(), adam.getGradScaleInv(), adam.getExpAvg(),
-        adam.getExpAvgScale(), adam.getExpAvgSq(), adam.getExpAvgSqScale(),
-        adam.getLr(), adam.getStep(), adam.getBeta1Attr(), adam.getBeta2Attr(),
-        adam.getEpsAttr(), adam.getWeightDecayAttr(), adam.getDecoupledAttr(),
-        adam.getAdamModeAttr());
-  } else {
-    auto sgd = cast<SGDUpdateOp>(op);
-    newOp = SGDUpdateOp::create(
-        b, sgd.getLoc(), param.getType(), typeOrNull(scale),
-        typeOrNull(sgd.getNewMomentumBuffer()), param, scale, sgd.getGrad(),
-        sgd.getGradScaleInv(), sgd.getMomentumBuffer(), sgd.getLr(),
-        sgd.getStep(), sgd.getMomentumAttr(), sgd.getWeightDecayAttr(),
-        sgd.getNesterovAttr());
-  }
-  newOp->setDiscardableAttrs(op->getDiscardableAttrDictionary());
-  return newOp;
-}
 
 /// Replaces the results of `oldOp` by those of `newOp`, matched by ODS result
 /// group (value, scale, value, scale, ...). A value whose storage type changed
@@ -251,7 +222,9 @@ void MSAMPFP16WeightsPass::convert(func::FuncOp func, unsigned index,
   // The optimizer reads and writes the scaled FP16 value itself: it returns
   // the new FP16 weight and its new just-in-time scale.
   OpBuilder b(ctx);
-  Operation *newUpdate = rebuildWithParam(b, update, param, scale);
+  OptimizerOverrides overrides;
+  overrides.param = ScaledOperand{param, scale};
+  Operation *newUpdate = rebuildOptimizerOp(b, update, overrides);
   if (auto adam = dyn_cast<AdamUpdateOp>(update)) {
     auto newAdam = cast<AdamUpdateOp>(newUpdate);
     replaceResults(func, adam, newAdam);

@@ -20,6 +20,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "MSAMP/Dialect/MSAMPOps.h"
+#include "MSAMP/TrainStep/RebuildOptimizer.h"
 #include "MSAMP/TrainStep/TrainStep.h"
 #include "MSAMP/Transforms/Passes.h"
 
@@ -42,30 +43,9 @@ using namespace mlir::msamp;
 /// types and replace the old ones one for one.
 static void rebuildWithGrad(OpBuilder &b, Operation *op, Value grad,
                             Value scaleInv) {
-  b.setInsertionPoint(op);
-  Operation *newOp;
-  if (auto adam = dyn_cast<AdamUpdateOp>(op)) {
-    newOp = AdamUpdateOp::create(
-        b, adam.getLoc(), adam.getNewParam().getType(),
-        typeOrNull(adam.getNewParamScale()), adam.getNewExpAvg().getType(),
-        typeOrNull(adam.getNewExpAvgScale()), adam.getNewExpAvgSq().getType(),
-        typeOrNull(adam.getNewExpAvgSqScale()), adam.getParam(),
-        adam.getParamScale(), grad, scaleInv, adam.getExpAvg(),
-        adam.getExpAvgScale(), adam.getExpAvgSq(), adam.getExpAvgSqScale(),
-        adam.getLr(), adam.getStep(), adam.getBeta1Attr(), adam.getBeta2Attr(),
-        adam.getEpsAttr(), adam.getWeightDecayAttr(), adam.getDecoupledAttr(),
-        adam.getAdamModeAttr());
-  } else {
-    auto sgd = cast<SGDUpdateOp>(op);
-    newOp = SGDUpdateOp::create(
-        b, sgd.getLoc(), sgd.getNewParam().getType(),
-        typeOrNull(sgd.getNewParamScale()),
-        typeOrNull(sgd.getNewMomentumBuffer()), sgd.getParam(),
-        sgd.getParamScale(), grad, scaleInv, sgd.getMomentumBuffer(),
-        sgd.getLr(), sgd.getStep(), sgd.getMomentumAttr(),
-        sgd.getWeightDecayAttr(), sgd.getNesterovAttr());
-  }
-  newOp->setDiscardableAttrs(op->getDiscardableAttrDictionary());
+  OptimizerOverrides overrides;
+  overrides.grad = ScaledOperand{grad, scaleInv};
+  Operation *newOp = rebuildOptimizerOp(b, op, overrides);
   op->replaceAllUsesWith(newOp->getResults());
   op->erase();
 }

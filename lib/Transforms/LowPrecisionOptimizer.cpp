@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "MSAMP/Dialect/MSAMPOps.h"
+#include "MSAMP/TrainStep/RebuildOptimizer.h"
 #include "MSAMP/TrainStep/TrainStep.h"
 #include "MSAMP/Transforms/Passes.h"
 
@@ -206,21 +207,13 @@ void MSAMPLowPrecisionOptimizerPass::convert(func::FuncOp func, AdamUpdateOp op,
 
   // The update dequantizes the moments, updates them in f32 and requantizes
   // them with fresh just-in-time scales, which it returns.
-  Value newMScale = mScale ? mScale : op.getExpAvgScale();
-  Value newVScale = vScale ? vScale : op.getExpAvgSqScale();
-  auto typeOrNull = [](Value value) {
-    return value ? value.getType() : Type();
-  };
+  OptimizerOverrides overrides;
+  if (m)
+    overrides.expAvg = ScaledOperand{op.getExpAvg(), mScale};
+  if (v)
+    overrides.expAvgSq = ScaledOperand{op.getExpAvgSq(), vScale};
   OpBuilder b(op);
-  auto newOp = AdamUpdateOp::create(
-      b, op.getLoc(), op.getNewParam().getType(),
-      typeOrNull(op.getNewParamScale()), op.getExpAvg().getType(),
-      typeOrNull(newMScale), op.getExpAvgSq().getType(), typeOrNull(newVScale),
-      op.getParam(), op.getParamScale(), op.getGrad(), op.getGradScaleInv(),
-      op.getExpAvg(), newMScale, op.getExpAvgSq(), newVScale, op.getLr(),
-      op.getStep(), op.getBeta1Attr(), op.getBeta2Attr(), op.getEpsAttr(),
-      op.getWeightDecayAttr(), op.getDecoupledAttr(), op.getAdamModeAttr());
-  newOp->setDiscardableAttrs(op->getDiscardableAttrDictionary());
+  auto newOp = cast<AdamUpdateOp>(rebuildOptimizerOp(b, op, overrides));
 
   // Results: unchanged ones are replaced one for one; a converted moment's
   // new value updates its argument and its new scale is a new result.

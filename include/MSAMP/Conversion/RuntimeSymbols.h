@@ -1,8 +1,9 @@
 //===- RuntimeSymbols.h - the one table of runtime entry points -*- C++ -*-===//
 //
 // The compiler side of the runtime ABI (docs/RuntimeABI.md): every function
-// compiled code may call, with its argument kinds. The runtime implements
-// `_mlir_ciface_<name>` for each; the declarations carry
+// compiled code may call, with its argument kinds, as the runtime's
+// MSAMP_RT_ENTRY_POINT_LIST (msamp_entry_points.h) lists them. The runtime
+// implements `_mlir_ciface_<name>` for each; the declarations carry
 // llvm.emit_c_interface so that memrefs travel as pointers to unranked
 // descriptors whatever their rank and element type.
 //
@@ -17,6 +18,7 @@
 #include "MSAMP/Runtime/msamp_runtime.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/BuiltinOps.h"
 
 namespace mlir::msamp {
@@ -26,34 +28,49 @@ namespace mlir::msamp {
 /// every ABI constant (version, dtype codes, flag bits) has one definition.
 constexpr int kRuntimeABIVersion = MSAMP_RT_ABI_VERSION;
 
+/// The kernel entry points, one per entry of MSAMP_RT_ENTRY_POINT_LIST
+/// (msamp_entry_points.h), in list order.
 enum class RuntimeFn {
-  Quantize,
-  Dequantize,
-  Amax,
-  ComputeScale,
-  UpdateAmaxHistory,
-  Gemm,
-  AllReduce,
-  Reduce,
-  Broadcast,
-  AdamUpdate,
-  SGDUpdate,
-  CheckComputedIndex,
+#define MSAMP_RT_ENTRY_POINT_ENUM_(Name, symbol, ...) Name,
+  MSAMP_RT_ENTRY_POINT_LIST(MSAMP_RT_ENTRY_POINT_ENUM_)
+#undef MSAMP_RT_ENTRY_POINT_ENUM_
+};
+
+/// How one parameter of an entry point travels.
+enum class RuntimeArgKind {
+  MemRef, ///< An unranked memref (memref<*xi8> once finalized).
+  I32,
+  I64,
+  F64,
 };
 
 struct RuntimeSymbol {
   RuntimeFn fn;
   llvm::StringLiteral name;
-  /// One character per argument: 'm' an unranked memref, 'i' an i32,
-  /// 'l' an i64, 'd' an f64.
-  llvm::StringLiteral signature;
+  /// One kind per parameter, in order.
+  llvm::ArrayRef<RuntimeArgKind> args;
 };
 
 /// Runtime functions the packed entry point calls directly, with plain C
-/// arguments rather than through `_mlir_ciface_` (msamp-emit-entry-point).
-/// msamp-compile allows exactly these and the table below to stay undefined.
-constexpr llvm::StringLiteral kCheckIndexSymbol = "msamp_rt_check_index";
-constexpr llvm::StringLiteral kEntryPointRuntimeSymbols[] = {kCheckIndexSymbol};
+/// arguments rather than through `_mlir_ciface_` (msamp-emit-entry-point):
+/// MSAMP_RT_HOST_ENTRY_POINT_LIST, in list order. msamp-compile allows
+/// exactly these and the table below to stay undefined.
+enum class HostRuntimeFn {
+#define MSAMP_RT_HOST_ENTRY_POINT_ENUM_(Name, symbol, ...) Name,
+  MSAMP_RT_HOST_ENTRY_POINT_LIST(MSAMP_RT_HOST_ENTRY_POINT_ENUM_)
+#undef MSAMP_RT_HOST_ENTRY_POINT_ENUM_
+};
+constexpr llvm::StringLiteral kEntryPointRuntimeSymbols[] = {
+#define MSAMP_RT_HOST_ENTRY_POINT_NAME_(Name, symbol, ...) #symbol,
+    MSAMP_RT_HOST_ENTRY_POINT_LIST(MSAMP_RT_HOST_ENTRY_POINT_NAME_)
+#undef MSAMP_RT_HOST_ENTRY_POINT_NAME_
+};
+
+/// Declares the host runtime function `fn` in `module` (once, at the start
+/// of its body, at `loc`) as an llvm.func of the C types of its list entry,
+/// and returns it.
+LLVM::LLVMFuncOp getOrInsertHostRuntimeDecl(ModuleOp module, HostRuntimeFn fn,
+                                            Location loc);
 
 /// The counting heap of the runtime (msamp_runtime.h, RuntimeABI.md 14):
 /// finalize-memref-to-llvm with use-generic-functions lowers memref.alloc and
@@ -66,7 +83,8 @@ constexpr llvm::StringLiteral kAllocatorRuntimeSymbols[] = {
 constexpr llvm::StringLiteral kCheckInputsFunction =
     "msamp_train_step_check_inputs";
 
-/// The table (one entry per RuntimeFn, in enum order).
+/// The table (one entry per RuntimeFn, in enum order), generated from
+/// MSAMP_RT_ENTRY_POINT_LIST.
 llvm::ArrayRef<RuntimeSymbol> getRuntimeSymbols();
 const RuntimeSymbol &getRuntimeSymbol(RuntimeFn fn);
 

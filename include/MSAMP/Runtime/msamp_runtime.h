@@ -57,6 +57,8 @@
 
 #include <stdint.h>
 
+#include "msamp_entry_points.h"
+
 #if defined(_WIN32)
 #if defined(MSAMP_RT_BUILDING_LIBRARY)
 #define MSAMP_RT_EXPORT __declspec(dllexport)
@@ -228,6 +230,8 @@ MSAMP_RT_EXPORT void msamp_rt_reset_step_peak_bytes(void);
  * Kernel entry points (ABI v1)
  *
  * UMR is msamp_rt_unranked_memref. All return void; see "Errors" above.
+ * The parameter kinds of each are listed once more, for the compiler, in
+ * msamp_entry_points.h; the runtime's build checks that the two agree.
  * Arithmetic is Numerics.md's: Q_f(x) is the saturating round-to-nearest-even
  * cast to FP8 format f (IEEE rounding, overflow to Inf, for f16), decode is
  * the exact widening to f32, and every product is one f32 rounding.

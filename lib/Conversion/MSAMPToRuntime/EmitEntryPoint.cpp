@@ -65,19 +65,8 @@ struct MSAMPEmitEntryPointPass
     auto ptr = LLVM::LLVMPointerType::get(ctx);
     auto i32 = IntegerType::get(ctx, 32);
     auto i64 = IntegerType::get(ctx, 64);
-    // msamp_rt_status msamp_rt_check_index(const msamp_rt_unranked_memref *,
-    //     int32_t dtype, int64_t lower, int64_t upper, int64_t ignore_index,
-    //     int32_t has_ignore, const char *name)
-    auto checkFn =
-        module.lookupSymbol<LLVM::LLVMFuncOp>(msamp::kCheckIndexSymbol);
-    if (!checkFn) {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(module.getBody());
-      checkFn = LLVM::LLVMFuncOp::create(
-          b, loc, msamp::kCheckIndexSymbol,
-          LLVM::LLVMFunctionType::get(i32,
-                                      {ptr, i32, i64, i64, i64, i32, ptr}));
-    }
+    LLVM::LLVMFuncOp checkFn = msamp::getOrInsertHostRuntimeDecl(
+        module, msamp::HostRuntimeFn::CheckIndex, loc);
     auto unranked = LLVM::LLVMStructType::getLiteral(ctx, {i64, ptr});
     Block *refuse = nullptr;
     for (auto [n, attr] : llvm::enumerate(checks)) {

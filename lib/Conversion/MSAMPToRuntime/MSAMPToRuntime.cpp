@@ -1,5 +1,4 @@
-//===- MSAMPToRuntime.cpp - msamp ops and GEMMs to runtime calls --*- C++
-//-*-===//
+//===- MSAMPToRuntime.cpp - msamp ops and GEMMs to runtime calls ---------===//
 //
 // The bridge between the tensor-level train step and the runtime ABI
 // (docs/RuntimeABI.md). Runs before one-shot bufferization:
@@ -20,6 +19,11 @@
 // high precision go to the runtime too: every GEMM at every level, O0
 // included, uses the same optimized path.
 //
+// Each op kind is one pattern, in a file per family (Scaling-, Gemm-,
+// Collective-, Optimizer- and CheckToRuntime.cpp, built on RuntimeCall.h);
+// this file holds the state they share, populateMSAMPToRuntimePatterns and
+// the pass, which applies them and then writes the state back.
+//
 // The state contract changes here from "results marked msamp.updates" to
 // "arguments updated in place": each updated state argument receives its new
 // value with bufferization.materialize_in_destination (an optimizer or
@@ -32,17 +36,15 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "MSAMP/Conversion/MSAMPToRuntime.h"
 #include "MSAMP/Conversion/Passes.h"
-#include "MSAMP/Conversion/RuntimeSymbols.h"
 #include "MSAMP/Dialect/MSAMPOps.h"
-#include "MSAMP/TrainStep/GemmMatcher.h"
-#include "MSAMP/TrainStep/GradStats.h"
 #include "MSAMP/TrainStep/TrainStep.h"
+#include "RuntimeCall.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
-#include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/IR/Builders.h"
+#include "mlir/Transforms/WalkPatternRewriteDriver.h"
 
 #include "llvm/ADT/DenseSet.h"
 
@@ -54,134 +56,12 @@ namespace mlir::msamp {
 using namespace mlir;
 using namespace mlir::msamp;
 
-namespace {
-
-class RuntimeCallBuilder {
-public:
-  RuntimeCallBuilder(ModuleOp module, func::FuncOp step)
-      : module(module), step(step) {}
-
-  /// A tensor handed to the runtime for reading.
-  Value input(OpBuilder &b, Location loc, Value tensor) {
-    auto type = cast<RankedTensorType>(tensor.getType());
-    auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
-    Value buffer = bufferization::ToBufferOp::create(b, loc, memrefType, tensor,
-                                                     /*read_only=*/true);
-    return erase(b, loc, buffer);
-  }
-
-  /// A fresh output buffer; `finish` wraps it back into a tensor after the
-  /// call.
-  Value output(OpBuilder &b, Location loc, Type tensorType, Value &buffer) {
-    auto type = cast<RankedTensorType>(tensorType);
-    buffer = memref::AllocOp::create(
-        b, loc, MemRefType::get(type.getShape(), type.getElementType()));
-    return erase(b, loc, buffer);
-  }
-
-  /// An output written into the buffer of state argument `arg`.
-  Value inPlaceOutput(OpBuilder &b, Location loc, BlockArgument arg,
-                      Value &buffer) {
-    auto type = cast<RankedTensorType>(arg.getType());
-    buffer = bufferization::ToBufferOp::create(
-        b, loc, MemRefType::get(type.getShape(), type.getElementType()), arg,
-        /*read_only=*/false);
-    return erase(b, loc, buffer);
-  }
-
-  Value finish(OpBuilder &b, Location loc, Value buffer, Type tensorType) {
-    return bufferization::ToTensorOp::create(
-        b, loc, tensorType, buffer, /*restrict=*/true, /*writable=*/true);
-  }
-
-  /// The placeholder for an absent scale: a 0-d 1.0 the runtime ignores.
-  Value dummy(OpBuilder &b, Location loc) {
-    auto type = getScalarF32Type(b.getContext());
-    Value one = arith::ConstantOp::create(
-        b, loc, DenseElementsAttr::get(type, b.getF32FloatAttr(1.0f)));
-    return input(b, loc, one);
-  }
-
-  Value i32(OpBuilder &b, Location loc, int64_t v) {
-    return arith::ConstantIntOp::create(b, loc, v, 32);
-  }
-  Value f64(OpBuilder &b, Location loc, double v) {
-    return arith::ConstantFloatOp::create(b, loc, b.getF64Type(), APFloat(v));
-  }
-
-  void call(OpBuilder &b, Location loc, RuntimeFn fn, ValueRange args) {
-    func::FuncOp decl =
-        getOrInsertTypedRuntimeDecl(module, fn, args.getTypes());
-    lastCall = func::CallOp::create(b, loc, decl, args);
-  }
-
-  /// The call `call` created last.
-  func::CallOp lastCall;
-
-private:
-  /// Ranked buffer -> unranked buffer of the same element type. The calls
-  /// keep typed memrefs until buffer deallocation has run (it must see every
-  /// use of a buffer); msamp-finalize-runtime-calls then retypes them to the
-  /// declared memref<*xi8>.
-  Value erase(OpBuilder &b, Location loc, Value buffer) {
-    auto memrefType = cast<MemRefType>(buffer.getType());
-    return memref::CastOp::create(
-        b, loc,
-        UnrankedMemRefType::get(memrefType.getElementType(),
-                                memrefType.getMemorySpace()),
-        buffer);
-  }
-
-  ModuleOp module;
-  func::FuncOp step;
-};
-
-static int32_t dtype(Value v) {
-  return getRuntimeDTypeCode(getElementTypeOrSelf(v.getType()));
+MSAMPToRuntimeState::MSAMPToRuntimeState(func::FuncOp step) : step(step) {
+  auto ret = cast<func::ReturnOp>(step.getBody().front().getTerminator());
+  for (unsigned i = 0, e = step.getNumResults(); i < e; ++i)
+    if (auto updates = step.getResultAttrOfType<IntegerAttr>(i, kUpdatesAttr))
+      stateResultArg[ret.getOperand(i)] = updates.getInt();
 }
-
-/// msamp_rt_adam_update's flags (docs/RuntimeABI.md 3.8).
-static int32_t adamFlags(AdamUpdateOp op) {
-  return (op.getDecoupled() ? MSAMP_RT_ADAM_DECOUPLED : 0) |
-         (op.getAdamMode().value_or(0) == 1 ? MSAMP_RT_ADAM_MODE1 : 0);
-}
-
-// The dialect's reduction kinds are passed to the runtime as their values.
-static_assert(static_cast<int>(ReduceKind::Sum) == MSAMP_RT_REDUCE_SUM &&
-                  static_cast<int>(ReduceKind::Max) == MSAMP_RT_REDUCE_MAX &&
-                  static_cast<int>(ReduceKind::Mean) == MSAMP_RT_REDUCE_MEAN,
-              "msamp ReduceKind must match msamp_runtime.h");
-
-struct ConvertMSAMPToRuntimePass
-    : ::mlir::msamp::impl::ConvertMSAMPToRuntimeBase<
-          ConvertMSAMPToRuntimePass> {
-  using Base::Base;
-  void runOnOperation() override;
-
-private:
-  /// The state argument `result` will be written back to, if `operand` is
-  /// that argument and the op is its last reader (so writing it in place is
-  /// invisible to the rest of the step).
-  BlockArgument inPlaceTarget(Operation *op, Value operand, Value result);
-
-  /// Moves the current op's in-place output buffers right before `call`,
-  /// after every buffer it reads (one of which may be the same argument's
-  /// old value: a read after the to_buffer that writes would be a conflict
-  /// for one-shot bufferization), and records on the call which operand
-  /// must be which argument (kInPlaceArgsAttr, see msamp-check-in-place-
-  /// states).
-  void placeInPlaceOutputs(func::CallOp call);
-
-  func::FuncOp step;
-  llvm::DenseMap<Value, unsigned> stateResultArg; // returned value -> arg
-  /// Buffers of state arguments that a runtime call writes in place (the
-  /// to_buffer of the argument) with their argument, and the tensors
-  /// wrapping them after the call with their buffer.
-  llvm::DenseMap<Value, BlockArgument> inPlaceBuffers;
-  llvm::DenseMap<Value, Value> inPlaceResults;
-  /// The current op's in-place outputs: the call operand and its argument.
-  SmallVector<std::pair<Value, BlockArgument>> opInPlaceHandles;
-};
 
 /// True when every use of `value` (through view-like ops) is before `op`.
 /// `visited` holds the values already checked: the walk follows every
@@ -205,11 +85,11 @@ static bool allUsesBefore(Value value, Operation *op,
   return true;
 }
 
-BlockArgument ConvertMSAMPToRuntimePass::inPlaceTarget(Operation *op,
-                                                       Value operand,
-                                                       Value result) {
+BlockArgument MSAMPToRuntimeState::getInPlaceTarget(Operation *op,
+                                                    Value operand,
+                                                    Value result) const {
   auto arg = dyn_cast_or_null<BlockArgument>(operand);
-  if (!arg || arg.getOwner() != &step.getBody().front())
+  if (!arg || arg.getOwner() != &getStep().getBody().front())
     return nullptr;
   auto it = stateResultArg.find(result);
   if (it == stateResultArg.end() || it->second != arg.getArgNumber())
@@ -220,251 +100,77 @@ BlockArgument ConvertMSAMPToRuntimePass::inPlaceTarget(Operation *op,
   return arg;
 }
 
-void ConvertMSAMPToRuntimePass::placeInPlaceOutputs(func::CallOp call) {
-  if (opInPlaceHandles.empty())
-    return;
-  SmallVector<int64_t> pairs; // operand index, argument number, ...
-  for (auto [handle, arg] : opInPlaceHandles) {
-    Operation *cast = handle.getDefiningOp();
-    Operation *toBuffer = cast->getOperand(0).getDefiningOp();
-    toBuffer->moveBefore(call);
-    cast->moveBefore(call);
-    for (OpOperand &use : call->getOpOperands())
-      if (use.get() == handle) {
-        pairs.push_back(use.getOperandNumber());
-        pairs.push_back(arg.getArgNumber());
-      }
-  }
-  call->setAttr(kInPlaceArgsAttr,
-                DenseI64ArrayAttr::get(call.getContext(), pairs));
+void MSAMPToRuntimeState::addInPlaceBuffer(Value buffer, BlockArgument arg) {
+  inPlaceBuffers[buffer] = arg;
 }
 
+void MSAMPToRuntimeState::addInPlaceResult(Value tensor, Value buffer) {
+  inPlaceResults[tensor] = buffer;
+}
+
+Value MSAMPToRuntimeState::lookupInPlaceBuffer(Value value,
+                                               BlockArgument arg) const {
+  Value buffer = inPlaceResults.lookup(value);
+  if (buffer && inPlaceBuffers.lookup(buffer) != arg)
+    return nullptr;
+  return buffer;
+}
+
+void mlir::msamp::populateMSAMPToRuntimePatterns(RewritePatternSet &patterns,
+                                                 MSAMPToRuntimeState &state) {
+  populateScalingToRuntimePatterns(patterns, state);
+  populateGemmToRuntimePatterns(patterns, state);
+  populateCollectiveToRuntimePatterns(patterns, state);
+  populateOptimizerToRuntimePatterns(patterns, state);
+  populateCheckToRuntimePatterns(patterns, state);
+}
+
+namespace {
+struct ConvertMSAMPToRuntimePass
+    : ::mlir::msamp::impl::ConvertMSAMPToRuntimeBase<
+          ConvertMSAMPToRuntimePass> {
+  using Base::Base;
+  void runOnOperation() override;
+
+private:
+  /// Writes every updated state argument in place, the loss and the metrics
+  /// into trailing output arguments, and makes the step return nothing.
+  LogicalResult writeResultsInPlace(MSAMPToRuntimeState &state);
+};
+} // namespace
+
 void ConvertMSAMPToRuntimePass::runOnOperation() {
-  ModuleOp module = getOperation();
-  step = getTrainStepOrError(module, "--convert-msamp-to-runtime");
+  func::FuncOp step =
+      getTrainStepOrError(getOperation(), "--convert-msamp-to-runtime");
   if (!step)
     return signalPassFailure();
-  MLIRContext *ctx = &getContext();
-  RuntimeCallBuilder rt(module, step);
+  MSAMPToRuntimeState state(step);
+  RewritePatternSet patterns(&getContext());
+  populateMSAMPToRuntimePatterns(patterns, state);
+  // One visit per op in program order: each pattern sees the ops before it
+  // already lowered and those after it not yet, which its in-place
+  // decisions rely on; no folding, so the step keeps its form.
+  walkAndApplyPatterns(step, std::move(patterns));
+  numCalls += state.numCalls;
+  numInPlace += state.numInPlace;
+
+  WalkResult unlowered = step.walk([](Operation *op) {
+    if (!isa<MSAMPDialect>(op->getDialect()))
+      return WalkResult::advance();
+    op->emitError("no runtime lowering for this op");
+    return WalkResult::interrupt();
+  });
+  if (unlowered.wasInterrupted() || failed(writeResultsInPlace(state)))
+    return signalPassFailure();
+}
+
+LogicalResult
+ConvertMSAMPToRuntimePass::writeResultsInPlace(MSAMPToRuntimeState &state) {
+  func::FuncOp step = state.getStep();
   Block &entry = step.getBody().front();
   auto ret = cast<func::ReturnOp>(entry.getTerminator());
-  for (unsigned i = 0, e = step.getNumResults(); i < e; ++i)
-    if (auto updates = step.getResultAttrOfType<IntegerAttr>(i, kUpdatesAttr))
-      stateResultArg[ret.getOperand(i)] = updates.getInt();
-
-  SmallVector<Operation *> ops;
-  step.walk([&](Operation *op) {
-    if (isa<MSAMPDialect>(op->getDialect()) || matchGemm(op))
-      ops.push_back(op);
-  });
-
-  for (Operation *op : ops) {
-    OpBuilder b(op);
-    Location loc = op->getLoc();
-    opInPlaceHandles.clear();
-    // Results are (buffer, tensor type) pairs wrapped after the call.
-    SmallVector<std::pair<Value, Type>> outputs;
-    auto out = [&](Type type) {
-      Value buffer;
-      Value arg = rt.output(b, loc, type, buffer);
-      outputs.push_back({buffer, type});
-      return arg;
-    };
-    auto stateOut = [&](Value operand, Value result) {
-      if (BlockArgument arg = inPlaceTarget(op, operand, result)) {
-        Value buffer;
-        Value handle = rt.inPlaceOutput(b, loc, arg, buffer);
-        inPlaceBuffers[buffer] = arg;
-        opInPlaceHandles.push_back({handle, arg});
-        outputs.push_back({buffer, result.getType()});
-        ++numInPlace;
-        return handle;
-      }
-      return out(result.getType());
-    };
-    auto optional = [&](Value v) {
-      return v ? rt.input(b, loc, v) : rt.dummy(b, loc);
-    };
-
-    if (auto q = dyn_cast<QuantizeOp>(op)) {
-      rt.call(b, loc, RuntimeFn::Quantize,
-              {rt.input(b, loc, q.getInput()), rt.input(b, loc, q.getScale()),
-               out(q.getType()), rt.i32(b, loc, dtype(q.getInput())),
-               rt.i32(b, loc, dtype(q.getResult()))});
-    } else if (auto d = dyn_cast<DequantizeOp>(op)) {
-      rt.call(b, loc, RuntimeFn::Dequantize,
-              {rt.input(b, loc, d.getInput()),
-               rt.input(b, loc, d.getScaleInv()), out(d.getType()),
-               rt.i32(b, loc, dtype(d.getInput())),
-               rt.i32(b, loc, dtype(d.getResult()))});
-    } else if (auto a = dyn_cast<AmaxOp>(op)) {
-      rt.call(b, loc, RuntimeFn::Amax,
-              {rt.input(b, loc, a.getInput()), out(a.getType()),
-               rt.i32(b, loc, dtype(a.getInput()))});
-    } else if (auto c = dyn_cast<ComputeScaleOp>(op)) {
-      rt.call(b, loc, RuntimeFn::ComputeScale,
-              {rt.input(b, loc, c.getAmaxHistory()),
-               rt.input(b, loc, c.getPrevScale()), out(c.getType()),
-               rt.i32(b, loc, static_cast<int64_t>(c.getKind())),
-               rt.i32(b, loc, static_cast<int64_t>(c.getAlgo())),
-               rt.i32(b, loc, getRuntimeDTypeCode(c.getFormat())),
-               rt.i32(b, loc, c.getMarginAttr().getValue().getSExtValue())});
-    } else if (auto h = dyn_cast<UpdateAmaxHistoryOp>(op)) {
-      rt.call(b, loc, RuntimeFn::UpdateAmaxHistory,
-              {rt.input(b, loc, h.getAmaxHistory()),
-               rt.input(b, loc, h.getAmax()),
-               stateOut(h.getAmaxHistory(), h.getResult())});
-    } else if (auto g = dyn_cast<GemmOp>(op)) {
-      int32_t flags = (g.getTransposeA() ? MSAMP_RT_GEMM_TRANSPOSE_A : 0) |
-                      (g.getTransposeB() ? MSAMP_RT_GEMM_TRANSPOSE_B : 0) |
-                      (g.getFastAccum() ? MSAMP_RT_GEMM_FAST_ACCUM : 0) |
-                      (g.getAmax() ? MSAMP_RT_GEMM_WRITE_AMAX : 0);
-      Value result = out(g.getResult().getType());
-      Value amax = g.getAmax() ? out(g.getAmax().getType()) : rt.dummy(b, loc);
-      rt.call(b, loc, RuntimeFn::Gemm,
-              {rt.input(b, loc, g.getA()), rt.input(b, loc, g.getAScaleInv()),
-               rt.input(b, loc, g.getB()), rt.input(b, loc, g.getBScaleInv()),
-               result, amax, rt.i32(b, loc, dtype(g.getA())),
-               rt.i32(b, loc, dtype(g.getB())),
-               rt.i32(b, loc, dtype(g.getResult())), rt.i32(b, loc, flags)});
-    } else if (isa<AllReduceOp, ReduceOp>(op)) {
-      // One operand and result layout; msamp.reduce adds its owner rank.
-      auto r = dyn_cast<AllReduceOp>(op);
-      auto toOwner = dyn_cast<ReduceOp>(op);
-      Value input = r ? r.getInput() : toOwner.getInput();
-      Value scaleInv = r ? r.getScaleInv() : toOwner.getScaleInv();
-      Value result = op->getResult(0);
-      Value resultScale = scaleInv ? op->getResult(1) : Value();
-      ReduceKind kind = r ? r.getKind() : toOwner.getKind();
-      SmallVector<Value> args = {rt.input(b, loc, input),
-                                 optional(scaleInv),
-                                 out(result.getType()),
-                                 resultScale ? out(resultScale.getType())
-                                             : rt.dummy(b, loc),
-                                 rt.i32(b, loc, dtype(input)),
-                                 rt.i32(b, loc, static_cast<int64_t>(kind)),
-                                 rt.i32(b, loc, scaleInv ? 1 : 0)};
-      if (toOwner)
-        args.push_back(rt.i32(b, loc, static_cast<int64_t>(toOwner.getRoot())));
-      rt.call(b, loc, r ? RuntimeFn::AllReduce : RuntimeFn::Reduce, args);
-    } else if (auto bc = dyn_cast<BroadcastOp>(op)) {
-      // A rank that does not own the tensor receives into its state.
-      Value result = stateOut(bc.getInput(), bc.getResult());
-      rt.call(b, loc, RuntimeFn::Broadcast,
-              {rt.input(b, loc, bc.getInput()), result,
-               rt.i32(b, loc, dtype(bc.getInput())),
-               rt.i32(b, loc, static_cast<int64_t>(bc.getRoot()))});
-    } else if (auto u = dyn_cast<AdamUpdateOp>(op)) {
-      SmallVector<Value> args = {
-          rt.input(b, loc, u.getParam()),    optional(u.getParamScale()),
-          rt.input(b, loc, u.getGrad()),     optional(u.getGradScaleInv()),
-          rt.input(b, loc, u.getExpAvg()),   optional(u.getExpAvgScale()),
-          rt.input(b, loc, u.getExpAvgSq()), optional(u.getExpAvgSqScale()),
-          rt.input(b, loc, u.getLr()),       rt.input(b, loc, u.getStep())};
-      auto scaled = [&](Value operand, Value result, Value scale,
-                        Value newScale) {
-        args.push_back(stateOut(operand, result));
-        args.push_back(newScale ? stateOut(scale, newScale) : rt.dummy(b, loc));
-      };
-      scaled(u.getParam(), u.getNewParam(), u.getParamScale(),
-             u.getNewParamScale());
-      scaled(u.getExpAvg(), u.getNewExpAvg(), u.getExpAvgScale(),
-             u.getNewExpAvgScale());
-      scaled(u.getExpAvgSq(), u.getNewExpAvgSq(), u.getExpAvgSqScale(),
-             u.getNewExpAvgSqScale());
-      args.append({rt.i32(b, loc, dtype(u.getParam())),
-                   rt.i32(b, loc, dtype(u.getGrad())),
-                   rt.i32(b, loc, dtype(u.getExpAvg())),
-                   rt.i32(b, loc, dtype(u.getExpAvgSq())),
-                   rt.f64(b, loc, u.getBeta1().convertToDouble()),
-                   rt.f64(b, loc, u.getBeta2().convertToDouble()),
-                   rt.f64(b, loc, u.getEps().convertToDouble()),
-                   rt.f64(b, loc, u.getWeightDecay().convertToDouble()),
-                   rt.i32(b, loc, adamFlags(u))});
-      rt.call(b, loc, RuntimeFn::AdamUpdate, args);
-    } else if (auto s = dyn_cast<SGDUpdateOp>(op)) {
-      SmallVector<Value> args = {
-          rt.input(b, loc, s.getParam()),  optional(s.getParamScale()),
-          rt.input(b, loc, s.getGrad()),   optional(s.getGradScaleInv()),
-          optional(s.getMomentumBuffer()), rt.input(b, loc, s.getLr()),
-          rt.input(b, loc, s.getStep())};
-      args.push_back(stateOut(s.getParam(), s.getNewParam()));
-      args.push_back(s.getNewParamScale()
-                         ? stateOut(s.getParamScale(), s.getNewParamScale())
-                         : rt.dummy(b, loc));
-      args.push_back(
-          s.getNewMomentumBuffer()
-              ? stateOut(s.getMomentumBuffer(), s.getNewMomentumBuffer())
-              : rt.dummy(b, loc));
-      int32_t flags =
-          (s.getNesterov() ? MSAMP_RT_SGD_NESTEROV : 0) |
-          (s.getMomentumBuffer() ? MSAMP_RT_SGD_HAS_MOMENTUM_BUFFER : 0);
-      args.append({rt.i32(b, loc, dtype(s.getParam())),
-                   rt.i32(b, loc, dtype(s.getGrad())),
-                   rt.f64(b, loc, s.getMomentum().convertToDouble()),
-                   rt.f64(b, loc, s.getWeightDecay().convertToDouble()),
-                   rt.i32(b, loc, flags)});
-      rt.call(b, loc, RuntimeFn::SGDUpdate, args);
-    } else if (auto c = dyn_cast<CheckIndexOp>(op)) {
-      // The location travels as a constant i8 buffer (one global per site).
-      StringRef site = c.getSite();
-      auto siteType = RankedTensorType::get({static_cast<int64_t>(site.size())},
-                                            b.getI8Type());
-      Value siteBytes = arith::ConstantOp::create(
-          b, loc,
-          DenseElementsAttr::get(
-              siteType,
-              ArrayRef<int8_t>(reinterpret_cast<const int8_t *>(site.data()),
-                               site.size())));
-      std::optional<int64_t> ignore = c.getIgnoreIndex();
-      rt.call(b, loc, RuntimeFn::CheckComputedIndex,
-              {rt.input(b, loc, c.getIndices()), rt.input(b, loc, siteBytes),
-               rt.i32(b, loc, dtype(c.getIndices())),
-               arith::ConstantIntOp::create(b, loc, c.getUpper(), 64),
-               arith::ConstantIntOp::create(b, loc, ignore.value_or(0), 64),
-               rt.i32(b, loc, ignore ? 1 : 0)});
-    } else if (std::optional<GemmMatch> m = matchGemm(op)) {
-      // A GEMM left in high precision: the runtime's BLAS path, unless it
-      // accumulates into a non-zero init (then it stays a linalg loop nest).
-      if (!m->zeroInit)
-        continue;
-      int32_t flags = (m->transposeLhs ? MSAMP_RT_GEMM_TRANSPOSE_A : 0) |
-                      (m->transposeRhs ? MSAMP_RT_GEMM_TRANSPOSE_B : 0);
-      Value result = out(op->getResult(0).getType());
-      rt.call(b, loc, RuntimeFn::Gemm,
-              {rt.input(b, loc, m->lhs), rt.dummy(b, loc),
-               rt.input(b, loc, m->rhs), rt.dummy(b, loc), result,
-               rt.dummy(b, loc), rt.i32(b, loc, dtype(m->lhs)),
-               rt.i32(b, loc, dtype(m->rhs)),
-               rt.i32(b, loc, dtype(op->getResult(0))), rt.i32(b, loc, flags)});
-    } else {
-      op->emitError("no runtime lowering for this op");
-      return signalPassFailure();
-    }
-    ++numCalls;
-    placeInPlaceOutputs(rt.lastCall);
-
-    // Wrap the outputs back into tensors and replace the op's results, in
-    // order (outputs were created in result order).
-    unsigned resultIndex = 0;
-    for (auto [buffer, type] : outputs) {
-      while (resultIndex < op->getNumResults() &&
-             op->getResult(resultIndex).getType() != type)
-        ++resultIndex;
-      Value tensor = rt.finish(b, loc, buffer, type);
-      if (inPlaceBuffers.count(buffer))
-        inPlaceResults[tensor] = buffer;
-      op->getResult(resultIndex++).replaceAllUsesWith(tensor);
-    }
-    op->erase();
-  }
-
-  // Write every updated state argument in place, the loss and the metrics
-  // into trailing output arguments, and return nothing.
   OpBuilder b(ret);
   Location loc = ret.getLoc();
-  ret = cast<func::ReturnOp>(entry.getTerminator());
-  b.setInsertionPoint(ret);
   Value loss;
   SmallVector<std::pair<Value, StringRef>> metrics; // result order
   for (unsigned i = 0, e = step.getNumResults(); i < e; ++i) {
@@ -482,7 +188,7 @@ void ConvertMSAMPToRuntimePass::runOnOperation() {
             << i << " (role \"" << role
             << "\") is neither the loss, nor a metric, nor a state update; "
                "the runtime ABI cannot return it";
-        return signalPassFailure();
+        return failure();
       }
       continue;
     }
@@ -496,25 +202,23 @@ void ConvertMSAMPToRuntimePass::runOnOperation() {
     // The materialize still reads `value` at the end, so no later op may
     // reuse its buffer; should bufferization nevertheless write the call's
     // output out of place, msamp-check-in-place-states copies it back.
-    Value dest = inPlaceResults.lookup(value);
-    if (dest && inPlaceBuffers.lookup(dest) != arg)
-      dest = nullptr;
+    Value dest = state.lookupInPlaceBuffer(value, arg);
     if (!dest)
-      rt.inPlaceOutput(b, loc, arg, dest);
+      createStateBuffer(b, loc, arg, dest);
     bufferization::MaterializeInDestinationOp::create(
         b, loc, TypeRange{}, value, dest, /*restrict=*/true,
         /*writable=*/true);
   }
   if (!loss) {
     step.emitError("the train step has no loss result");
-    return signalPassFailure();
+    return failure();
   }
   // The runtime's descriptor table: the N arguments of the manifest, the
   // loss, then the metrics in manifest "outputs" order (= result order).
   auto writeOutput = [&](Value value, StringRef role, StringRef name) {
     BlockArgument out = addStateArgument(step, value.getType(), role, name, "");
     Value dest;
-    rt.inPlaceOutput(b, loc, out, dest);
+    createStateBuffer(b, loc, out, dest);
     bufferization::MaterializeInDestinationOp::create(
         b, loc, TypeRange{}, value, dest, /*restrict=*/true,
         /*writable=*/true);
@@ -529,7 +233,6 @@ void ConvertMSAMPToRuntimePass::runOnOperation() {
   // The C wrapper passes every memref as a pointer to its descriptor, which
   // the packed entry point (msamp-emit-entry-point) forwards generically.
   step->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
-                UnitAttr::get(ctx));
+                UnitAttr::get(&getContext()));
+  return success();
 }
-
-} // namespace

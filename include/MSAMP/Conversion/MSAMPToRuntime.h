@@ -1,0 +1,64 @@
+//===- MSAMPToRuntime.h - msamp ops to runtime calls ------------*- C++ -*-===//
+//
+// The patterns of convert-msamp-to-runtime (lib/Conversion/MSAMPToRuntime):
+// one per op kind, each replacing its op by one call of a runtime entry point
+// (RuntimeSymbols.h, msamp_entry_points.h). They share one
+// MSAMPToRuntimeState with the pass, which applies them to @train_step in
+// one walk and then writes the updated state back in place.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MSAMP_CONVERSION_MSAMPTORUNTIME_H
+#define MSAMP_CONVERSION_MSAMPTORUNTIME_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/PatternMatch.h"
+
+#include "llvm/ADT/DenseMap.h"
+
+namespace mlir::msamp {
+
+/// What the patterns and the pass share while one train step is lowered:
+/// which state argument each returned value updates (from msamp.updates),
+/// and the state buffers that runtime calls have written in place so far.
+class MSAMPToRuntimeState {
+public:
+  explicit MSAMPToRuntimeState(func::FuncOp step);
+
+  func::FuncOp getStep() const { return step; }
+
+  /// The state argument `result` will be written back to, if `operand` is
+  /// that argument and `op` is its last reader (so writing it in place is
+  /// invisible to the rest of the step); null otherwise.
+  BlockArgument getInPlaceTarget(Operation *op, Value operand,
+                                 Value result) const;
+
+  /// Records that a runtime call writes `buffer`, the to_buffer of state
+  /// argument `arg`, in place.
+  void addInPlaceBuffer(Value buffer, BlockArgument arg);
+  /// Records that `tensor` wraps the in-place `buffer` after its call.
+  void addInPlaceResult(Value tensor, Value buffer);
+  /// The buffer of `arg` that a runtime call wrote `value` into, or null.
+  Value lookupInPlaceBuffer(Value value, BlockArgument arg) const;
+
+  /// Counts for the pass's statistics.
+  unsigned numCalls = 0;
+  unsigned numInPlace = 0;
+
+private:
+  func::FuncOp step;
+  llvm::DenseMap<Value, unsigned> stateResultArg;      // returned value -> arg
+  llvm::DenseMap<Value, BlockArgument> inPlaceBuffers; // buffer -> arg
+  llvm::DenseMap<Value, Value> inPlaceResults;         // tensor -> buffer
+};
+
+/// Adds the patterns that lower every msamp op, and every GEMM left in high
+/// precision, inside `state`'s step to runtime calls. They are written for
+/// walkAndApplyPatterns (one visit per op, in order, nothing folded): a
+/// pattern decides in place updates from the uses before and after its op.
+void populateMSAMPToRuntimePatterns(RewritePatternSet &patterns,
+                                    MSAMPToRuntimeState &state);
+
+} // namespace mlir::msamp
+
+#endif // MSAMP_CONVERSION_MSAMPTORUNTIME_H

@@ -1,0 +1,147 @@
+//===- RuntimeCall.cpp - one op becomes one runtime call --------*- C++ -*-===//
+
+#include "RuntimeCall.h"
+
+#include "MSAMP/TrainStep/TrainStep.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+
+using namespace mlir;
+using namespace mlir::msamp;
+
+/// Ranked buffer -> unranked buffer of the same element type. The calls
+/// keep typed memrefs until buffer deallocation has run (it must see every
+/// use of a buffer); msamp-finalize-runtime-calls then retypes them to the
+/// declared memref<*xi8>.
+static Value eraseRank(OpBuilder &b, Location loc, Value buffer) {
+  auto memrefType = cast<MemRefType>(buffer.getType());
+  return memref::CastOp::create(
+      b, loc,
+      UnrankedMemRefType::get(memrefType.getElementType(),
+                              memrefType.getMemorySpace()),
+      buffer);
+}
+
+Value mlir::msamp::createStateBuffer(OpBuilder &b, Location loc,
+                                     BlockArgument arg, Value &buffer) {
+  auto type = cast<RankedTensorType>(arg.getType());
+  buffer = bufferization::ToBufferOp::create(
+      b, loc, MemRefType::get(type.getShape(), type.getElementType()), arg,
+      /*read_only=*/false);
+  return eraseRank(b, loc, buffer);
+}
+
+RuntimeCall::RuntimeCall(MSAMPToRuntimeState &state, PatternRewriter &rewriter,
+                         Operation *op)
+    : state(state), rewriter(rewriter), op(op), loc(op->getLoc()) {
+  rewriter.setInsertionPoint(op);
+}
+
+Value RuntimeCall::erase(Value buffer) {
+  return eraseRank(rewriter, loc, buffer);
+}
+
+Value RuntimeCall::input(Value tensor) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
+  Value buffer = bufferization::ToBufferOp::create(rewriter, loc, memrefType,
+                                                   tensor, /*read_only=*/true);
+  return erase(buffer);
+}
+
+Value RuntimeCall::optional(Value tensor) {
+  return tensor ? input(tensor) : dummy();
+}
+
+Value RuntimeCall::dummy() {
+  auto type = getScalarF32Type(rewriter.getContext());
+  Value one = arith::ConstantOp::create(
+      rewriter, loc,
+      DenseElementsAttr::get(type, rewriter.getF32FloatAttr(1.0f)));
+  return input(one);
+}
+
+Value RuntimeCall::output(Type tensorType) {
+  auto type = cast<RankedTensorType>(tensorType);
+  Value buffer = memref::AllocOp::create(
+      rewriter, loc, MemRefType::get(type.getShape(), type.getElementType()));
+  outputs.push_back({buffer, tensorType, /*inPlace=*/false});
+  return erase(buffer);
+}
+
+Value RuntimeCall::stateOutput(Value operand, Value result) {
+  BlockArgument arg = state.getInPlaceTarget(op, operand, result);
+  if (!arg)
+    return output(result.getType());
+  Value buffer;
+  Value handle = createStateBuffer(rewriter, loc, arg, buffer);
+  state.addInPlaceBuffer(buffer, arg);
+  inPlaceHandles.push_back({handle, arg});
+  outputs.push_back({buffer, result.getType(), /*inPlace=*/true});
+  ++state.numInPlace;
+  return handle;
+}
+
+Value RuntimeCall::i32(int64_t value) {
+  return arith::ConstantIntOp::create(rewriter, loc, value, 32);
+}
+
+Value RuntimeCall::i64(int64_t value) {
+  return arith::ConstantIntOp::create(rewriter, loc, value, 64);
+}
+
+Value RuntimeCall::f64(double value) {
+  return arith::ConstantFloatOp::create(rewriter, loc, rewriter.getF64Type(),
+                                        APFloat(value));
+}
+
+int32_t RuntimeCall::dtype(Value value) {
+  return getRuntimeDTypeCode(getElementTypeOrSelf(value.getType()));
+}
+
+void RuntimeCall::replaceOp(RuntimeFn fn, ValueRange args) {
+  auto module = op->getParentOfType<ModuleOp>();
+  func::FuncOp decl = getOrInsertTypedRuntimeDecl(module, fn, args.getTypes());
+  auto call = func::CallOp::create(rewriter, loc, decl, args);
+  ++state.numCalls;
+
+  // The in-place output buffers move right before the call, after every
+  // buffer it reads (one of which may be the same argument's old value: a
+  // read after the to_buffer that writes would be a conflict for one-shot
+  // bufferization), and the call records which operand must be which
+  // argument (kInPlaceArgsAttr, see msamp-check-in-place-states).
+  if (!inPlaceHandles.empty()) {
+    SmallVector<int64_t> pairs; // operand index, argument number, ...
+    for (auto [handle, arg] : inPlaceHandles) {
+      Operation *cast = handle.getDefiningOp();
+      Operation *toBuffer = cast->getOperand(0).getDefiningOp();
+      rewriter.moveOpBefore(toBuffer, call);
+      rewriter.moveOpBefore(cast, call);
+      for (OpOperand &use : call->getOpOperands())
+        if (use.get() == handle) {
+          pairs.push_back(use.getOperandNumber());
+          pairs.push_back(arg.getArgNumber());
+        }
+    }
+    call->setAttr(kInPlaceArgsAttr,
+                  DenseI64ArrayAttr::get(call.getContext(), pairs));
+  }
+
+  // Wrap the outputs back into tensors and replace the op's results, in
+  // order (outputs were created in result order).
+  unsigned resultIndex = 0;
+  for (const Output &out : outputs) {
+    while (resultIndex < op->getNumResults() &&
+           op->getResult(resultIndex).getType() != out.tensorType)
+      ++resultIndex;
+    Value tensor = bufferization::ToTensorOp::create(
+        rewriter, loc, out.tensorType, out.buffer, /*restrict=*/true,
+        /*writable=*/true);
+    if (out.inPlace)
+      state.addInPlaceResult(tensor, out.buffer);
+    rewriter.replaceAllUsesWith(op->getResult(resultIndex++), tensor);
+  }
+  rewriter.eraseOp(op);
+}

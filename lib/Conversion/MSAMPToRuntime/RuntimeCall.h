@@ -1,0 +1,128 @@
+//===- RuntimeCall.h - one op becomes one runtime call ----------*- C++ -*-===//
+//
+// What every pattern of convert-msamp-to-runtime does around its call
+// (docs/RuntimeABI.md 2): tensors handed to the runtime as unranked buffers,
+// fresh or in-place output buffers, scalar arguments, and the outputs
+// wrapped back into tensors that replace the op's results. A pattern lists
+// the arguments in the entry point's order and calls `replaceOp`:
+//
+//   struct AmaxToRuntime : RuntimeCallPattern<AmaxOp> {
+//     using RuntimeCallPattern::RuntimeCallPattern;
+//     void lower(AmaxOp op, RuntimeCall &call) const override {
+//       call.replaceOp(RuntimeFn::Amax,
+//                      {call.input(op.getInput()), call.output(op.getType()),
+//                       call.i32(RuntimeCall::dtype(op.getInput()))});
+//     }
+//   };
+//
+// The arguments are created in the order they are listed (a braced list
+// evaluates left to right), which keeps the emitted IR in argument order.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MSAMP_LIB_CONVERSION_MSAMPTORUNTIME_RUNTIMECALL_H
+#define MSAMP_LIB_CONVERSION_MSAMPTORUNTIME_RUNTIMECALL_H
+
+#include "MSAMP/Conversion/MSAMPToRuntime.h"
+#include "MSAMP/Conversion/RuntimeSymbols.h"
+
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::msamp {
+
+/// The call that replaces one op, built in front of it.
+class RuntimeCall {
+public:
+  /// Builds the call in front of `op`.
+  RuntimeCall(MSAMPToRuntimeState &state, PatternRewriter &rewriter,
+              Operation *op);
+
+  /// A tensor handed to the runtime for reading.
+  Value input(Value tensor);
+  /// `input(tensor)`, or `dummy()` for an absent optional operand.
+  Value optional(Value tensor);
+  /// The placeholder for an absent tensor (a scale, an amax output): a 0-d
+  /// 1.0 the runtime ignores.
+  Value dummy();
+
+  /// A fresh buffer for the op's next result of type `tensorType`.
+  Value output(Type tensorType);
+  /// The buffer for `result`, the new value of state `operand`: the state
+  /// argument's own buffer when the op is its last reader (written in
+  /// place), a fresh one otherwise.
+  Value stateOutput(Value operand, Value result);
+
+  Value i32(int64_t value);
+  Value i64(int64_t value);
+  Value f64(double value);
+  /// The runtime's dtype code of `value`'s element type (msamp_rt_dtype).
+  static int32_t dtype(Value value);
+
+  /// The rewriter, at the call's position (for operands built first).
+  PatternRewriter &getRewriter() { return rewriter; }
+
+  /// Emits the call of `fn` with `args`, wraps each output back into a
+  /// tensor that replaces the op's next result of its type (outputs are
+  /// created in result order) and erases the op.
+  void replaceOp(RuntimeFn fn, ValueRange args);
+
+private:
+  /// Ranked buffer -> unranked buffer of the same element type.
+  Value erase(Value buffer);
+
+  MSAMPToRuntimeState &state;
+  PatternRewriter &rewriter;
+  Operation *op;
+  Location loc;
+  struct Output {
+    Value buffer;
+    Type tensorType;
+    bool inPlace;
+  };
+  /// The outputs, in result order.
+  SmallVector<Output> outputs;
+  /// The in-place outputs: the call operand and its state argument.
+  SmallVector<std::pair<Value, BlockArgument>> inPlaceHandles;
+};
+
+/// A pattern that lowers every op of one kind to one runtime call: a
+/// subclass lists the entry point's arguments in `lower`, which ends with
+/// `call.replaceOp`.
+template <typename OpTy>
+struct RuntimeCallPattern : OpRewritePattern<OpTy> {
+  RuntimeCallPattern(MLIRContext *ctx, MSAMPToRuntimeState &state)
+      : OpRewritePattern<OpTy>(ctx), state(state) {}
+
+  virtual void lower(OpTy op, RuntimeCall &call) const = 0;
+
+  LogicalResult matchAndRewrite(OpTy op,
+                                PatternRewriter &rewriter) const final {
+    RuntimeCall call(state, rewriter, op);
+    lower(op, call);
+    return success();
+  }
+
+private:
+  MSAMPToRuntimeState &state;
+};
+
+/// The patterns by op family (one file each).
+void populateScalingToRuntimePatterns(RewritePatternSet &patterns,
+                                      MSAMPToRuntimeState &state);
+void populateGemmToRuntimePatterns(RewritePatternSet &patterns,
+                                   MSAMPToRuntimeState &state);
+void populateCollectiveToRuntimePatterns(RewritePatternSet &patterns,
+                                         MSAMPToRuntimeState &state);
+void populateOptimizerToRuntimePatterns(RewritePatternSet &patterns,
+                                        MSAMPToRuntimeState &state);
+void populateCheckToRuntimePatterns(RewritePatternSet &patterns,
+                                    MSAMPToRuntimeState &state);
+
+/// The to_buffer of state argument `arg` at `b`'s position, writable, and
+/// its unranked cast (what an in-place output hands to the runtime).
+Value createStateBuffer(OpBuilder &b, Location loc, BlockArgument arg,
+                        Value &buffer);
+
+} // namespace mlir::msamp
+
+#endif // MSAMP_LIB_CONVERSION_MSAMPTORUNTIME_RUNTIMECALL_H
