@@ -1,0 +1,60 @@
+"""Checks a gpu_cost.json against the cost model of issue 22, recomputed here
+independently of the compiler: every entry's time_us is
+max(flops / (0.7 x peak of its unit), bytes / (0.8 x 3.35 TB/s)) + 4 us, and
+the totals are the sums of the entries (kernels, distinct_kernels,
+library_calls, flops, bytes, predicted_ms, fp8_gemm_share, floor_ms).
+Prints "gpu_cost.json: consistent" or exits 1 naming the first mismatch."""
+import json
+import math
+import sys
+
+PEAK = {"fp8": 1979e12, "bf16": 989e12, "f32": 67e12}
+
+
+def close(a, b, what):
+    # The report prints 6 significant digits.
+    if not math.isclose(a, b, rel_tol=2e-6, abs_tol=1e-12):
+        sys.exit(f"gpu_cost.json: {what} is {a}, expected {b}")
+
+
+def main(path):
+    with open(path) as f:
+        report = json.load(f)
+    entries = report["launches"] + report["calls"]
+    total_s = fp8_s = gemm_floor_s = 0.0
+    for e in entries:
+        seconds = max(e["flops"] / (0.7 * PEAK[e["unit"]]),
+                      e["bytes"] / (0.8 * 3.35e12)) + 4e-6
+        close(e["time_us"], seconds * 1e6, f"time_us of {e['name']}")
+        total_s += seconds
+        if e["op"] == "gemm":
+            gemm_floor_s += e["flops"] / PEAK[e["unit"]]
+            if e["unit"] == "fp8":
+                fp8_s += seconds
+    assert all(e["unit"] == "f32" for e in report["launches"])
+    if report["kernels"] != len(report["launches"]):
+        sys.exit("gpu_cost.json: kernels is not the number of launches")
+    distinct = len({e["name"] for e in report["launches"]})
+    if report["distinct_kernels"] != distinct:
+        sys.exit("gpu_cost.json: distinct_kernels is not the distinct names")
+    if report["library_calls"] != len(report["calls"]):
+        sys.exit("gpu_cost.json: library_calls is not the number of calls")
+    if report["flops"] != sum(e["flops"] for e in entries):
+        sys.exit("gpu_cost.json: flops is not the sum")
+    if report["bytes"] != sum(e["bytes"] for e in entries):
+        sys.exit("gpu_cost.json: bytes is not the sum")
+    close(report["predicted_ms"], total_s * 1e3, "predicted_ms")
+    close(report["fp8_gemm_share"], fp8_s / total_s, "fp8_gemm_share")
+    floor = report["floor"]
+    minimal = (2 * floor["state_bytes"] + 2 * floor["kept_for_backward_bytes"]
+               + floor["input_bytes"])
+    if floor["minimal_bytes"] != minimal:
+        sys.exit("gpu_cost.json: minimal_bytes is not 2 state + 2 kept + input")
+    close(floor["gemm_ms"], gemm_floor_s * 1e3, "floor.gemm_ms")
+    close(floor["memory_ms"], minimal / 3.35e12 * 1e3, "floor.memory_ms")
+    close(report["floor_ms"], max(gemm_floor_s, minimal / 3.35e12) * 1e3,
+          "floor_ms")
+    print("gpu_cost.json: consistent")
+
+
+main(sys.argv[1])
