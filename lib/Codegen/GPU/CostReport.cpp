@@ -98,7 +98,7 @@ struct CostReportPass : msamp::impl::MSAMPGPUCostReportBase<CostReportPass> {
       func.walk([&](Operation *op) {
         if (auto launch = dyn_cast<gpu::LaunchFuncOp>(op)) {
           // gpu-to-llvm synchronizes the stream after a launch without an
-          // async token.
+          // async token (msamp-gpu-async-launches leaves none).
           if (!launch.getAsyncToken())
             ++hostSyncs;
           std::string name = (launch.getKernelModuleName().getValue() +
@@ -121,6 +121,12 @@ struct CostReportPass : msamp::impl::MSAMPGPUCostReportBase<CostReportPass> {
           e.cost.unit = Unit::F32;
           e.seconds = predictedSeconds(e.cost);
           launches.push_back(std::move(e));
+          return;
+        }
+        // A blocking wait (msamp-gpu-async-launches) synchronizes.
+        if (auto wait = dyn_cast<gpu::WaitOp>(op)) {
+          if (!wait.getAsyncToken())
+            ++hostSyncs;
           return;
         }
         auto call = dyn_cast<func::CallOp>(op);

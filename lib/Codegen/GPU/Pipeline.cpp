@@ -96,6 +96,9 @@ void mlir::msamp::buildLowerToGPUPipeline(OpPassManager &pm,
   pm.addPass(createGpuKernelOutliningPass());
   if (options.dedupe)
     pm.addPass(createMSAMPGPUDedupeKernels());
+  // One stream: the host waits only where its own code needs the kernels'
+  // results (AsyncLaunches.cpp).
+  pm.addNestedPass<func::FuncOp>(createMSAMPGPUAsyncLaunches());
   MSAMPGPUCostReportOptions costReport;
   costReport.file = options.costReport;
   pm.addPass(createMSAMPGPUCostReport(costReport));

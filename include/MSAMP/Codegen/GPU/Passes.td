@@ -182,4 +182,26 @@ def MSAMPGPUCostReport : Pass<"msamp-gpu-cost-report", "::mlir::ModuleOp"> {
   ];
 }
 
+def MSAMPGPUAsyncLaunches
+    : Pass<"msamp-gpu-async-launches", "::mlir::func::FuncOp"> {
+  let summary = "launch kernels asynchronously; synchronize only before host code that touches memory";
+  let description = [{
+    After kernel outlining, a `gpu.launch_func` without an async token is
+    lowered by gpu-to-llvm to a launch followed by a stream
+    synchronization. The step's launches and its runtime calls all run on
+    the session's one stream (the runtime's GPU wrappers hand out the CUDA
+    backend's stream), so they are ordered without the host waiting: only
+    host code that reads or writes memory (a `memref.load`, `store` or
+    `copy` of the 0-d arithmetic left on the host, a call that is not one
+    of the backend's stream-ordered entry points, a loop or branch, the
+    return) must wait for the kernels before it. In each block, launches
+    become `gpu.launch_func async` chained on one token (from `gpu.wait
+    async`, i.e. the stream), and a blocking `gpu.wait` is placed only
+    before the first such host op after a launch, and before the block's
+    terminator. Allocation and deallocation (stream-ordered reuse by the
+    runtime's cache) and pure ops do not wait.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
 #endif // MSAMP_CODEGEN_GPU_PASSES_TD
