@@ -16,8 +16,10 @@
 //  * floor: state w + step = 76808 bytes, inputs x + lr = 9604, nothing kept
 //    for backward (no op reads a forward value outside the forward);
 //    max(307200 / 67e12, (2 x 76808 + 9604) / 3.35e12) = 4.87224e-05 ms.
-// Host synchronizations today: one per launch (gpu-to-llvm's synchronous
-// launch) and one per runtime call (the CUDA backend's Staging::finish).
+// Host synchronizations: one per blocking wait msamp-gpu-async-launches
+// placed (before the host's store of the loss's initial value, before its
+// copy after the loss kernel) and one per runtime call (the CUDA backend's
+// Staging::finish): 2 + 3.
 // check_gpu_cost.py recomputes every time and total from the entries.
 //
 // RUN: msamp-opt %s --msamp-lower-to-gpu="cost-report=%t.json" -o %t.mlir
@@ -32,9 +34,11 @@
 //
 // The FP8 GEMMs of the O2 MLP run on the FP8 unit; their share of the time
 // is fp8_gemm_share.
-// RUN: msamp-compile %mlp_example --opt-level O2 --target cuda -o %t.mlp > /dev/null
+// Its host_syncs are also the object's: one stream synchronization call
+// site per counted wait (16 launches, 11 waits) plus one per runtime call.
+// RUN: msamp-compile %mlp_example --opt-level O2 --target cuda --emit-llvm -o %t.mlp > /dev/null
 // RUN: FileCheck %s --check-prefix=MLP < %t.mlp/gpu_cost.json
-// RUN: %python %S/Inputs/check_gpu_cost.py %t.mlp/gpu_cost.json | FileCheck %s --check-prefix=SUMS
+// RUN: %python %S/Inputs/check_gpu_cost.py %t.mlp/gpu_cost.json %t.mlp/train_step.ll | FileCheck %s --check-prefix=SUMS
 
 // CHECK: "model": {"fp8_tflops": 1979, "bf16_tflops": 989, "f32_tflops": 67, "compute_efficiency": 0.7, "memory_tb_per_s": 3.35, "memory_efficiency": 0.8, "launch_us": 4},
 // CHECK-NEXT: "kernels": 3,
@@ -67,6 +71,9 @@
 // The first GEMM of fc1: x[4,3] (quantized, 12 bytes) x w1[5,3]^T (15 bytes)
 // -> f32 [4,5] (80 bytes), K = 3: 2 x 20 x 3 = 120 FLOPs; 3 scale/amax
 // operands: 119 bytes.
+// MLP: "kernels": 16,
+// MLP: "library_calls": 55,
+// MLP: "host_syncs": 66,
 // MLP: "fp8_gemm_share": 0.07
 // MLP: {"name": "msamp_rt_gemm", "op": "gemm", "unit": "fp8", "flops": 120, "bytes": 119,
 

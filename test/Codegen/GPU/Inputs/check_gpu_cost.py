@@ -3,6 +3,8 @@ independently of the compiler: every entry's time_us is
 max(flops / (0.7 x peak of its unit), bytes / (0.8 x 3.35 TB/s)) + 4 us, and
 the totals are the sums of the entries (kernels, distinct_kernels,
 library_calls, flops, bytes, predicted_ms, fp8_gemm_share, floor_ms).
+With a second argument, the step's train_step.ll (msamp-compile --emit-llvm):
+its stream synchronization call sites must be host_syncs - library_calls.
 Prints "gpu_cost.json: consistent" or exits 1 naming the first mismatch."""
 import json
 import math
@@ -18,7 +20,7 @@ def close(a, b, what):
         sys.exit(f"gpu_cost.json: {what} is {a}, expected {b}")
 
 
-def main(path):
+def main(path, ll_path):
     with open(path) as f:
         report = json.load(f)
     entries = report["launches"] + report["calls"]
@@ -55,7 +57,16 @@ def main(path):
     close(floor["memory_ms"], minimal / 3.35e12 * 1e3, "floor.memory_ms")
     close(report["floor_ms"], max(gemm_floor_s, minimal / 3.35e12) * 1e3,
           "floor_ms")
+    if ll_path:
+        # The step's object: one stream synchronization call site per wait
+        # counted (a step without launches inside loops runs each once).
+        sites = open(ll_path).read().count(
+            "call void @msamp_rt_gpu_stream_synchronize(")
+        waits = report["host_syncs"] - report["library_calls"]
+        if sites != waits:
+            sys.exit(f"gpu_cost.json: {waits} waits counted, but the object "
+                     f"has {sites} stream synchronization call sites")
     print("gpu_cost.json: consistent")
 
 
-main(sys.argv[1])
+main(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else None)
