@@ -43,11 +43,11 @@ struct GpuHostTable {
   /// Enqueues `function` (named `name` in messages) on `stream`; does not
   /// wait for it.
   msamp_rt_status (*launchKernel)(void *function, const char *name,
-                                  intptr_t gridX,
-                                  intptr_t gridY, intptr_t gridZ,
-                                  intptr_t blockX, intptr_t blockY,
-                                  intptr_t blockZ, int32_t sharedBytes,
-                                  void *stream, void **params, void **extra);
+                                  intptr_t gridX, intptr_t gridY,
+                                  intptr_t gridZ, intptr_t blockX,
+                                  intptr_t blockY, intptr_t blockZ,
+                                  int32_t sharedBytes, void *stream,
+                                  void **params, void **extra);
   /// Managed memory, reachable from kernels, the host and the backend.
   msamp_rt_status (*alloc)(size_t bytes, void **ptr);
   void (*free)(void *ptr);

@@ -158,8 +158,8 @@ void msamp_rt_gpu_launch_kernel(void *function, intptr_t grid_x,
     if (found != names.names.end())
       name = found->second;
   }
-  table->launchKernel(function, name.c_str(), grid_x, grid_y, grid_z, block_x, block_y,
-                      block_z, shared_bytes, stream, params, extra);
+  table->launchKernel(function, name.c_str(), grid_x, grid_y, grid_z, block_x,
+                      block_y, block_z, shared_bytes, stream, params, extra);
 }
 
 void *msamp_rt_gpu_aligned_alloc(size_t alignment, size_t bytes) {
