@@ -16,6 +16,7 @@
 #include "MSAMP/TrainStep/TrainStep.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/AttrTypeSubElements.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/StringSet.h"
@@ -87,7 +88,7 @@ struct CostReportPass : msamp::impl::MSAMPGPUCostReportBase<CostReportPass> {
     ModuleOp module = getOperation();
     SmallVector<Entry> launches, calls;
     llvm::StringSet<> distinct;
-    int64_t hostSyncs = 0;
+    int64_t hostSyncs = 0, managedAllocations = 0;
     DictionaryAttr floor;
     bool failedAny = false;
     for (auto func : module.getOps<func::FuncOp>()) {
@@ -121,6 +122,12 @@ struct CostReportPass : msamp::impl::MSAMPGPUCostReportBase<CostReportPass> {
           e.cost.unit = Unit::F32;
           e.seconds = predictedSeconds(e.cost);
           launches.push_back(std::move(e));
+          return;
+        }
+        // Every step buffer is managed memory (msamp_rt_gpu_alloc; from
+        // the runtime's per-size cache after the first step).
+        if (isa<memref::AllocOp>(op)) {
+          ++managedAllocations;
           return;
         }
         // A blocking wait (msamp-gpu-async-launches) synchronizes.
@@ -195,6 +202,7 @@ struct CostReportPass : msamp::impl::MSAMPGPUCostReportBase<CostReportPass> {
     os << "  \"distinct_kernels\": " << distinct.size() << ",\n";
     os << "  \"library_calls\": " << calls.size() << ",\n";
     os << "  \"host_syncs\": " << hostSyncs << ",\n";
+    os << "  \"managed_allocations\": " << managedAllocations << ",\n";
     os << "  \"flops\": " << flops << ",\n";
     os << "  \"bytes\": " << bytes << ",\n";
     os << "  \"predicted_ms\": " << formatDouble(predicted * 1e3) << ",\n";

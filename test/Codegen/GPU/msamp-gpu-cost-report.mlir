@@ -19,7 +19,10 @@
 // Host synchronizations: one per blocking wait msamp-gpu-async-launches
 // placed (before the host's store of the loss's initial value, before its
 // copy after the loss kernel) and one per runtime call (the CUDA backend's
-// Staging::finish): 2 + 3.
+// Staging::finish): 2 + 3. Managed allocations: the step's 15 memref.allocs
+// (the GEMM's 8x64 output, the 8 row sums, the loss, the all-reduced 300x64
+// gradient, the new step, and ten 0-d copies of the constant 1.0 that the
+// runtime calls take as scales).
 // check_gpu_cost.py recomputes every time and total from the entries.
 //
 // RUN: msamp-opt %s --msamp-lower-to-gpu="cost-report=%t.json" -o %t.mlir
@@ -45,6 +48,7 @@
 // CHECK-NEXT: "distinct_kernels": 3,
 // CHECK-NEXT: "library_calls": 3,
 // CHECK-NEXT: "host_syncs": 5,
+// CHECK-NEXT: "managed_allocations": 15,
 // CHECK-NEXT: "flops": 462344,
 // CHECK-NEXT: "bytes": 474684,
 // CHECK-NEXT: "predicted_ms": 0.0241771,
