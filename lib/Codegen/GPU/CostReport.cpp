@@ -35,8 +35,14 @@ using namespace mlir::msamp::gpucost;
 namespace {
 
 /// Host synchronizations of one runtime entry point on the CUDA backend:
-/// each ends with Staging::finish, which synchronizes the stream.
-constexpr int64_t kSyncsPerLibraryCall = 1;
+/// each ends with Staging::finish, which synchronizes the stream, and the
+/// optimizers first read step and lr back to the host, one synchronization
+/// each (lib/Runtime/CUDA/CudaBackend.cpp, readStepAndLr).
+int64_t syncsOfLibraryCall(StringRef callee) {
+  if (callee == "msamp_rt_adam_update" || callee == "msamp_rt_sgd_update")
+    return 3;
+  return 1;
+}
 
 struct Entry {
   std::string name;
@@ -145,7 +151,7 @@ struct CostReportPass : msamp::impl::MSAMPGPUCostReportBase<CostReportPass> {
           failedAny = true;
           return;
         }
-        hostSyncs += kSyncsPerLibraryCall;
+        hostSyncs += syncsOfLibraryCall(call.getCallee());
         Entry e;
         e.name = call.getCallee().str();
         e.op = isGemm ? "gemm" : "runtime";
