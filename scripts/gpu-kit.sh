@@ -154,7 +154,9 @@ PY
     { cat "$TMP/$name.cpu.log"; exit 1; }
   timed=false
   case "$name" in gpt2s-*) timed=true ;; esac
-  entries+=("{\"name\": \"$name\", \"level\": \"$level\", \"seed\": $SEED, \"tolerance\": $tol, \"timed\": $timed, \"reference\": $(
+  # The compiler's prediction (gpu_cost.json), printed next to the timing.
+  predicted=$("$MSAMP_PYTHON" -c 'import json,sys; print(json.load(open(sys.argv[1]))["predicted_ms"])' "$dir/gpu_cost.json")
+  entries+=("{\"name\": \"$name\", \"level\": \"$level\", \"seed\": $SEED, \"tolerance\": $tol, \"timed\": $timed, \"predicted_ms\": $predicted, \"reference\": $(
     "$MSAMP_PYTHON" -c 'import json,sys; print(json.dumps([json.loads(l)["loss"] for l in open(sys.argv[1]) if l.strip()]))' "$TMP/$name.jsonl")}")
 done
 (IFS=,; printf '[%s]\n' "${entries[*]}") | "$MSAMP_PYTHON" -m json.tool >"$OUT/steps/steps.json"

@@ -23,7 +23,8 @@
 
 namespace msamp::runtime {
 
-constexpr uint32_t kGpuHostVersion = 1;
+/// 2: launchKernel takes the kernel's name (for its error message).
+constexpr uint32_t kGpuHostVersion = 2;
 
 /// What the plugin implements. Every function records its failure in the
 /// runtime's sticky error state (the plugin's recordError hook) and
@@ -39,11 +40,14 @@ struct GpuHostTable {
   /// The backend's stream (kernels and ABI calls stay ordered).
   void *(*stream)();
   msamp_rt_status (*streamSynchronize)(void *stream);
-  msamp_rt_status (*launchKernel)(void *function, intptr_t gridX,
-                                  intptr_t gridY, intptr_t gridZ,
-                                  intptr_t blockX, intptr_t blockY,
-                                  intptr_t blockZ, int32_t sharedBytes,
-                                  void *stream, void **params, void **extra);
+  /// Enqueues `function` (named `name` in messages) on `stream`; does not
+  /// wait for it.
+  msamp_rt_status (*launchKernel)(void *function, const char *name,
+                                  intptr_t gridX, intptr_t gridY,
+                                  intptr_t gridZ, intptr_t blockX,
+                                  intptr_t blockY, intptr_t blockZ,
+                                  int32_t sharedBytes, void *stream,
+                                  void **params, void **extra);
   /// Managed memory, reachable from kernels, the host and the backend.
   msamp_rt_status (*alloc)(size_t bytes, void **ptr);
   void (*free)(void *ptr);

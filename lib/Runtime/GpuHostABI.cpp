@@ -13,7 +13,9 @@
 //
 // Module loads are only recorded here: the step's global constructors run
 // at dlopen, possibly before the backend exists. The first function lookup
-// of a module loads it through the plugin.
+// of a module loads it through the plugin. The generated code looks a
+// kernel up before every launch: each (module, name) is resolved by the
+// driver once and then served from the module's table.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,6 +28,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
+#include <string>
+#include <unordered_map>
 
 namespace msamp::runtime {
 namespace {
@@ -40,8 +44,21 @@ struct ModuleRecord {
   bool isPtx = false;
   int32_t optLevel = 3;
   void *module = nullptr;
+  /// Resolved kernels by name.
+  std::unordered_map<std::string, void *> functions;
   std::mutex lock;
 };
+
+/// Every resolved kernel's name, for launch errors.
+struct KernelNames {
+  std::mutex lock;
+  std::unordered_map<void *, std::string> names;
+};
+
+KernelNames &kernelNames() {
+  static auto *names = new KernelNames; // never destroyed: used until exit
+  return *names;
+}
 
 const GpuHostTable *tableOrError(const char *op) {
   const GpuHostTable *table = theTable.load(std::memory_order_acquire);
@@ -93,16 +110,21 @@ void *msamp_rt_gpu_module_get_function(void *module, const char *name) {
   if (!table || !module)
     return nullptr;
   auto *record = static_cast<ModuleRecord *>(module);
-  {
-    std::lock_guard<std::mutex> guard(record->lock);
-    if (!record->module &&
-        table->moduleLoad(record->image, record->bytes, record->isPtx,
-                          record->optLevel, &record->module) != MSAMP_RT_OK)
-      return nullptr;
-  }
+  std::lock_guard<std::mutex> guard(record->lock);
+  auto found = record->functions.find(name);
+  if (found != record->functions.end())
+    return found->second;
+  if (!record->module &&
+      table->moduleLoad(record->image, record->bytes, record->isPtx,
+                        record->optLevel, &record->module) != MSAMP_RT_OK)
+    return nullptr;
   void *function = nullptr;
   if (table->moduleGetFunction(record->module, name, &function) != MSAMP_RT_OK)
     return nullptr;
+  record->functions.emplace(name, function);
+  KernelNames &names = kernelNames();
+  std::lock_guard<std::mutex> namesGuard(names.lock);
+  names.names.emplace(function, name);
   return function;
 }
 
@@ -128,8 +150,16 @@ void msamp_rt_gpu_launch_kernel(void *function, intptr_t grid_x,
   const GpuHostTable *table = tableOrError("msamp_rt_gpu_launch_kernel");
   if (!table || !function)
     return; // the failed lookup is the recorded error
-  table->launchKernel(function, grid_x, grid_y, grid_z, block_x, block_y,
-                      block_z, shared_bytes, stream, params, extra);
+  std::string name;
+  {
+    KernelNames &names = kernelNames();
+    std::lock_guard<std::mutex> guard(names.lock);
+    auto found = names.names.find(function);
+    if (found != names.names.end())
+      name = found->second;
+  }
+  table->launchKernel(function, name.c_str(), grid_x, grid_y, grid_z, block_x,
+                      block_y, block_z, shared_bytes, stream, params, extra);
 }
 
 void *msamp_rt_gpu_aligned_alloc(size_t alignment, size_t bytes) {

@@ -448,9 +448,10 @@ def write_report(r, gpu):
         lines += ["", "GEMM (TFLOP/s): " + "; ".join(
             " ".join("%s=%s" % kv for kv in g.items()) for g in d["gemm"])]
     for t in d["step_timing"]:
-        lines.append("step time %s %s: %s ms/step, peak %s MiB" % (
-            t["name"], t["level"], t.get("ms_per_step"),
-            t.get("peak_device_mib_sampled")))
+        lines.append("step time %s %s: %s ms/step (predicted %s), peak %s "
+                     "MiB" % (t["name"], t["level"], t.get("ms_per_step"),
+                              t.get("predicted_ms"),
+                              t.get("peak_device_mib_sampled")))
     lines += ["PyTorch: %s" % json.dumps(d["pytorch"]), "",
               "RESULT: %s" % ("FAIL (%d): %s" % (len(d["failures"]),
                                                  "; ".join(d["failures"]))

@@ -23,7 +23,9 @@
 // reduction linalg become GPU kernels whose PTX is embedded in
 // train_step.so (and also written to OUTDIR/kernels/<module>.ptx, for
 // ptxas and for humans); the host code calls the runtime's GPU wrappers
-// (docs/RuntimeABI.md 13) and exports msamp_train_step_target = "cuda".
+// (docs/RuntimeABI.md 13) and exports msamp_train_step_target = "cuda"; it
+// also writes OUTDIR/gpu_cost.json, the step's predicted GPU time
+// (--msamp-gpu-cost-report, docs/GPU.md "The cost report").
 //
 //===----------------------------------------------------------------------===//
 
@@ -310,6 +312,8 @@ int main(int argc, char **argv) {
   llvm::SmallString<256> memoryPath(outputDir), gemmsPath(outputDir);
   llvm::sys::path::append(memoryPath, "memory_report.json");
   llvm::sys::path::append(gemmsPath, "gemms.json");
+  llvm::SmallString<256> costPath(outputDir);
+  llvm::sys::path::append(costPath, "gpu_cost.json");
   TimingScope writeTimer = root.nest("train_step.mlir and manifest");
   if (failed(writeText(mlirPath, [&](raw_ostream &os) { module->print(os); })))
     return 1;
@@ -332,7 +336,8 @@ int main(int argc, char **argv) {
   // host-emulation option).
   std::string dedupeOption = dedupe ? "true" : "false";
   std::string pipeline =
-      cuda ? "msamp-lower-to-gpu{chip=" + chip + " dedupe=" + dedupeOption + "}"
+      cuda ? "msamp-lower-to-gpu{chip=" + chip + " dedupe=" + dedupeOption +
+                 " cost-report=" + costPath.str().str() + "}"
       : target == "cuda-host-emulation"
           ? "msamp-lower-to-gpu{host-emulation=true dedupe=" + dedupeOption +
                 "}"

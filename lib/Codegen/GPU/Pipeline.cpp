@@ -65,6 +65,9 @@ std::string mlir::msamp::defaultPTXFeatures(StringRef chip) {
 
 void mlir::msamp::buildLowerToGPUPipeline(OpPassManager &pm,
                                           const LowerToGPUOptions &options) {
+  // The cost report's floor is counted on tensors (StepFloor.cpp).
+  if (!options.hostEmulation)
+    pm.addPass(createMSAMPGPUStepFloor());
   // 1. Tensors -> buffers, as for the CPU; constants into step buffers.
   buildBufferizeTrainStepPipeline(
       pm, [](OpPassManager &pm) { pm.addPass(createMSAMPGPUStageGlobals()); });
@@ -74,6 +77,9 @@ void mlir::msamp::buildLowerToGPUPipeline(OpPassManager &pm,
   tile.blockSize = options.blockSize;
   pm.addNestedPass<func::FuncOp>(createMSAMPGPUCopiesToLinalg());
   pm.addNestedPass<func::FuncOp>(createMSAMPGPUParallelDimsOuter());
+  // Each kernel's cost, while its linalg op still says it (KernelCosts.cpp).
+  if (!options.hostEmulation)
+    pm.addNestedPass<func::FuncOp>(createMSAMPGPUKernelCosts());
   pm.addNestedPass<func::FuncOp>(createMSAMPGPUAtomicFullReductions());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addNestedPass<func::FuncOp>(createMSAMPGPUTileParallelLoops(tile));
@@ -90,6 +96,12 @@ void mlir::msamp::buildLowerToGPUPipeline(OpPassManager &pm,
   pm.addPass(createGpuKernelOutliningPass());
   if (options.dedupe)
     pm.addPass(createMSAMPGPUDedupeKernels());
+  // One stream: the host waits only where its own code needs the kernels'
+  // results (AsyncLaunches.cpp).
+  pm.addNestedPass<func::FuncOp>(createMSAMPGPUAsyncLaunches());
+  MSAMPGPUCostReportOptions costReport;
+  costReport.file = options.costReport;
+  pm.addPass(createMSAMPGPUCostReport(costReport));
   pm.addPass(createLowerAffinePass());
 
   // 3. Kernels -> NVVM -> PTX, embedded in gpu.binary ops.

@@ -44,9 +44,21 @@
 // CHECK-LABEL: llvm.func @train_step(
 // CHECK: llvm.call @_mlir_memref_to_llvm_alloc(
 // CHECK: llvm.call @msamp_rt_gemm(
-// CHECK: gpu.launch_func @train_step_kernel::@train_step_kernel
-// CHECK: gpu.launch_func @train_step_kernel_0::@train_step_kernel
-// CHECK: gpu.launch_func @train_step_kernel_1::@train_step_kernel
+// Launches are asynchronous on one stream (msamp-gpu-async-launches): the
+// first two kernels back to back, one wait before the host stores the
+// loss's initial value, the loss kernel, one wait before the host copies.
+// CHECK: %[[S:.+]] = llvm.call @mgpuStreamCreate()
+// CHECK-NEXT: gpu.launch_func <%[[S]] : !llvm.ptr> @train_step_kernel::@train_step_kernel
+// CHECK-NOT: mgpuStreamSynchronize
+// CHECK: gpu.launch_func <%[[S]] : !llvm.ptr> @train_step_kernel_0::@train_step_kernel
+// CHECK-NOT: gpu.launch_func
+// CHECK: llvm.call @mgpuStreamSynchronize(%[[S]])
+// CHECK: llvm.store
+// CHECK: %[[S1:.+]] = llvm.call @mgpuStreamCreate()
+// CHECK: gpu.launch_func <%[[S1]] : !llvm.ptr> @train_step_kernel_1::@train_step_kernel
+// CHECK-NOT: gpu.launch_func
+// CHECK: llvm.call @mgpuStreamSynchronize(%[[S1]])
+// CHECK-NOT: mgpuStreamSynchronize
 // CHECK: llvm.call @msamp_rt_all_reduce(
 // SGD updates w in place: no copy kernels around it.
 // CHECK-NOT: gpu.launch_func

@@ -70,6 +70,11 @@ struct LowerToGPUOptions : public PassPipelineOptions<LowerToGPUOptions> {
                      "(msamp-gpu-dedupe-kernels); host emulation: outline "
                      "loop nests, identical ones once"),
       llvm::cl::init(true)};
+  PassOptions::Option<std::string> costReport{
+      *this, "cost-report",
+      llvm::cl::desc("write the step's cost report (gpu_cost.json, "
+                     "msamp-gpu-cost-report) to this file; empty: none"),
+      llvm::cl::init("")};
 };
 
 /// The PTX features for `chip` when none are given: +ptx80 for sm_90,

@@ -140,4 +140,68 @@ def MSAMPGPULowerFP8Casts : Pass<"msamp-gpu-lower-fp8-casts"> {
                            "::mlir::vector::VectorDialect"];
 }
 
+def MSAMPGPUStepFloor : Pass<"msamp-gpu-step-floor", "::mlir::ModuleOp"> {
+  let summary = "record the tensor-level inputs of the cost report's floor";
+  let description = [{
+    On the tensor-level train step, before bufferization: records on it
+    (`msamp.gpu_step_floor`) the bytes of its state, of its inputs (the
+    batch), and of the values kept for backward: results of ops the loss
+    depends on that an op the loss does not depend on (backward, optimizer)
+    also reads, a reshape counted as its source. --msamp-gpu-cost-report
+    turns them into `floor_ms` (docs/GPU.md "The cost report").
+  }];
+}
+
+def MSAMPGPUKernelCosts
+    : Pass<"msamp-gpu-kernel-costs", "::mlir::func::FuncOp"> {
+  let summary = "attach each linalg op's kernel cost to its location";
+  let description = [{
+    Before msamp-gpu-atomic-full-reductions and
+    convert-linalg-to-parallel-loops: every linalg op with a loop gets its
+    cost as a kernel (MSAMP/Codegen/GPU/CostModel.h: FLOPs, bytes) as the
+    metadata of a FusedLoc around its location. The passes that turn it
+    into a parallel loop, a gpu.launch and a gpu.launch_func keep that
+    location, so --msamp-gpu-cost-report reads each launch's cost from it.
+  }];
+}
+
+def MSAMPGPUCostReport : Pass<"msamp-gpu-cost-report", "::mlir::ModuleOp"> {
+  let summary = "write gpu_cost.json: per launch and library call, and totals";
+  let description = [{
+    After kernel outlining: reads each `gpu.launch_func`'s cost from the
+    location msamp-gpu-kernel-costs tagged (a launch without one is an
+    error), costs
+    each runtime call (`msamp_rt_*`), counts host synchronizations per
+    step, and writes the report to `file` (docs/Interfaces.md 4, docs/GPU.md
+    "The cost report"). Removes what the cost passes recorded (the
+    step's attribute, the locations' cost metadata).
+  }];
+  let options = [
+    Option<"file", "file", "std::string", /*default=*/"\"\"",
+           "where to write gpu_cost.json (empty: nowhere)">
+  ];
+}
+
+def MSAMPGPUAsyncLaunches
+    : Pass<"msamp-gpu-async-launches", "::mlir::func::FuncOp"> {
+  let summary = "launch kernels asynchronously; synchronize only before host code that touches memory";
+  let description = [{
+    After kernel outlining, a `gpu.launch_func` without an async token is
+    lowered by gpu-to-llvm to a launch followed by a stream
+    synchronization. The step's launches and its runtime calls all run on
+    the session's one stream (the runtime's GPU wrappers hand out the CUDA
+    backend's stream), so they are ordered without the host waiting: only
+    host code that reads or writes memory (a `memref.load`, `store` or
+    `copy` of the 0-d arithmetic left on the host, a call that is not one
+    of the backend's stream-ordered entry points, a loop or branch, the
+    return) must wait for the kernels before it. In each block, launches
+    become `gpu.launch_func async` chained on one token (from `gpu.wait
+    async`, i.e. the stream), and a blocking `gpu.wait` is placed only
+    before the first such host op after a launch, and before the block's
+    terminator. Allocation and deallocation (stream-ordered reuse by the
+    runtime's cache) and pure ops do not wait.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
 #endif // MSAMP_CODEGEN_GPU_PASSES_TD

@@ -16,8 +16,11 @@
 //    through cudart's cudaGetDriverEntryPointByVersion, in the primary
 //    context cudart uses, on the backend's device.
 //  * Kernels run on the backend's stream, so they are ordered with the
-//    runtime's own kernels and cuBLASLt; the step synchronizes after each
-//    launch (the host code may read what the kernel wrote).
+//    runtime's own kernels and cuBLASLt. A launch does not wait: the step
+//    synchronizes only before host code that reads memory
+//    (msamp-gpu-async-launches). cuLaunchKernel's own result reports a
+//    launch that could not start, naming the kernel; a fault while it runs
+//    is reported by the next synchronization.
 //  * Buffers are managed memory (cudaMallocManaged): kernels, the host code
 //    of the step, the session and the backend (which uses managed pointers
 //    in place, 10.2) all reach them. Freed buffers are kept in a per-size
@@ -192,15 +195,19 @@ void *stream() {
 msamp_rt_status streamSynchronize(void *s) {
   return withActiveBackend(
       "msamp_rt_gpu_stream_synchronize", [&](const DeviceContext &) {
-        MSAMP_CUDA_TRY(cudaStreamSynchronize(static_cast<cudaStream_t>(s)));
+        // Launches do not wait: a kernel that faulted is reported here.
+        MSAMP_CUDA_TRY_CTX(cudaStreamSynchronize(static_cast<cudaStream_t>(s)),
+                           "%s",
+                           "(a kernel or runtime call enqueued since the last "
+                           "synchronization failed)");
         return MSAMP_RT_OK;
       });
 }
 
-msamp_rt_status launchKernel(void *function, intptr_t gx, intptr_t gy,
-                             intptr_t gz, intptr_t bx, intptr_t by, intptr_t bz,
-                             int32_t shared, void *s, void **params,
-                             void **extra) {
+msamp_rt_status launchKernel(void *function, const char *name, intptr_t gx,
+                             intptr_t gy, intptr_t gz, intptr_t bx, intptr_t by,
+                             intptr_t bz, int32_t shared, void *s,
+                             void **params, void **extra) {
   return withActiveBackend(
       "msamp_rt_gpu_launch_kernel", [&](const DeviceContext &) {
         const Driver *d = nullptr;
@@ -216,7 +223,8 @@ msamp_rt_status launchKernel(void *function, intptr_t gx, intptr_t gy,
         if (r != CUDA_SUCCESS)
           return driverFailure(
               *d, r, "cuLaunchKernel",
-              "(grid " + std::to_string(gx) + "x" + std::to_string(gy) + "x" +
+              std::string("(kernel ") + (name ? name : "?") + ", grid " +
+                  std::to_string(gx) + "x" + std::to_string(gy) + "x" +
                   std::to_string(gz) + ", block " + std::to_string(bx) + "x" +
                   std::to_string(by) + "x" + std::to_string(bz) + ")");
         return MSAMP_RT_OK;

@@ -1,0 +1,221 @@
+//===- CostModel.cpp - the GPU step's roofline cost model -----------------===//
+//
+// Part of the msamp project. The model and how ops are counted:
+// MSAMP/Codegen/GPU/CostModel.h and docs/GPU.md "The cost report".
+//
+//===----------------------------------------------------------------------===//
+
+#include "MSAMP/Codegen/GPU/CostModel.h"
+#include "MSAMP/Codegen/BufferPlan.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Matchers.h"
+#include "llvm/ADT/StringSwitch.h"
+
+#include <algorithm>
+
+using namespace mlir;
+using namespace mlir::msamp;
+using namespace mlir::msamp::gpucost;
+
+StringRef gpucost::unitName(Unit unit) {
+  switch (unit) {
+  case Unit::FP8:
+    return "fp8";
+  case Unit::BF16:
+    return "bf16";
+  case Unit::F32:
+    return "f32";
+  }
+  llvm_unreachable("unknown unit");
+}
+
+double gpucost::peakFlops(Unit unit) {
+  switch (unit) {
+  case Unit::FP8:
+    return 1979e12;
+  case Unit::BF16:
+    return 989e12;
+  case Unit::F32:
+    return 67e12;
+  }
+  llvm_unreachable("unknown unit");
+}
+
+double gpucost::predictedSeconds(const OpCost &cost) {
+  double compute = static_cast<double>(cost.flops) /
+                   (kComputeEfficiency * peakFlops(cost.unit));
+  double memory =
+      static_cast<double>(cost.bytes) / (kMemoryEfficiency * kMemoryBandwidth);
+  return std::max(compute, memory) + kLaunchSeconds;
+}
+
+DictionaryAttr gpucost::kernelCostAttr(MLIRContext *context, StringRef opName,
+                                       const OpCost &cost) {
+  Builder b(context);
+  return b.getDictionaryAttr({b.getNamedAttr(
+      kKernelCostAttr,
+      b.getDictionaryAttr(
+          {b.getNamedAttr("op", b.getStringAttr(opName)),
+           b.getNamedAttr("flops", b.getI64IntegerAttr(cost.flops)),
+           b.getNamedAttr("bytes", b.getI64IntegerAttr(cost.bytes))}))});
+}
+
+DictionaryAttr gpucost::kernelCostOf(Location loc) {
+  DictionaryAttr found;
+  loc->walk([&](Location inner) {
+    auto fused = dyn_cast<FusedLoc>(inner);
+    auto metadata =
+        fused ? dyn_cast_or_null<DictionaryAttr>(fused.getMetadata()) : nullptr;
+    if (metadata)
+      found = metadata.getAs<DictionaryAttr>(kKernelCostAttr);
+    return found ? WalkResult::interrupt() : WalkResult::advance();
+  });
+  return found;
+}
+
+namespace {
+
+/// One FLOP: a floating-point arith or math op. Constants, selects,
+/// bitcasts and conversions between types move or reinterpret a value and
+/// are not counted.
+bool isFlop(Operation &op) {
+  Dialect *dialect = op.getDialect();
+  if (!dialect || !isa<arith::ArithDialect, math::MathDialect>(op.getDialect()))
+    return false;
+  if (isa<arith::ConstantOp, arith::SelectOp, arith::BitcastOp, arith::ExtFOp,
+          arith::TruncFOp, arith::SIToFPOp, arith::UIToFPOp, arith::FPToSIOp,
+          arith::FPToUIOp>(op))
+    return false;
+  return op.getNumResults() == 1 &&
+         isa<FloatType>(getElementTypeOrSelf(op.getResult(0).getType()));
+}
+
+FailureOr<int64_t> operandBytes(Operation *op, Value value) {
+  auto type = dyn_cast<MemRefType>(value.getType());
+  if (!type)
+    return 0; // a scalar operand travels as a kernel argument
+  std::optional<int64_t> bytes = getStaticMemRefBytes(type);
+  if (!bytes)
+    return op->emitError("GPU cost model: operand of type ")
+           << type << " has no static size";
+  return *bytes;
+}
+
+/// The ranked memref behind a runtime call's unranked operand
+/// (memref.cast and the conversion to memref<*xi8> undone).
+MemRefType tracedType(Value value) {
+  while (Operation *def = value.getDefiningOp()) {
+    if (auto cast = dyn_cast<UnrealizedConversionCastOp>(def)) {
+      value = cast.getOperand(0);
+    } else if (auto cast = dyn_cast<memref::CastOp>(def)) {
+      value = cast.getSource();
+    } else {
+      break;
+    }
+    if (auto ranked = dyn_cast<MemRefType>(value.getType()))
+      return ranked;
+  }
+  return dyn_cast<MemRefType>(value.getType());
+}
+
+int64_t numElements(MemRefType type) {
+  int64_t n = 1;
+  for (int64_t d : type.getShape())
+    n *= d;
+  return n;
+}
+
+/// f32 FLOPs per element of the first operand of each non-GEMM runtime
+/// entry point (docs/GPU.md "The cost report"): the scaled casts multiply
+/// once, amax compares once, compute_scale reduces its history once, Adam
+/// does 16 (2 decodes, weight decay, 3 for m, 4 for v, 6 for the update),
+/// SGD 8; moves (history roll, collectives, index checks) none.
+int64_t elementFlops(StringRef callee) {
+  return llvm::StringSwitch<int64_t>(callee)
+      .Cases({"msamp_rt_quantize", "msamp_rt_dequantize", "msamp_rt_amax",
+              "msamp_rt_compute_scale"},
+             1)
+      .Case("msamp_rt_adam_update", 16)
+      .Case("msamp_rt_sgd_update", 8)
+      .Default(0);
+}
+
+} // namespace
+
+FailureOr<OpCost> gpucost::linalgKernelCost(linalg::LinalgOp op) {
+  OpCost cost;
+  int64_t iterations = 1;
+  for (int64_t range : op.getStaticLoopRanges()) {
+    if (ShapedType::isDynamic(range))
+      return op->emitError("GPU cost model: dynamic loop range");
+    iterations *= range;
+  }
+  int64_t perIteration = 0;
+  op.getBlock()->walk([&](Operation *inner) {
+    if (isFlop(*inner))
+      ++perIteration;
+  });
+  cost.flops = iterations * perIteration;
+  for (OpOperand *in : op.getDpsInputOperands()) {
+    if (!op.payloadUsesValueFromOperand(in))
+      continue;
+    FailureOr<int64_t> bytes = operandBytes(op, in->get());
+    if (failed(bytes))
+      return failure();
+    cost.bytes += *bytes;
+  }
+  for (OpOperand &out : op.getDpsInitsMutable()) {
+    FailureOr<int64_t> bytes = operandBytes(op, out.get());
+    if (failed(bytes))
+      return failure();
+    cost.bytes += op.payloadUsesValueFromOperand(&out) ? 2 * *bytes : *bytes;
+  }
+  cost.unit = Unit::F32;
+  return cost;
+}
+
+FailureOr<OpCost> gpucost::libraryCallCost(func::CallOp call, bool &isGemm) {
+  OpCost cost;
+  SmallVector<MemRefType> types;
+  for (Value operand : call.getOperands()) {
+    if (!isa<BaseMemRefType>(operand.getType()))
+      continue;
+    MemRefType type = tracedType(operand);
+    std::optional<int64_t> bytes;
+    if (type)
+      bytes = getStaticMemRefBytes(type);
+    if (!bytes)
+      return call.emitError("GPU cost model: cannot find the static type of "
+                            "an operand of ")
+             << call.getCallee();
+    cost.bytes += *bytes;
+    types.push_back(type);
+  }
+  StringRef callee = call.getCallee();
+  isGemm = callee == "msamp_rt_gemm";
+  cost.unit = Unit::F32;
+  if (isGemm) {
+    // (a, a_scale_inv, b, b_scale_inv, out, out_amax, a_dtype, b_dtype,
+    //  out_dtype, flags); a is [.., K, M] with MSAMP_RT_GEMM_TRANSPOSE_A.
+    IntegerAttr flags;
+    if (types.size() != 6 || call.getNumOperands() != 10 ||
+        !matchPattern(call.getOperand(9), m_Constant(&flags)))
+      return call.emitError("GPU cost model: unexpected msamp_rt_gemm call");
+    MemRefType a = types[0], out = types[4];
+    int64_t rank = a.getRank();
+    int64_t k = a.getDimSize((flags.getInt() & 0x1) ? rank - 2 : rank - 1);
+    cost.flops = 2 * numElements(out) * k;
+    Type element = a.getElementType();
+    if (isa<Float8E4M3FNType, Float8E5M2Type>(element))
+      cost.unit = Unit::FP8;
+    else if (isa<BFloat16Type, Float16Type>(element))
+      cost.unit = Unit::BF16;
+    return cost;
+  }
+  if (!types.empty())
+    cost.flops = elementFlops(callee) * numElements(types.front());
+  return cost;
+}

@@ -1,0 +1,67 @@
+// msamp-gpu-async-launches: a block's launches are chained on one async
+// token (the session's stream); the runtime's stream-ordered entry points
+// (here msamp_rt_amax) and allocations run between them without a wait;
+// the host waits (a blocking gpu.wait) only before its own memory access,
+// a call outside the backend's stream, an op with regions, and the block's
+// terminator, each time only if a launch is pending. gpu-to-llvm lowers the
+// token to mgpuStreamCreate (the runtime hands out the backend's stream)
+// and the wait to mgpuStreamSynchronize: msamp-gpu-cost-report counts the
+// waits as host_syncs.
+// RUN: msamp-opt %s --pass-pipeline='builtin.module(func.func(msamp-gpu-async-launches))' | FileCheck %s
+
+// CHECK-LABEL: func.func @step(
+// CHECK: %[[T0:.+]] = gpu.wait async
+// CHECK-NEXT: %[[T1:.+]] = gpu.launch_func async [%[[T0]]] @k::@k
+// CHECK-NEXT: %[[T2:.+]] = gpu.launch_func async [%[[T1]]] @k::@k
+// CHECK-NEXT: call @msamp_rt_amax(
+// CHECK-NEXT: %[[T3:.+]] = gpu.launch_func async [%[[T2]]] @k::@k
+// CHECK-NEXT: memref.alloc()
+// CHECK-NEXT: gpu.wait [%[[T3]]]
+// CHECK-NEXT: memref.load
+// CHECK-NEXT: %[[T4:.+]] = gpu.wait async
+// CHECK-NEXT: %[[T5:.+]] = gpu.launch_func async [%[[T4]]] @k::@k
+// CHECK-NEXT: gpu.wait [%[[T5]]]
+// CHECK-NEXT: scf.if
+// CHECK-NEXT: %[[T6:.+]] = gpu.wait async
+// CHECK-NEXT: %[[T7:.+]] = gpu.launch_func async [%[[T6]]] @k::@k
+// CHECK-NEXT: gpu.wait [%[[T7]]]
+// CHECK-NEXT: }
+// CHECK-NEXT: call @helper()
+// CHECK-NEXT: %[[T8:.+]] = gpu.wait async
+// CHECK-NEXT: %[[T9:.+]] = gpu.launch_func async [%[[T8]]] @k::@k
+// CHECK-NEXT: gpu.wait [%[[T9]]]
+// CHECK-NEXT: call @msamp_rt_check_computed_index(
+// CHECK-NEXT: memref.dealloc
+// CHECK-NEXT: return
+// CHECK-NOT: gpu.launch_func @
+
+module attributes {gpu.container_module} {
+  gpu.module @k {
+    gpu.func @k(%a: memref<4xf32>) kernel {
+      gpu.return
+    }
+  }
+  func.func private @msamp_rt_amax(memref<*xi8>, memref<*xi8>, i32)
+  func.func private @msamp_rt_check_computed_index(memref<*xi8>, memref<*xi8>, i32, i64, i64, i32)
+  func.func private @helper()
+  func.func @step(%a: memref<4xf32>, %s: memref<f32>, %u: memref<*xi8>, %cond: i1) -> f32 {
+    %c1 = arith.constant 1 : index
+    %c0_i32 = arith.constant 0 : i32
+    %c0_i64 = arith.constant 0 : i64
+    gpu.launch_func @k::@k blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%a : memref<4xf32>)
+    gpu.launch_func @k::@k blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%a : memref<4xf32>)
+    call @msamp_rt_amax(%u, %u, %c0_i32) : (memref<*xi8>, memref<*xi8>, i32) -> ()
+    gpu.launch_func @k::@k blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%a : memref<4xf32>)
+    %b = memref.alloc() : memref<4xf32>
+    %v = memref.load %s[] : memref<f32>
+    gpu.launch_func @k::@k blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%b : memref<4xf32>)
+    scf.if %cond {
+      gpu.launch_func @k::@k blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%b : memref<4xf32>)
+    }
+    call @helper() : () -> ()
+    gpu.launch_func @k::@k blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%b : memref<4xf32>)
+    call @msamp_rt_check_computed_index(%u, %u, %c0_i32, %c0_i64, %c0_i64, %c0_i32) : (memref<*xi8>, memref<*xi8>, i32, i64, i64, i32) -> ()
+    memref.dealloc %b : memref<4xf32>
+    return %v : f32
+  }
+}
