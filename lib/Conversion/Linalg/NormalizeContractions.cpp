@@ -26,6 +26,7 @@
 
 #include "MSAMP/Conversion/Passes.h"
 #include "MSAMP/TrainStep/GemmMatcher.h"
+#include "MSAMP/TrainStep/TrainStep.h"
 
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 #include "mlir/IR/PatternMatch.h"
@@ -259,11 +260,10 @@ Value rewrite(RewriterBase &b, linalg::GenericOp op, const Layout &layout) {
     if (!layout.isView(i, swapped)) {
       Order to = layout.target(i, /*swapped=*/false);
       Type element = getElementTypeOrSelf(value.getType());
-      Value empty = tensor::EmptyOp::create(b, loc, shapeOf(to, loopSizes),
-                                            element);
-      value = linalg::TransposeOp::create(
-                  b, loc, value, empty,
-                  permutation(layout.natural[i], to))
+      Value empty =
+          tensor::EmptyOp::create(b, loc, shapeOf(to, loopSizes), element);
+      value = linalg::TransposeOp::create(b, loc, value, empty,
+                                          permutation(layout.natural[i], to))
                   ->getResult(0);
     }
     auto [x, y] = Layout::matrix[i];
@@ -303,9 +303,9 @@ Value rewrite(RewriterBase &b, linalg::GenericOp op, const Layout &layout) {
   SmallVector<utils::IteratorType> iterators(offset + 2,
                                              utils::IteratorType::parallel);
   iterators.push_back(utils::IteratorType::reduction);
-  auto gemm = linalg::GenericOp::create(b, loc, TypeRange{init.getType()},
-                                        inputs, ValueRange{init}, maps,
-                                        iterators);
+  auto gemm =
+      linalg::GenericOp::create(b, loc, TypeRange{init.getType()}, inputs,
+                                ValueRange{init}, maps, iterators);
   // The same multiply-accumulate, operand for operand.
   b.cloneRegionBefore(op.getRegion(), gemm.getRegion(), gemm.getRegion().end());
   gemm->setDiscardableAttrs(op->getDiscardableAttrDictionary());
@@ -318,11 +318,10 @@ Value rewrite(RewriterBase &b, linalg::GenericOp op, const Layout &layout) {
     result = tensor::ExpandShapeOp::create(b, loc, expandedType, result,
                                            groupsOf(layout, 2, swapped));
   if (!view) {
-    Value empty = tensor::EmptyOp::create(b, loc, resultType.getShape(),
-                                          element);
+    Value empty =
+        tensor::EmptyOp::create(b, loc, resultType.getShape(), element);
     result = linalg::TransposeOp::create(b, loc, result, empty,
-                                         permutation(stored,
-                                                     layout.natural[2]))
+                                         permutation(stored, layout.natural[2]))
                  ->getResult(0);
   }
   return result;
@@ -337,6 +336,7 @@ struct NormalizeContractionsPass
         candidates.push_back(op);
     });
     IRRewriter rewriter(&getContext());
+    int64_t normalized = 0, transposes = 0, left = 0;
     for (linalg::GenericOp op : candidates) {
       std::string why;
       std::optional<Layout> layout = analyze(op, why);
@@ -344,13 +344,13 @@ struct NormalizeContractionsPass
         // Only multiply-accumulates are worth a word: row sums, maxima and
         // one-hot reductions are no GEMMs.
         if (op.getNumDpsInputs() == 2 && isMulAddBody(*op.getBlock(), why))
-          ++numLeft;
+          ++left;
         continue;
       }
       // A non-zero init would need an epilogue add: it stays a loop nest
       // (the exporters' contractions all start from a zero fill).
       if (!isZeroTensor(op.getDpsInits()[0])) {
-        ++numLeft;
+        ++left;
         continue;
       }
       rewriter.setInsertionPoint(op);
@@ -359,10 +359,25 @@ struct NormalizeContractionsPass
         bool swapped;
         copies += layout->isView(i, swapped) ? 0 : 1;
       }
-      numTransposes += copies;
+      transposes += copies;
       rewriter.replaceOp(op, rewrite(rewriter, op, *layout));
-      ++numNormalized;
+      ++normalized;
     }
+    numNormalized += normalized;
+    numTransposes += transposes;
+    numLeft += left;
+    // Statistics are no-ops in a release LLVM (docs/Passes.md); the counts
+    // are also a remark.
+    func::FuncOp func = getOperation();
+    if (normalized + left > 0)
+      remark::passed(func.getLoc(),
+                     msamp::remarkOptions("normalize-contractions",
+                                          "contractions-normalized"))
+          << remark::add("{0} contractions in @{1} rewritten as one (batched) "
+                         "GEMM each, {2} operands made contiguous by a "
+                         "transpose; {3} multiply-accumulate reductions left "
+                         "as loop nests",
+                         normalized, func.getSymName(), transposes, left);
   }
 };
 
