@@ -331,12 +331,18 @@ struct NormalizeContractionsPass
     : msamp::impl::MSAMPNormalizeContractionsBase<NormalizeContractionsPass> {
   void runOnOperation() override {
     SmallVector<linalg::GenericOp> candidates;
+    int64_t normalized = 0, transposes = 0, left = 0;
     getOperation().walk([&](linalg::GenericOp op) {
-      if (op.getNumReductionLoops() > 0 && !matchGemm(op))
-        candidates.push_back(op);
+      if (op.getNumReductionLoops() == 0)
+        return;
+      if (std::optional<GemmMatch> match = matchGemm(op)) {
+        // convert-msamp-to-runtime keeps a GEMM into a non-zero init.
+        left += match->zeroInit ? 0 : 1;
+        return;
+      }
+      candidates.push_back(op);
     });
     IRRewriter rewriter(&getContext());
-    int64_t normalized = 0, transposes = 0, left = 0;
     for (linalg::GenericOp op : candidates) {
       std::string why;
       std::optional<Layout> layout = analyze(op, why);

@@ -1,5 +1,12 @@
 // RUN: msamp-opt %s --pass-pipeline='builtin.module(func.func(msamp-normalize-contractions))' | FileCheck %s
+// RUN: msamp-opt %s --pass-pipeline='builtin.module(func.func(msamp-normalize-contractions))' --remarks-filter=msamp -o /dev/null 2>&1 | FileCheck %s --check-prefix=REMARK
 // RUN: msamp-opt %s --pass-pipeline='builtin.module(func.func(msamp-normalize-contractions))' | msamp-opt --pass-pipeline='builtin.module(func.func(msamp-normalize-contractions))' | FileCheck %s --check-prefix=IDEMPOTENT
+
+// REMARK: Remark="1 contractions in @attention_scores rewritten as one (batched) GEMM each, 0 operands made contiguous by a transpose; 0 multiply-accumulate reductions left as loop nests"
+// REMARK: Remark="1 contractions in @attention_context rewritten as one (batched) GEMM each, 2 operands made contiguous by a transpose; 0 multiply-accumulate reductions left as loop nests"
+// REMARK: Remark="1 contractions in @projection rewritten as one (batched) GEMM each, 0 operands made contiguous by a transpose; 0 multiply-accumulate reductions left as loop nests"
+// REMARK: Remark="1 contractions in @bf16_scores rewritten
+// REMARK: Remark="0 contractions in @left_alone rewritten as one (batched) GEMM each, 0 operands made contiguous by a transpose; 1 multiply-accumulate reductions left as loop nests"
 
 // The maps of the new GEMMs: (batch, m, n, k) and (m, n, k).
 // CHECK-DAG: #[[$A:map[0-9]*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
@@ -101,6 +108,30 @@ func.func @projection(%x: tensor<2x16x64xf32>, %w: tensor<4x16x64xf32>) -> tenso
     linalg.yield %s : f32
   } -> tensor<2x16x4x16xf32>
   return %0 : tensor<2x16x4x16xf32>
+}
+
+// bf16 operands with an f32 accumulator (the AMP levels' form): the body,
+// casts included, travels unchanged into the batched GEMM.
+// CHECK-LABEL: func.func @bf16_scores(
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<8x16x8xbf16>, tensor<8x16x8xbf16>) outs(%{{.*}} : tensor<8x16x16xf32>)
+// CHECK-NEXT: ^bb0(%[[A:.*]]: bf16, %[[B:.*]]: bf16, %[[ACC:.*]]: f32):
+// CHECK-NEXT: %[[AF:.*]] = arith.extf %[[A]]
+// CHECK-NEXT: %[[BF:.*]] = arith.extf %[[B]]
+// CHECK-NEXT: %[[P:.*]] = arith.mulf %[[AF]], %[[BF]]
+// CHECK-NEXT: arith.addf %[[ACC]], %[[P]]
+func.func @bf16_scores(%q: tensor<2x4x16x8xbf16>, %k: tensor<2x4x16x8xbf16>) -> tensor<2x4x16x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %empty = tensor.empty() : tensor<2x4x16x16xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%empty : tensor<2x4x16x16xf32>) -> tensor<2x4x16x16xf32>
+  %0 = linalg.generic {indexing_maps = [#q, #k, #s], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%q, %k : tensor<2x4x16x8xbf16>, tensor<2x4x16x8xbf16>) outs(%init : tensor<2x4x16x16xf32>) {
+  ^bb0(%a: bf16, %b: bf16, %acc: f32):
+    %x = arith.extf %a : bf16 to f32
+    %y = arith.extf %b : bf16 to f32
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<2x4x16x16xf32>
+  return %0 : tensor<2x4x16x16xf32>
 }
 
 // Left alone: an accumulation into a non-zero init (it would need an
