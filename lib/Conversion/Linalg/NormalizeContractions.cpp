@@ -54,12 +54,17 @@ struct Layout {
   static constexpr std::array<std::pair<Group, Group>, 3> matrix = {
       {{M, K}, {K, N}, {M, N}}};
 
+  /// The operand's matrix groups in stored order: (X, Y), or (Y, X) when
+  /// `swapped` (a transposed operand).
+  static std::pair<Group, Group> matrixGroups(unsigned operand, bool swapped) {
+    auto [x, y] = matrix[operand];
+    return swapped ? std::make_pair(y, x) : std::make_pair(x, y);
+  }
+
   /// The operand's dimensions in canonical order ([batch, X, Y]) or, with
   /// `swapped`, in transposed order ([batch, Y, X]).
   Order target(unsigned operand, bool swapped) const {
-    auto [x, y] = matrix[operand];
-    if (swapped)
-      std::swap(x, y);
+    auto [x, y] = matrixGroups(operand, swapped);
     Order order(dims[Batch]);
     llvm::append_range(order, dims[x]);
     llvm::append_range(order, dims[y]);
@@ -201,9 +206,7 @@ SmallVector<int64_t> permutation(const Order &from, const Order &to) {
 /// Reassociation that collapses [batch..., X..., Y...] into [B?, X, Y].
 SmallVector<ReassociationIndices> groupsOf(const Layout &layout,
                                            unsigned operand, bool swapped) {
-  auto [x, y] = Layout::matrix[operand];
-  if (swapped)
-    std::swap(x, y);
+  auto [x, y] = Layout::matrixGroups(operand, swapped);
   SmallVector<ReassociationIndices> groups;
   int64_t next = 0;
   for (Group g : {Batch, x, y}) {
@@ -240,15 +243,22 @@ Value rewrite(RewriterBase &b, linalg::GenericOp op, const Layout &layout) {
   unsigned offset = batched ? 1 : 0;
   std::array<unsigned, 4> newDim = {0, offset, offset + 1, offset + 2};
   auto newMap = [&](unsigned operand, bool swapped) {
-    auto [x, y] = Layout::matrix[operand];
-    if (swapped)
-      std::swap(x, y);
+    auto [x, y] = Layout::matrixGroups(operand, swapped);
     SmallVector<AffineExpr> exprs;
     if (batched)
       exprs.push_back(b.getAffineDimExpr(newDim[Batch]));
     exprs.push_back(b.getAffineDimExpr(newDim[x]));
     exprs.push_back(b.getAffineDimExpr(newDim[y]));
     return AffineMap::get(offset + 3, 0, exprs, b.getContext());
+  };
+  // The [B?, X, Y] shape of an operand viewed as (batched) matrices.
+  auto matrixShape = [&](unsigned operand, bool swapped) {
+    auto [x, y] = Layout::matrixGroups(operand, swapped);
+    SmallVector<int64_t> shape;
+    if (batched)
+      shape.push_back(product(Batch));
+    shape.append({product(x), product(y)});
+    return shape;
   };
 
   // The inputs: a view when stored in a GEMM order, else one transpose.
@@ -266,14 +276,8 @@ Value rewrite(RewriterBase &b, linalg::GenericOp op, const Layout &layout) {
                                           permutation(layout.natural[i], to))
                   ->getResult(0);
     }
-    auto [x, y] = Layout::matrix[i];
-    if (swapped)
-      std::swap(x, y);
-    SmallVector<int64_t> shape;
-    if (batched)
-      shape.push_back(product(Batch));
-    shape.append({product(x), product(y)});
-    auto type = RankedTensorType::get(shape, getElementTypeOrSelf(value));
+    auto type = RankedTensorType::get(matrixShape(i, swapped),
+                                      getElementTypeOrSelf(value));
     if (type != value.getType())
       value = tensor::CollapseShapeOp::create(b, loc, type, value,
                                               groupsOf(layout, i, swapped));
@@ -286,16 +290,10 @@ Value rewrite(RewriterBase &b, linalg::GenericOp op, const Layout &layout) {
   auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
   bool swapped = false;
   bool view = layout.isView(2, swapped);
-  auto [x, y] = Layout::matrix[2];
-  if (swapped)
-    std::swap(x, y);
-  SmallVector<int64_t> shape;
-  if (batched)
-    shape.push_back(product(Batch));
-  shape.append({product(x), product(y)});
   Type element = resultType.getElementType();
   Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(element));
-  Value empty = tensor::EmptyOp::create(b, loc, shape, element);
+  Value empty =
+      tensor::EmptyOp::create(b, loc, matrixShape(2, swapped), element);
   Value init =
       linalg::FillOp::create(b, loc, ValueRange{zero}, ValueRange{empty})
           .getResult(0);
