@@ -144,7 +144,7 @@ std::optional<Layout> analyze(linalg::GenericOp op, std::string &why) {
     else if (inLhs && inRhs && !inOut && reduction)
       group = K;
     else {
-      why = "loop dimension " + std::to_string(d) +
+      why = "its loop dimension " + std::to_string(d) +
             " is a broadcast or a one-sided reduction";
       return std::nullopt;
     }
@@ -152,7 +152,8 @@ std::optional<Layout> analyze(linalg::GenericOp op, std::string &why) {
   }
   if (layout.dims[M].empty() || layout.dims[N].empty() ||
       layout.dims[K].empty()) {
-    why = "no M, N or K dimension (a matrix-vector product)";
+    why = "it has no M, N or K dimension (a matrix-vector or dot product, "
+          "not a matrix product)";
     return std::nullopt;
   }
   std::string body;
@@ -330,12 +331,19 @@ struct NormalizeContractionsPass
   void runOnOperation() override {
     SmallVector<linalg::GenericOp> candidates;
     int64_t normalized = 0, transposes = 0, left = 0;
+    // Why the first contraction left as a loop nest is left (the remark).
+    std::string firstWhy;
+    auto leave = [&](StringRef why) {
+      if (left++ == 0)
+        firstWhy = why.str();
+    };
     getOperation().walk([&](linalg::GenericOp op) {
       if (op.getNumReductionLoops() == 0)
         return;
       if (std::optional<GemmMatch> match = matchGemm(op)) {
         // convert-msamp-to-runtime keeps a GEMM into a non-zero init.
-        left += match->zeroInit ? 0 : 1;
+        if (!match->zeroInit)
+          leave("it is a GEMM into a non-zero init");
         return;
       }
       candidates.push_back(op);
@@ -347,14 +355,15 @@ struct NormalizeContractionsPass
       if (!layout) {
         // Only multiply-accumulates are worth a word: row sums, maxima and
         // one-hot reductions are no GEMMs.
-        if (op.getNumDpsInputs() == 2 && isMulAddBody(*op.getBlock(), why))
-          ++left;
+        std::string body;
+        if (op.getNumDpsInputs() == 2 && isMulAddBody(*op.getBlock(), body))
+          leave(why);
         continue;
       }
       // A non-zero init would need an epilogue add: it stays a loop nest
       // (the exporters' contractions all start from a zero fill).
       if (!isZeroTensor(op.getDpsInits()[0])) {
-        ++left;
+        leave("it accumulates into a non-zero init");
         continue;
       }
       rewriter.setInsertionPoint(op);
@@ -380,8 +389,9 @@ struct NormalizeContractionsPass
           << remark::add("{0} contractions in @{1} rewritten as one (batched) "
                          "GEMM each, {2} operands made contiguous by a "
                          "transpose; {3} multiply-accumulate reductions left "
-                         "as loop nests",
-                         normalized, func.getSymName(), transposes, left);
+                         "as loop nests{4}",
+                         normalized, func.getSymName(), transposes, left,
+                         left ? " (the first because " + firstWhy + ")" : "");
   }
 };
 

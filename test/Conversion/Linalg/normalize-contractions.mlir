@@ -6,7 +6,7 @@
 // REMARK: Remark="1 contractions in @attention_context rewritten as one (batched) GEMM each, 2 operands made contiguous by a transpose; 0 multiply-accumulate reductions left as loop nests"
 // REMARK: Remark="1 contractions in @projection rewritten as one (batched) GEMM each, 0 operands made contiguous by a transpose; 0 multiply-accumulate reductions left as loop nests"
 // REMARK: Remark="1 contractions in @bf16_scores rewritten
-// REMARK: Remark="0 contractions in @left_alone rewritten as one (batched) GEMM each, 0 operands made contiguous by a transpose; 1 multiply-accumulate reductions left as loop nests"
+// REMARK: Remark="0 contractions in @left_alone rewritten as one (batched) GEMM each, 0 operands made contiguous by a transpose; 1 multiply-accumulate reductions left as loop nests (the first because it accumulates into a non-zero init)"
 
 // The maps of the new GEMMs: (batch, m, n, k) and (m, n, k).
 // CHECK-DAG: #[[$A:map[0-9]*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
