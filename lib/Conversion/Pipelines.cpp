@@ -33,6 +33,10 @@ void mlir::msamp::buildBufferizeTrainStepPipeline(
   pm.addPass(createCSEPass());
   if (onTensors)
     onTensors(pm);
+  // Fusion folds reshapes into contractions (attention's two batch dims):
+  // make each one a (batched) GEMM again, so that every one is a runtime
+  // call (BLAS, cuBLASLt) rather than a generated loop nest.
+  pm.addNestedPass<func::FuncOp>(createMSAMPNormalizeContractions());
   // The runtime calls hand buffers over with bufferization.to_buffer, a Pure
   // op: CSE or canonicalization between here and one-shot bufferization
   // would merge a later read into an earlier to_buffer of the same tensor,

@@ -37,11 +37,13 @@ Value stripCasts(Value value) {
   return value;
 }
 
+} // namespace
+
 /// Checks that `body` is `out + in0 * in1` (either operand order, optional
 /// float casts), i.e. a plain multiply-accumulate. Anything else (a scaled
 /// product, a max-plus "contraction", an extra epilogue) is not a GEMM that
 /// msamp.gemm can compute.
-bool isMulAddBody(Block &body, std::string &why) {
+bool mlir::msamp::isMulAddBody(Block &body, std::string &why) {
   if (body.getNumArguments() != 3) {
     why = "the body does not take exactly two inputs and one accumulator";
     return false;
@@ -91,6 +93,7 @@ bool isMulAddBody(Block &body, std::string &why) {
   return true;
 }
 
+namespace {
 /// A generic that merely permutes (and possibly casts) its one input: the
 /// form torch-mlir and JAX use for `t()` / `transpose` when they do not emit
 /// linalg.transpose. Returns the permutation (result dim i = input dim
@@ -143,9 +146,11 @@ Value lookThroughTransposes(Value value, bool batched, bool &transposed) {
   return value;
 }
 
+} // namespace
+
 /// The init is provably zero: a linalg.fill of a zero scalar or a zero
 /// constant tensor. Then the op computes A x B alone and needs no epilogue.
-bool isZeroTensor(Value value) {
+bool mlir::msamp::isZeroTensor(Value value) {
   if (auto fill = value.getDefiningOp<linalg::FillOp>()) {
     if (fill.getNumDpsInputs() != 1)
       return false;
@@ -156,6 +161,7 @@ bool isZeroTensor(Value value) {
   return matchPattern(value, m_AnyZeroFloat()) || matchPattern(value, m_Zero());
 }
 
+namespace {
 /// A generic worth explaining when it is not matched: it reduces, takes two
 /// inputs and multiplies. Elementwise generics and plain reductions are not
 /// GEMM candidates at all and get no reason.
@@ -233,7 +239,8 @@ std::optional<GemmMatch> mlir::msamp::matchGemm(Operation *op,
   if (numParallel != 2 && numParallel != 3)
     return fail("'" + name + "' has " + Twine(numParallel) +
                 " parallel dimensions; a GEMM has two (M, N) or three "
-                "(batch, M, N)");
+                "(batch, M, N) (msamp-normalize-contractions rewrites the "
+                "others when lowering)");
   unsigned k = 0;
   for (auto [dim, iterator] : llvm::enumerate(iterators))
     if (iterator == utils::IteratorType::reduction)

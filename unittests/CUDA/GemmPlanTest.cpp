@@ -122,9 +122,11 @@ struct Shape {
 };
 
 TEST_F(GemmPlanTest, ReplayedPlansMatchCpuBackend) {
+  // The last: attention's (batch x heads) product after
+  // msamp-normalize-contractions, 12 = 2 x 6 matrices of head dim 8.
   const Shape shapes[] = {{1, 4, 3, 2},    {1, 16, 32, 48}, {1, 17, 33, 47},
                           {3, 5, 7, 9},    {2, 32, 16, 64}, {1, 1, 1, 1},
-                          {2, 16, 16, 16}, {1, 48, 1, 16}};
+                          {2, 16, 16, 16}, {1, 48, 1, 16},  {12, 16, 16, 8}};
   const std::pair<int32_t, int32_t> types[] = {
       {MSAMP_RT_F8E4M3FN, MSAMP_RT_F8E4M3FN},
       {MSAMP_RT_F8E5M2, MSAMP_RT_F8E4M3FN},
@@ -241,7 +243,7 @@ TEST_F(GemmPlanTest, ReplayedPlansMatchCpuBackend) {
                           << "at [" << t << "][" << r << "][" << c << "]";
                     }
               }
-  EXPECT_EQ(planned, 7 * 8 * 4 * 2 * 2 * 2);
+  EXPECT_EQ(planned, 7 * 9 * 4 * 2 * 2 * 2);
 }
 
 TEST_F(GemmPlanTest, AlignedTNFpropNeedsNoCopies) {

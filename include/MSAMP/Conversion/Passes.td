@@ -24,6 +24,35 @@ def MSAMPLowerRandomUniform
                            "::mlir::tensor::TensorDialect"];
 }
 
+def MSAMPNormalizeContractions
+    : Pass<"msamp-normalize-contractions", "::mlir::func::FuncOp"> {
+  let summary = "contractions in any layout -> one (batched) GEMM generic";
+  let description = [{
+    On tensors, after elementwise fusion, before convert-msamp-to-runtime
+    (both targets). Every multiply-accumulate linalg.generic with a zero
+    init that GemmMatcher does not accept (any number of batch, M, N and K
+    dimensions, operands in any order) becomes a generic over (batch?, m,
+    n, k) that it does accept: each operand is viewed as one (batched)
+    matrix by a tensor.collapse_shape of its batch, M/N and K dimensions,
+    after one linalg.transpose only when its dimensions are not already
+    ordered [batch..., X..., Y...] in either orientation; the result is
+    expanded back (and transposed back likewise). The group orders are
+    chosen to copy the fewest elements. Contractions with a non-zero init
+    stay loop nests (counted). GPU.md, "Contractions as library GEMMs".
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::tensor::TensorDialect"];
+  let statistics = [
+    Statistic<"numNormalized", "num-normalized",
+              "contractions rewritten as one (batched) GEMM">,
+    Statistic<"numTransposes", "num-transposes",
+              "operands made contiguous by one transpose">,
+    Statistic<"numLeft", "num-left",
+              "multiply-accumulate reductions left as loop nests">
+  ];
+}
+
 def ConvertMSAMPToRuntime : Pass<"convert-msamp-to-runtime", "::mlir::ModuleOp"> {
   let summary = "lower msamp ops and GEMMs of @train_step to runtime calls";
   let description = [{

@@ -42,6 +42,14 @@ struct GemmMatch {
 std::optional<GemmMatch> matchGemm(Operation *op,
                                    std::string *reason = nullptr);
 
+/// Whether `body` (of a linalg op with two inputs) is `out + in0 * in1`,
+/// either operand order, with optional float casts; else sets `why`.
+bool isMulAddBody(Block &body, std::string &why);
+
+/// Whether `value` is provably all zeros (a linalg.fill of zero or a zero
+/// constant): a contraction into it computes A x B alone.
+bool isZeroTensor(Value value);
+
 /// Why a matched GEMM's operands cannot be rewritten by the precision passes
 /// (FP8, AMP), which read static-shaped f32 tensors; "" when they can.
 std::string whyOperandsNotStaticF32(const GemmMatch &match);
