@@ -92,6 +92,14 @@ static void setGradScaleInv(Operation *op, Value scaleInv) {
 /// rank then agrees on the flag).
 static Value findRecordedAmax(Value grad) {
   Value payload = grad;
+  // O3 stage 1 (flat shards): the update reads its slice of the reduced
+  // gradient.
+  if (auto piece = payload.getDefiningOp<tensor::ExtractSliceOp>())
+    payload = piece.getSource();
+  if (auto flat = payload.getDefiningOp<tensor::CollapseShapeOp>())
+    payload = flat.getSrc();
+  else if (auto flat1 = payload.getDefiningOp<tensor::ExpandShapeOp>())
+    payload = flat1.getSrc();
   if (auto reduce = payload.getDefiningOp<AllReduceOp>())
     payload = reduce.getInput();
   else if (auto toOwner = payload.getDefiningOp<ReduceOp>())
@@ -402,11 +410,16 @@ void MSAMPGradStatsPass::runOnOperation() {
   // sums below must be issued at the same point of the collective sequence
   // on every rank: after the last gradient collective, which is the same
   // op on every rank.
+  // Only the collectives before the first update are gradient collectives
+  // (O3's flat shards all-reduce the new tensors' amaxes after them).
   const bool sharded = func->hasAttr(kZeroAttr);
   if (sharded)
-    for (Operation &op : entry)
-      if (isa<ReduceOp, AllReduceOp>(op))
+    for (Operation &op : entry) {
+      if (llvm::any_of(updates, [&](const Update &u) { return u.op == &op; }))
+        break;
+      if (isa<ReduceOp, AllReduceOp, ReduceScatterOp>(op))
         noteDefinition(op.getResult(0));
+    }
   SmallVector<Operation *> toMove;
   for (const Update &u : updates) {
     if (!last || !u.op->isBeforeInBlock(last))

@@ -85,6 +85,11 @@ struct MSAMPPipelineOptions : ActivationOptions<MSAMPPipelineOptions> {
                        llvm::cl::desc("O3: the rank this program is "
                                       "compiled for"),
                        llvm::cl::init(0)};
+  Option<int64_t> zeroStage{*this, "zero-stage",
+                            llvm::cl::desc("O3: ZeRO stage, 1 (gradients "
+                                           "all-reduced) or 2 (reduce-"
+                                           "scattered)"),
+                            llvm::cl::init(2)};
 };
 
 enum class Level { O0, O1, O2, O3 };
@@ -168,6 +173,7 @@ void buildPipeline(OpPassManager &pm, const MSAMPPipelineOptions &opts,
     MSAMPZeROShardOptions zero;
     zero.worldSize = opts.worldSize;
     zero.rank = opts.rank;
+    zero.zeroStage = opts.zeroStage;
     pm.addPass(createMSAMPZeROShard(zero));
   }
   addActivationPrecision(pm, opts.activations);

@@ -39,6 +39,8 @@ enum class RuntimeFn {
   AdamUpdate,
   SGDUpdate,
   CheckComputedIndex,
+  ReduceScatter,
+  AllGather,
 };
 
 struct RuntimeSymbol {

@@ -354,6 +354,24 @@ void ConvertMSAMPToRuntimePass::runOnOperation() {
               {rt.input(b, loc, bc.getInput()), result,
                rt.i32(b, loc, dtype(bc.getInput())),
                rt.i32(b, loc, static_cast<int64_t>(bc.getRoot()))});
+    } else if (auto rs = dyn_cast<ReduceScatterOp>(op)) {
+      // An FP8 bucket is reduced as codes: a placeholder scale in, and a
+      // scratch scale out that nothing reads.
+      const bool fp8 = !rs.getInput().getType().getElementType().isF32();
+      Value scratch;
+      Value result = out(rs.getType());
+      rt.call(b, loc, RuntimeFn::ReduceScatter,
+              {rt.input(b, loc, rs.getInput()), rt.dummy(b, loc), result,
+               fp8 ? rt.output(b, loc, getScalarF32Type(b.getContext()),
+                               scratch)
+                   : rt.dummy(b, loc),
+               rt.i32(b, loc, dtype(rs.getInput())),
+               rt.i32(b, loc, static_cast<int64_t>(rs.getKind())),
+               rt.i32(b, loc, fp8 ? 1 : 0)});
+    } else if (auto ag = dyn_cast<AllGatherOp>(op)) {
+      rt.call(b, loc, RuntimeFn::AllGather,
+              {rt.input(b, loc, ag.getInput()), out(ag.getType()),
+               rt.i32(b, loc, dtype(ag.getInput()))});
     } else if (auto u = dyn_cast<AdamUpdateOp>(op)) {
       SmallVector<Value> args = {
           rt.input(b, loc, u.getParam()),    optional(u.getParamScale()),

@@ -25,6 +25,8 @@ static const RuntimeSymbol kSymbols[] = {
      "mmmmmmmmmmmmmmmmiiiiddddi"},
     {RuntimeFn::SGDUpdate, "msamp_rt_sgd_update", "mmmmmmmmmmiiddi"},
     {RuntimeFn::CheckComputedIndex, "msamp_rt_check_computed_index", "mmilli"},
+    {RuntimeFn::ReduceScatter, "msamp_rt_reduce_scatter", "mmmmiii"},
+    {RuntimeFn::AllGather, "msamp_rt_all_gather", "mmi"},
 };
 
 ArrayRef<RuntimeSymbol> mlir::msamp::getRuntimeSymbols() { return kSymbols; }
