@@ -178,28 +178,52 @@ def memory(args):
     print("memory ok: " + ", ".join(f"rank {r} {m}" for r, m in enumerate(measured)))
 
 
-def raw_tensors(path):
-    """name -> (dtype, shape, bytes) of a safetensors file, any dtype."""
+def raw_tensors(path, offsets=None):
+    """name -> (dtype, shape, bytes) of a safetensors file, any dtype. With
+    `offsets` (a dict), the file's O3 flat-shard piece offsets (its
+    __metadata__ "shard_offsets") are added to it."""
     with open(path, "rb") as f:
         blob = f.read()
     n = int.from_bytes(blob[:8], "little")
     header = json.loads(blob[8:8 + n])
-    header.pop("__metadata__", None)
+    meta = header.pop("__metadata__", None) or {}
+    if offsets is not None:
+        for item in meta.get("shard_offsets", "").split(";"):
+            if item:
+                name, offset = item.rsplit("=", 1)
+                offsets[name] = int(offset)
     return {k: (v["dtype"], tuple(v["shape"]),
                 blob[8 + n + v["data_offsets"][0]:8 + n + v["data_offsets"][1]])
             for k, v in header.items()}
 
 
 def checkpoint_tensors(path):
+    """Every tensor of a checkpoint; at O3 the pieces of a param's master
+    and moments (one per rank that holds part of it) joined in offset
+    order, so that checkpoints of different world sizes compare."""
     import glob
     import os
     stem, ext = os.path.splitext(path)
     out = raw_tensors(path)
+    pieces = {}
     for shard in sorted(glob.glob(glob.escape(stem) + ".rank*" + ext)):
-        for name, t in raw_tensors(shard).items():
+        offsets = {}
+        for name, t in raw_tensors(shard, offsets).items():
+            if name in offsets:
+                pieces.setdefault(name, []).append((offsets[name], t))
+                continue
             if name in out:
                 fail(f"{name} is in {shard} and in another part of {path}")
             out[name] = t
+    for name, parts in pieces.items():
+        parts.sort(key=lambda p: p[0])
+        data, size = b"", 0
+        for offset, (dtype, shape, blob) in parts:
+            if offset != size:
+                fail(f"the pieces of {name} in {path} do not join at {size}")
+            data += blob
+            size += shape[0]
+        out[name] = (parts[0][1][0], (size,), data)
     return out
 
 
