@@ -425,6 +425,12 @@ void MSAMPZeROShardPass::runOnOperation() {
     params.push_back({i, update, reduce, type.getNumElements()});
     params.back().storedFP8 =
         type.getElementType().isF16() && onlyFeedsFP8Gemms(arg, update);
+    if (type.getElementType().isF16() && !params.back().storedFP8)
+      remark::passed(arg.getLoc(),
+                     remarkOptions("zero-shard", "zero-fp16-weight"))
+          << remark::add("'{0}' stays FP16 on every rank: its value is read "
+                         "by more than FP8 GEMMs (a tied weight)",
+                         getArgName(func, i));
     if (type.getElementType().isF16() &&
         !findArgument(func, getArgName(func, i).str() + ".scale",
                       kRoleScalingState)) {
