@@ -19,8 +19,8 @@ using namespace mlir::msamp;
 /// element type.
 static LogicalResult verifyShards(Operation *op, RankedTensorType shard,
                                   RankedTensorType whole, int64_t world) {
-  if (shard.getRank() != 1 || whole.getRank() != 1 ||
-      !shard.hasStaticShape() || !whole.hasStaticShape())
+  if (shard.getRank() != 1 || whole.getRank() != 1 || !shard.hasStaticShape() ||
+      !whole.hasStaticShape())
     return op->emitOpError("flat shards are static 1-D tensors, got ")
            << shard << " and " << whole;
   if (shard.getElementType() != whole.getElementType())

@@ -149,8 +149,7 @@ public:
                          combineFP8(format, op));
   }
 
-  msamp_rt_status allGather(const void *in, void *out,
-                            int64_t bytes) override {
+  msamp_rt_status allGather(const void *in, void *out, int64_t bytes) override {
     Deadline deadline("all-gather");
     const uint8_t *src = static_cast<const uint8_t *>(in);
     uint8_t *dst = static_cast<uint8_t *>(out);

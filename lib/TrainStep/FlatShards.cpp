@@ -10,8 +10,9 @@
 
 using namespace mlir::msamp;
 
-FlatShardLayout mlir::msamp::computeFlatShardLayout(llvm::ArrayRef<int64_t> sizes,
-                                                    int64_t world) {
+FlatShardLayout
+mlir::msamp::computeFlatShardLayout(llvm::ArrayRef<int64_t> sizes,
+                                    int64_t world) {
   FlatShardLayout layout;
   layout.world = world;
   for (int64_t size : sizes) {

@@ -202,8 +202,7 @@ FailureOr<MemoryReport> mlir::msamp::computeMemoryReport(func::FuncOp func) {
     // stage 1 every all-reduced gradient (ZeROShard.cpp marks them).
     else if (auto scatter = dyn_cast<ReduceScatterOp>(op); sharded && scatter)
       grad = scatter.getResult();
-    else if (sharded && isa<AllReduceOp>(op) &&
-             op->hasAttr("msamp.zero_grad"))
+    else if (sharded && isa<AllReduceOp>(op) && op->hasAttr("msamp.zero_grad"))
       grad = op->getResult(0);
     else if (auto update = asOptimizerUpdate(op); !sharded && update)
       grad = update->grad;

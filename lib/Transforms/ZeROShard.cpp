@@ -262,12 +262,11 @@ static bool onlyFeedsFP8Gemms(BlockArgument weight, Operation *update) {
   return true;
 }
 
-
 /// `value` as a 1-D tensor.
 static Value flatten(OpBuilder &b, Location loc, Value value) {
   auto type = cast<RankedTensorType>(value.getType());
-  auto flat = RankedTensorType::get({type.getNumElements()},
-                                    type.getElementType());
+  auto flat =
+      RankedTensorType::get({type.getNumElements()}, type.getElementType());
   if (type.getRank() == 1)
     return value;
   if (type.getRank() == 0)
@@ -334,8 +333,8 @@ static Value decode(OpBuilder &b, Location loc, Value stored, Value scale,
 
 /// Replaces state argument `index` by a sharded piece of `length` elements at
 /// `offset` of the param, named and initialized like it; returns the piece.
-static BlockArgument addPiece(func::FuncOp func, unsigned index,
-                              int64_t length, int64_t offset) {
+static BlockArgument addPiece(func::FuncOp func, unsigned index, int64_t length,
+                              int64_t offset) {
   auto type = cast<RankedTensorType>(func.getArgument(index).getType());
   auto init = func.getArgAttrOfType<StringAttr>(index, kInitAttr);
   BlockArgument piece = addStateArgument(
@@ -445,13 +444,11 @@ void MSAMPZeROShardPass::runOnOperation() {
   auto e4m3 = Float8E4M3FNType::get(ctx);
   SmallVector<FlatGroup> groups;
   for (auto [index, p] : llvm::enumerate(params)) {
-    Type gradType =
-        cast<RankedTensorType>(p.gradReduce.getInput().getType())
-            .getElementType();
+    Type gradType = cast<RankedTensorType>(p.gradReduce.getInput().getType())
+                        .getElementType();
     Type storedType =
         p.storedFP8 ? Type(e4m3)
-                    : cast<RankedTensorType>(
-                          func.getArgument(p.arg).getType())
+                    : cast<RankedTensorType>(func.getArgument(p.arg).getType())
                           .getElementType();
     auto it = llvm::find_if(groups, [&](const FlatGroup &g) {
       return g.gradType == gradType && g.storedType == storedType;
@@ -504,10 +501,10 @@ void MSAMPZeROShardPass::runOnOperation() {
         if (!p.held())
           continue;
         b.setInsertionPointAfter(p.gradReduce);
-        p.grad = slice(b, p.gradReduce.getLoc(),
-                       flatten(b, p.gradReduce.getLoc(),
-                               p.gradReduce.getResult()),
-                       p.lo, p.length());
+        p.grad =
+            slice(b, p.gradReduce.getLoc(),
+                  flatten(b, p.gradReduce.getLoc(), p.gradReduce.getResult()),
+                  p.lo, p.length());
         p.gradScaleInv = p.gradReduce.getResultScaleInv();
       }
       continue;
@@ -539,8 +536,8 @@ void MSAMPZeROShardPass::runOnOperation() {
       ShardedParam &p = params[m];
       if (!p.held())
         continue;
-      p.grad = slice(b, at, mine, p.offset + p.lo - layout.bounds[me],
-                     p.length());
+      p.grad =
+          slice(b, at, mine, p.offset + p.lo - layout.bounds[me], p.length());
       if (fp8)
         p.gradScaleInv = arith::DivFOp::create(
             b, at, p.gradReduce.getScaleInv(), worldConstant());
@@ -559,8 +556,8 @@ void MSAMPZeROShardPass::runOnOperation() {
       continue;
     BlockArgument arg = func.getArgument(p.arg);
     std::string name = getArgName(func, p.arg).str();
-    BlockArgument scaleArg =
-        func.getArgument(*findArgument(func, name + ".scale", kRoleScalingState));
+    BlockArgument scaleArg = func.getArgument(
+        *findArgument(func, name + ".scale", kRoleScalingState));
     WeightCast &wc = casts[p.arg];
     if (auto recipe = func->getAttrOfType<DictionaryAttr>(kRecipeAttr)) {
       if (auto k = recipe.getAs<StringAttr>("scale_kind"))
@@ -680,10 +677,9 @@ void MSAMPZeROShardPass::runOnOperation() {
         const bool momentum = !decoded.empty();
         auto op = SGDUpdateOp::create(
             b, at, f32Piece, Type(), momentum ? Type(f32Piece) : Type(), w,
-            Value(), p.grad, p.gradScaleInv,
-            momentum ? decoded[0] : Value(), sgd.getLr(), sgd.getStep(),
-            sgd.getMomentumAttr(), sgd.getWeightDecayAttr(),
-            sgd.getNesterovAttr());
+            Value(), p.grad, p.gradScaleInv, momentum ? decoded[0] : Value(),
+            sgd.getLr(), sgd.getStep(), sgd.getMomentumAttr(),
+            sgd.getWeightDecayAttr(), sgd.getNesterovAttr());
         results = {op.getNewParam()};
         if (momentum)
           results.push_back(op.getNewMomentumBuffer());
@@ -692,10 +688,10 @@ void MSAMPZeROShardPass::runOnOperation() {
     out.param = p.held() ? results[0] : Value();
     if (p.storedFP8 || f16) {
       out.paramScaled = scaled.size();
-      scaled.push_back({out.param, paramScaleArg,
-                        p.storedFP8 ? Type(b.getF16Type())
-                                    : type.getElementType(),
-                        Value()});
+      scaled.push_back(
+          {out.param, paramScaleArg,
+           p.storedFP8 ? Type(b.getF16Type()) : type.getElementType(),
+           Value()});
       if (p.held() && p.storedFP8)
         std::get<1>(out.pieces.front()) = out.paramScaled;
     }
@@ -771,11 +767,11 @@ void MSAMPZeROShardPass::runOnOperation() {
     if (!p.storedFP8) {
       storedParam[index] = out.param;
       if (out.paramScaled != ~0u)
-        storedParam[index] = QuantizeOp::create(
-            b, loc,
-            cast<RankedTensorType>(out.param.getType())
-                .clone(scaled[out.paramScaled].format),
-            out.param, scaled[out.paramScaled].newScale);
+        storedParam[index] =
+            QuantizeOp::create(b, loc,
+                               cast<RankedTensorType>(out.param.getType())
+                                   .clone(scaled[out.paramScaled].format),
+                               out.param, scaled[out.paramScaled].newScale);
     }
   }
 
@@ -802,9 +798,8 @@ void MSAMPZeROShardPass::runOnOperation() {
           ComputeScaleOp::create(b, loc, wc.kind, AmaxAlgo::MostRecent,
                                  histories[k], one, e4m3, wc.margin);
       std::string name = getArgName(func, p.arg).str();
-      setStateResult(func,
-                     *findArgument(func, name + ".scale", kRoleScalingState),
-                     scale);
+      setStateResult(
+          func, *findArgument(func, name + ".scale", kRoleScalingState), scale);
       if (p.held())
         storedParam[index] = QuantizeOp::create(
             b, loc, RankedTensorType::get({p.length()}, e4m3), reals[k], scale);
@@ -829,8 +824,8 @@ void MSAMPZeROShardPass::runOnOperation() {
         auto [a, e] = layout.piece(p.offset, p.numel, r);
         if (a >= e)
           continue;
-        Value piece = slice(b, loc, whole, r * layout.shard + a - layout.bounds[r],
-                            e - a);
+        Value piece = slice(b, loc, whole,
+                            r * layout.shard + a - layout.bounds[r], e - a);
         if (e - a == p.numel) {
           flat = piece;
           break;

@@ -189,9 +189,8 @@ TEST_F(CollectiveTest, ReduceScatterAndAllGatherRefuseBadCalls) {
   EXPECT_EQ(msamp_rt_get_last_error(), MSAMP_RT_ERROR_INVALID_ARGUMENT);
   msamp_rt_clear_error();
   Tensor<uint8_t> q({4}), qo({4});
-  _mlir_ciface_msamp_rt_reduce_scatter(q, nullptr, qo, nullptr,
-                                       MSAMP_RT_F8E4M3FN, MSAMP_RT_REDUCE_SUM,
-                                       0);
+  _mlir_ciface_msamp_rt_reduce_scatter(
+      q, nullptr, qo, nullptr, MSAMP_RT_F8E4M3FN, MSAMP_RT_REDUCE_SUM, 0);
   EXPECT_EQ(msamp_rt_get_last_error(), MSAMP_RT_ERROR_INVALID_ARGUMENT);
   msamp_rt_clear_error();
   Tensor<uint16_t> h({4}), ho({4});

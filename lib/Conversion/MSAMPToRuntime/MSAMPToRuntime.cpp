@@ -360,14 +360,14 @@ void ConvertMSAMPToRuntimePass::runOnOperation() {
       const bool fp8 = !rs.getInput().getType().getElementType().isF32();
       Value scratch;
       Value result = out(rs.getType());
-      rt.call(b, loc, RuntimeFn::ReduceScatter,
-              {rt.input(b, loc, rs.getInput()), rt.dummy(b, loc), result,
-               fp8 ? rt.output(b, loc, getScalarF32Type(b.getContext()),
-                               scratch)
-                   : rt.dummy(b, loc),
-               rt.i32(b, loc, dtype(rs.getInput())),
-               rt.i32(b, loc, static_cast<int64_t>(rs.getKind())),
-               rt.i32(b, loc, fp8 ? 1 : 0)});
+      rt.call(
+          b, loc, RuntimeFn::ReduceScatter,
+          {rt.input(b, loc, rs.getInput()), rt.dummy(b, loc), result,
+           fp8 ? rt.output(b, loc, getScalarF32Type(b.getContext()), scratch)
+               : rt.dummy(b, loc),
+           rt.i32(b, loc, dtype(rs.getInput())),
+           rt.i32(b, loc, static_cast<int64_t>(rs.getKind())),
+           rt.i32(b, loc, fp8 ? 1 : 0)});
     } else if (auto ag = dyn_cast<AllGatherOp>(op)) {
       rt.call(b, loc, RuntimeFn::AllGather,
               {rt.input(b, loc, ag.getInput()), out(ag.getType()),

@@ -484,12 +484,12 @@ msamp_rt_status CudaBackend::reduceScatter(const AllReduceParams &p,
         st.output(p.outScaleInv, sizeof(float), &dOutScaleInv));
   }
   auto scatter = [&](const void *in, void *out) {
-    return fp8 ? collective.reduceScatterFP8(
-                     static_cast<const uint8_t *>(in),
-                     static_cast<uint8_t *>(out), p.numel, toFormat(p.dtype), op)
+    return fp8 ? collective.reduceScatterFP8(static_cast<const uint8_t *>(in),
+                                             static_cast<uint8_t *>(out),
+                                             p.numel, toFormat(p.dtype), op)
                : collective.reduceScatterF32(static_cast<const float *>(in),
-                                             static_cast<float *>(out),
-                                             p.numel, op);
+                                             static_cast<float *>(out), p.numel,
+                                             op);
   };
   if (p.numel > 0) {
     if (isDeviceCollective(collective) || world == 1) {
@@ -518,8 +518,8 @@ msamp_rt_status CudaBackend::reduceScatter(const AllReduceParams &p,
   return st.finish();
 }
 
-msamp_rt_status CudaBackend::allGather(const void *in, void *out,
-                                       int64_t bytes, Collective &collective) {
+msamp_rt_status CudaBackend::allGather(const void *in, void *out, int64_t bytes,
+                                       Collective &collective) {
   Call call(*this, "msamp_rt_all_gather");
   MSAMP_RT_RETURN_IF_ERROR(call.status);
   if (bytes <= 0)
@@ -534,8 +534,8 @@ msamp_rt_status CudaBackend::allGather(const void *in, void *out,
   if (isDeviceCollective(collective)) {
     MSAMP_RT_RETURN_IF_ERROR(collective.allGather(dIn, dOut, bytes));
   } else if (world == 1) {
-    MSAMP_CUDA_TRY(cudaMemcpyAsync(dOut, dIn, part, cudaMemcpyDeviceToDevice,
-                                   ctx.stream));
+    MSAMP_CUDA_TRY(
+        cudaMemcpyAsync(dOut, dIn, part, cudaMemcpyDeviceToDevice, ctx.stream));
   } else {
     std::vector<uint8_t> hostIn(part), hostOut(part * world);
     MSAMP_CUDA_TRY(cudaMemcpyAsync(hostIn.data(), dIn, part,

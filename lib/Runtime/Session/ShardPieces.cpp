@@ -48,8 +48,8 @@ Error ShardPieces::add(size_t i, const TensorSpec &spec, const SafeTensor &t,
   if (a.bytes.empty())
     a.bytes.resize(static_cast<size_t>(spec.numBytes));
   const int64_t first = std::max(offset, spec.shardOffset);
-  const int64_t last = std::min(offset + t.numElements,
-                                spec.shardOffset + spec.numElements);
+  const int64_t last =
+      std::min(offset + t.numElements, spec.shardOffset + spec.numElements);
   if (first >= last)
     return Error::success();
   std::memcpy(a.bytes.data() + (first - spec.shardOffset) * size,

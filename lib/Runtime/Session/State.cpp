@@ -323,12 +323,12 @@ Error initializeState(const std::vector<TensorBuffer *> &state, uint64_t seed,
         (spec.shardOffset >= 0
              ? it->second->spec().numElements < need
              : it->second->spec().numElements != spec.numElements))
-      return Error(MSAMP_ERROR_MANIFEST,
-                   "master copy '" + spec.name +
-                       "' has init from_param, but there is no param '" +
-                       param + "' of the same size" +
-                       (spec.shardOffset >= 0 ? " (or larger, for a piece)"
-                                              : ""));
+      return Error(
+          MSAMP_ERROR_MANIFEST,
+          "master copy '" + spec.name +
+              "' has init from_param, but there is no param '" + param +
+              "' of the same size" +
+              (spec.shardOffset >= 0 ? " (or larger, for a piece)" : ""));
     values[spec.name] = values[param];
   }
   // A rank that holds no piece of a param's master still holds the master's
@@ -340,8 +340,8 @@ Error initializeState(const std::vector<TensorBuffer *> &state, uint64_t seed,
       continue;
     std::string master = stripSuffix(spec.name, ".scale");
     std::string param = stripSuffix(master, ".master");
-    if (!values.count(master) && values.count(param) &&
-        byName.count(param) && byName[param]->spec().role == "param")
+    if (!values.count(master) && values.count(param) && byName.count(param) &&
+        byName[param]->spec().role == "param")
       values[master] = values[param];
   }
 
@@ -386,9 +386,9 @@ Error initializeState(const std::vector<TensorBuffer *> &state, uint64_t seed,
                    "scale '" + spec.name + "' is not one f32");
     // A master this rank holds no piece of is FP16 like every other.
     auto stored = byName.find(base);
-    const float fpMax = storageMaxFinite(
-        stored != byName.end() ? stored->second->spec().dtype
-                               : ElementType::F16);
+    const float fpMax =
+        storageMaxFinite(stored != byName.end() ? stored->second->spec().dtype
+                                                : ElementType::F16);
     float scale = 1.0f;
     if (fpMax > 0.0f)
       scale = numerics::computeScalePow2(

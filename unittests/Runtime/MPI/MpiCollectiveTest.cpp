@@ -223,8 +223,8 @@ int main() {
     Tensor<float> sinv = scalar(0.125f), osinv = scalar(-1.0f),
                   asinv = scalar(-1.0f);
     const int64_t before = msamp_rt_collective_bytes();
-    _mlir_ciface_msamp_rt_reduce_scatter(g, sinv, out, osinv,
-                                         MSAMP_RT_F8E4M3FN, /*mean=*/2, 1);
+    _mlir_ciface_msamp_rt_reduce_scatter(g, sinv, out, osinv, MSAMP_RT_F8E4M3FN,
+                                         /*mean=*/2, 1);
     check(msamp_rt_collective_bytes() - before == shard * (world - 1),
           "reduce-scatter counts (N-1) shards of traffic");
     check(msamp_rt_get_last_error() == MSAMP_RT_OK,
@@ -254,16 +254,17 @@ int main() {
     bool same = true;
     for (int r = 0; r < world; ++r)
       for (int64_t i = 0; i < shard; ++i)
-        same &= gathered[r * shard + i] == static_cast<uint8_t>(r * 16 + i % 16);
+        same &=
+            gathered[r * shard + i] == static_cast<uint8_t>(r * 16 + i % 16);
     check(same, "all-gather puts rank r's bytes at slice r");
   }
   // A step compiled for another world size: the sizes do not divide.
   {
     Tensor<float> in({3}), out({1}), dummy = scalar(0.0f);
-    _mlir_ciface_msamp_rt_reduce_scatter(in, dummy, out, dummy, MSAMP_RT_F32,
-                                         0, 0);
-    check(world == 3 || msamp_rt_get_last_error() ==
-                            MSAMP_RT_ERROR_SHAPE_MISMATCH,
+    _mlir_ciface_msamp_rt_reduce_scatter(in, dummy, out, dummy, MSAMP_RT_F32, 0,
+                                         0);
+    check(world == 3 ||
+              msamp_rt_get_last_error() == MSAMP_RT_ERROR_SHAPE_MISMATCH,
           "reduce-scatter of a buffer that is not N shards is an error");
     msamp_rt_clear_error();
   }

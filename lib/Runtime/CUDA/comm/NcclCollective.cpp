@@ -426,13 +426,12 @@ static msamp_rt_status reduceScatterVia(
   MSAMP_RT_RETURN_IF_ERROR(staging.input(in, total, &dIn));
   MSAMP_RT_RETURN_IF_ERROR(staging.output(out, shard, &dOut));
   if (mapping.strategy == NcclStrategy::Native) {
-    MSAMP_NCCL_TRY_CTX(comm,
-                       gNccl->ReduceScatter(dIn, dOut, static_cast<size_t>(n),
-                                            mapping.type, mapping.op, comm,
-                                            ctx.stream),
-                       "%lld %s per rank, rank %d of %d",
-                       static_cast<long long>(n), dtypeName(dtype),
-                       self.rank(), ranks);
+    MSAMP_NCCL_TRY_CTX(
+        comm,
+        gNccl->ReduceScatter(dIn, dOut, static_cast<size_t>(n), mapping.type,
+                             mapping.op, comm, ctx.stream),
+        "%lld %s per rank, rank %d of %d", static_cast<long long>(n),
+        dtypeName(dtype), self.rank(), ranks);
     return staging.finish();
   }
   void *all = nullptr;
@@ -461,12 +460,12 @@ msamp_rt_status NcclCollective::reduceScatterFP8(const uint8_t *in,
   const int32_t dtype = format == numerics::Format::E4M3   ? MSAMP_RT_F8E4M3FN
                         : format == numerics::Format::E5M2 ? MSAMP_RT_F8E5M2
                                                            : -1;
-  return reduceScatterVia(
-      *this, ctx, comm, in, out, n, 1, dtype, op, groupCaps,
-      [&](const void *src, void *dst, int64_t count) {
-        return allReduceFP8(static_cast<const uint8_t *>(src),
-                            static_cast<uint8_t *>(dst), count, format, op);
-      });
+  return reduceScatterVia(*this, ctx, comm, in, out, n, 1, dtype, op, groupCaps,
+                          [&](const void *src, void *dst, int64_t count) {
+                            return allReduceFP8(
+                                static_cast<const uint8_t *>(src),
+                                static_cast<uint8_t *>(dst), count, format, op);
+                          });
 }
 
 /// ncclAllGather of raw bytes (no arithmetic: any architecture).
@@ -478,8 +477,7 @@ msamp_rt_status NcclCollective::allGather(const void *in, void *out,
   Staging staging(ctx);
   const void *dIn = nullptr;
   void *dOut = nullptr;
-  MSAMP_RT_RETURN_IF_ERROR(
-      staging.input(in, static_cast<size_t>(bytes), &dIn));
+  MSAMP_RT_RETURN_IF_ERROR(staging.input(in, static_cast<size_t>(bytes), &dIn));
   MSAMP_RT_RETURN_IF_ERROR(
       staging.output(out, static_cast<size_t>(bytes) * ranks, &dOut));
   MSAMP_NCCL_TRY_CTX(comm,
