@@ -90,8 +90,27 @@ static void setGradScaleInv(Operation *op, Value scaleInv) {
 /// delayed scale's history yields this step's amax. Otherwise an amax of the
 /// quantized value is taken, its max-reduced form when there is one (every
 /// rank then agrees on the flag).
-static Value findRecordedAmax(Value grad) {
+static Value findRecordedAmax(Value grad, Value gradScaleInv) {
   Value payload = grad;
+  // O3 stage 2 (flat shards): the update reads its slice of a
+  // reduce-scatter of many payloads, with its own inverse scale divided by
+  // the world size: `1 / s / N`, where `s` is the scale its payload was
+  // quantized with.
+  if (auto piece = payload.getDefiningOp<tensor::ExtractSliceOp>();
+      piece && piece.getSource().getDefiningOp<ReduceScatterOp>() &&
+      gradScaleInv) {
+    auto perRank = gradScaleInv.getDefiningOp<arith::DivFOp>();
+    auto inverse =
+        perRank ? perRank.getLhs().getDefiningOp<arith::DivFOp>() : nullptr;
+    if (!inverse)
+      return nullptr;
+    for (Operation *user : inverse.getRhs().getUsers())
+      if (auto q = dyn_cast<QuantizeOp>(user);
+          q && q.getScale() == inverse.getRhs()) {
+        payload = q.getResult();
+        break;
+      }
+  }
   // O3 stage 1 (flat shards): the update reads its slice of the reduced
   // gradient.
   if (auto piece = payload.getDefiningOp<tensor::ExtractSliceOp>())
@@ -371,7 +390,7 @@ void MSAMPGradStatsPass::runOnOperation() {
   for (const Update &u : updates) {
     if (!u.gradScaleInv)
       continue;
-    if (Value amax = findRecordedAmax(u.grad)) {
+    if (Value amax = findRecordedAmax(u.grad, u.gradScaleInv)) {
       amaxes.insert(amax);
       continue;
     }

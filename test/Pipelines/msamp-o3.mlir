@@ -13,6 +13,9 @@
 // RUN: msamp-opt %t.mlir --msamp-o3="world-size=4 rank=2" --msamp-memory-report=format=json -o /dev/null | FileCheck %s --check-prefix=N4R2
 // RUN: msamp-opt %t.mlir --msamp-o3="world-size=4 rank=3" --msamp-memory-report=format=json -o /dev/null | FileCheck %s --check-prefix=N4R3
 // RUN: msamp-opt %t.mlir --msamp-o3="world-size=4 rank=3" --msamp-memory-report -o /dev/null | FileCheck %s --check-prefix=TABLE
+// The overflow check reads the recorded amax of every reduce-scattered FP8
+// gradient piece (found through its inverse scale), as at O2.
+// RUN: msamp-opt %t.mlir --msamp-o3="world-size=4 rank=3" --remarks-filter=msamp -o /dev/null 2>&1 | FileCheck %s --check-prefix=OVERFLOW
 // The manifest records the group, the rank and the sharded state.
 // RUN: msamp-opt %t.mlir --msamp-o3="world-size=4 rank=3" --msamp-emit-manifest=%t.json -o /dev/null
 // RUN: FileCheck %s --check-prefix=MANIFEST < %t.json
@@ -66,5 +69,9 @@
 // MANIFEST-NEXT: "rank": 3,
 // MANIFEST: {"name":"attn.q_proj.weight","role":"param","shape":[64,64],"dtype":"f8E4M3FN","init":"normal(0,0.02)",
 // MANIFEST: {"name":"mlp.fc2.weight.master","role":"master_param","shape":[9216],{{.*}}"sharded":true,"shard_offset":7168}
+
+// OVERFLOW-NOT: grad-overflow-undetected
+// OVERFLOW: Remark="global gradient norm and clipping over 5 gradients (2 FP8/f16, dequantized), 2 recorded amaxes checked for overflow"
+// OVERFLOW-NOT: grad-overflow-undetected
 
 // BAD: error: --msamp-zero-shard: rank 5 is not a rank of world-size 2
