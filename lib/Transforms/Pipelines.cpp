@@ -90,6 +90,10 @@ struct MSAMPPipelineOptions : ActivationOptions<MSAMPPipelineOptions> {
                                            "all-reduced) or 2 (reduce-"
                                            "scattered)"),
                             llvm::cl::init(2)};
+  Option<double> bucketMb{*this, "bucket-mb",
+                          llvm::cl::desc("O3: MiB of gradient payload per "
+                                         "flat-shard bucket"),
+                          llvm::cl::init(25.0)};
 };
 
 enum class Level { O0, O1, O2, O3 };
@@ -174,6 +178,7 @@ void buildPipeline(OpPassManager &pm, const MSAMPPipelineOptions &opts,
     zero.worldSize = opts.worldSize;
     zero.rank = opts.rank;
     zero.zeroStage = opts.zeroStage;
+    zero.bucketMb = opts.bucketMb;
     pm.addPass(createMSAMPZeROShard(zero));
   }
   addActivationPrecision(pm, opts.activations);

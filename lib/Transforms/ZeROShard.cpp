@@ -364,6 +364,12 @@ void MSAMPZeROShardPass::runOnOperation() {
                           "and masters sharded) or 2 (gradients too)";
     return signalPassFailure();
   }
+  if (!(bucketMb > 0)) {
+    module.emitError() << "--" << getArgument() << ": bucket-mb "
+                       << static_cast<double>(bucketMb)
+                       << " is not a positive number of MiB";
+    return signalPassFailure();
+  }
   func::FuncOp func = getTrainStepOrError(module, getArgument());
   if (!func)
     return signalPassFailure();
@@ -440,9 +446,12 @@ void MSAMPZeROShardPass::runOnOperation() {
     }
   }
 
-  // Flat groups by (gradient type, stored type), in param order.
+  // Flat groups by (gradient type, stored type), in param order, each
+  // closed when the next param's gradient would take it past bucket-mb.
   auto e4m3 = Float8E4M3FNType::get(ctx);
+  const double bucketBytes = bucketMb * 1024.0 * 1024.0;
   SmallVector<FlatGroup> groups;
+  SmallVector<double> groupBytes;
   for (auto [index, p] : llvm::enumerate(params)) {
     Type gradType = cast<RankedTensorType>(p.gradReduce.getInput().getType())
                         .getElementType();
@@ -450,15 +459,22 @@ void MSAMPZeROShardPass::runOnOperation() {
         p.storedFP8 ? Type(e4m3)
                     : cast<RankedTensorType>(func.getArgument(p.arg).getType())
                           .getElementType();
-    auto it = llvm::find_if(groups, [&](const FlatGroup &g) {
+    const double bytes =
+        static_cast<double>(p.numel) * (gradType.getIntOrFloatBitWidth() / 8);
+    // The open bucket of this kind is the last one of it.
+    auto open = llvm::find_if(llvm::reverse(groups), [&](const FlatGroup &g) {
       return g.gradType == gradType && g.storedType == storedType;
     });
-    if (it == groups.end()) {
+    unsigned g =
+        open == groups.rend() ? groups.size() : groups.rend() - open - 1;
+    if (g == groups.size() || groupBytes[g] + bytes > bucketBytes) {
+      g = groups.size();
       groups.push_back({gradType, storedType, {}, {}});
-      it = std::prev(groups.end());
+      groupBytes.push_back(0);
     }
-    p.group = it - groups.begin();
-    it->members.push_back(index);
+    p.group = g;
+    groups[g].members.push_back(index);
+    groupBytes[g] += bytes;
   }
   for (FlatGroup &g : groups) {
     SmallVector<int64_t> sizes;

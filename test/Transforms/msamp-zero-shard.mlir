@@ -16,11 +16,15 @@
 // RUN: msamp-opt %t.o2 --msamp-zero-shard="world-size=2 rank=1" --remarks-filter=msamp -o /dev/null 2>&1 | FileCheck %s --check-prefix=REMARK
 // Stage 1: the gradients stay all-reduced; each update reads its slice.
 // RUN: msamp-opt %t.o2 --msamp-zero-shard="world-size=2 rank=1 zero-stage=1" | FileCheck %s --check-prefix=STAGE1
+// Buckets of at most bucket-mb MiB of gradient payload: 10 bytes puts every
+// param in a bucket of its own, each with its reduce-scatter and all-gather.
+// RUN: msamp-opt %t.o2 --msamp-zero-shard="world-size=2 rank=1 bucket-mb=0.00001" | FileCheck %s --check-prefix=BUCKET
 // A world of one owns everything: whole pieces, collectives of one.
 // RUN: msamp-opt %t.o2 --msamp-zero-shard="world-size=1 rank=0" | FileCheck %s --check-prefix=ONE
 // A rank outside the group, or a stage not implemented, is an error.
 // RUN: not msamp-opt %t.o2 --msamp-zero-shard="world-size=2 rank=2" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BADRANK
 // RUN: not msamp-opt %t.o2 --msamp-zero-shard="world-size=2 rank=0 zero-stage=3" -o /dev/null 2>&1 | FileCheck %s --check-prefix=STAGE3
+// RUN: not msamp-opt %t.o2 --msamp-zero-shard="world-size=2 rank=0 bucket-mb=0" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BUCKET0
 
 // Every rank: FP8 E4M3 GEMM weights with their scales, f32 biases, and
 // every scale (masters' and moments' included) replicated.
@@ -84,10 +88,18 @@
 // STAGE1-NOT: msamp.reduce_scatter
 // STAGE1: msamp.all_gather
 
+// BUCKET: msamp.reduce_scatter sum %{{.+}} : tensor<32xf8E4M3FN> -> tensor<16xf8E4M3FN>
+// BUCKET: msamp.reduce_scatter mean %{{.+}} : tensor<32xf32> -> tensor<16xf32>
+// BUCKET: msamp.reduce_scatter sum %{{.+}} : tensor<32xf8E4M3FN> -> tensor<16xf8E4M3FN>
+// BUCKET: msamp.reduce_scatter mean %{{.+}} : tensor<32xf32> -> tensor<16xf32>
+// BUCKET-NOT: msamp.reduce_scatter
+// BUCKET-COUNT-4: msamp.all_gather
+
 // ONE: tensor<15xf16> {msamp.init = "from_param", msamp.name = "fc1.weight.master"
 // ONE: tensor<10xf16> {msamp.init = "from_param", msamp.name = "fc2.weight.master"
 // ONE: msamp.reduce_scatter sum %{{.+}} {world_size = 1 : i64} : tensor<32xf8E4M3FN> -> tensor<32xf8E4M3FN>
 // ONE-COUNT-4: msamp.adam_update
 
 // BADRANK: error: --msamp-zero-shard: rank 2 is not a rank of world-size 2
+// BUCKET0: error: --msamp-zero-shard: bucket-mb 0.000000e+00 is not a positive number of MiB
 // STAGE3: error: --msamp-zero-shard: zero-stage 3 is not implemented; expected 1 (optimizer states and masters sharded) or 2 (gradients too)

@@ -337,7 +337,9 @@ def MSAMPZeROShard : Pass<"msamp-zero-shard", "::mlir::ModuleOp"> {
     Turns an O2 train step into rank `rank`'s step of an O3 group of
     `world-size` ranks (docs/Numerics.md 6.1, DeepSpeed ZeRO stages 1-2 with
     MS-AMP's FP8 payloads), with even flat shards (issue 20): the params are
-    grouped by gradient and storage type, each group flattened, and every
+    grouped by gradient and storage type, in param order, into buckets of
+    at most `bucket-mb` MiB of gradient payload (a larger param is a bucket
+    of its own), each bucket flattened, and every
     rank owns an equal contiguous slice of it (whole 16-element units, ranks
     differ by at most one unit; lib/TrainStep/FlatShards.cpp). A rank keeps
     its pieces of the FP16 masters `<P>.master` and of the O2 moments
@@ -361,7 +363,10 @@ def MSAMPZeROShard : Pass<"msamp-zero-shard", "::mlir::ModuleOp"> {
     Option<"rank", "rank", "int64_t", "0",
            "the rank this program is specialized for">,
     Option<"zeroStage", "zero-stage", "int64_t", "2",
-           "ZeRO stage: 1 (gradients all-reduced) or 2 (reduce-scattered)">
+           "ZeRO stage: 1 (gradients all-reduced) or 2 (reduce-scattered)">,
+    Option<"bucketMb", "bucket-mb", "double", "25.0",
+           "MiB of gradient payload per flat group (bucket): one "
+           "reduce-scatter and one all-gather each">
   ];
   let dependentDialects = ["::mlir::msamp::MSAMPDialect",
                            "::mlir::arith::ArithDialect",
