@@ -10,8 +10,9 @@ the group" (issue 20):
    model state (weights + masters + gradients + optimizer moments; scaling
    state excluded);
 2. collective ops per step per rank in the compiled step (each is one call
-   into the collective: msamp.all_reduce, msamp.reduce, msamp.broadcast) at
-   O0, O2 and O3 N=2, and the payload bytes per rank per step (`comm_bytes`
+   into the collective: msamp.all_reduce, msamp.reduce, msamp.broadcast,
+   msamp.reduce_scatter, msamp.all_gather) at O0, O2 and O3 N=2 (ZeRO
+   stages 2 and 1), and the payload bytes per rank per step (`comm_bytes`
    of msamp-run --log-json under mpirun -np 2) as a multiple of the params;
 3. O3 over O2 step time under mpirun -np 2 (best of --repeat, each time
    t(--steps 12) - t(--steps 2) over 10, start-up excluded; O2 and O3 are
@@ -43,7 +44,8 @@ MODELS = {
     "transformer-lm, tied head": ["transformer-lm", "--tie-embeddings"],
 }
 STATE = ("weights", "master_weights", "weight_grads", "optimizer_m", "optimizer_v")
-COLLECTIVES = ("msamp.all_reduce", "msamp.reduce", "msamp.broadcast")
+COLLECTIVES = ("msamp.all_reduce", "msamp.reduce", "msamp.broadcast",
+               "msamp.reduce_scatter", "msamp.all_gather")
 
 
 def run(cmd, **kw):
@@ -85,10 +87,12 @@ def mpirun():
             "mpi_yield_when_idle", "1", "--mca", "btl", "self,vader", "-np", "2"]
 
 
-def msamp_run(build, graph, level, steps, tmp, log=None):
+def msamp_run(build, graph, level, steps, tmp, log=None, options=None):
     cmd = mpirun() + [os.path.join(build, "bin", "msamp-run"), graph,
                       "--opt-level", level, "--synthetic", "--steps", str(steps),
                       "--quiet", "--seed", "1"]
+    if options:
+        cmd += ["--pipeline-options", options]
     if log:
         cmd += ["--log-json", log]
     start = time.monotonic()
@@ -102,10 +106,13 @@ def comm_table(opt, build, graphs, tmp):
             "|---|---|---|---|---|"]
     for name, graph in graphs.items():
         params = report(opt, graph, "--msamp-o0")["params"]
-        for level, pipeline in (("O0", "--msamp-o0"), ("O2", "--msamp-o2"),
-                                ("O3 N=2", "--msamp-o3=world-size=2 rank=0")):
+        for level, pipeline, options in (
+                ("O0", "--msamp-o0", None), ("O2", "--msamp-o2", None),
+                ("O3 N=2", "--msamp-o3=world-size=2 rank=0", None),
+                ("O3 N=2 stage 1", "--msamp-o3=world-size=2 rank=0 zero-stage=1",
+                 "zero-stage=1")):
             log = os.path.join(tmp, "comm.jsonl")
-            msamp_run(build, graph, level.split()[0], 1, tmp, log)
+            msamp_run(build, graph, level.split()[0], 1, tmp, log, options)
             with open(log) as f:
                 comm = json.loads(f.readline())["comm_bytes"]
             rows.append(f"| {name} | {level} | {collectives(opt, graph, pipeline)} | "

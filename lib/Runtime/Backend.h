@@ -145,6 +145,14 @@ public:
   /// on every rank; `in` may equal `out`.
   virtual msamp_rt_status broadcast(const void *in, void *out, int64_t bytes,
                                     int32_t root, Collective &collective) = 0;
+  /// msamp_rt_reduce_scatter: `p.numel` is the shard (output) element
+  /// count, `p.in` holds collective.worldSize() shards.
+  virtual msamp_rt_status reduceScatter(const AllReduceParams &p,
+                                        Collective &collective) = 0;
+  /// msamp_rt_all_gather: `out` (worldSize * `bytes` bytes) receives every
+  /// rank's `in`, in rank order.
+  virtual msamp_rt_status allGather(const void *in, void *out, int64_t bytes,
+                                    Collective &collective) = 0;
   virtual msamp_rt_status adamUpdate(const AdamParams &p) = 0;
   virtual msamp_rt_status sgdUpdate(const SgdParams &p) = 0;
 };

@@ -28,8 +28,10 @@
 #include "MSAMP/Numerics/Scaling.h"
 #include "MSAMP/Runtime/msamp_runtime.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 namespace msamp::runtime {
 
@@ -76,6 +78,45 @@ public:
 
   /// Every rank's `data` (`bytes` bytes) becomes rank `root`'s.
   virtual msamp_rt_status broadcast(void *data, int64_t bytes, int root) = 0;
+
+  /// ZeRO's reduce-scatter (issue 20): `in` holds worldSize() shards of `n`
+  /// elements; rank r's `out` (n elements, not aliasing `in`) receives the
+  /// rank-order combination of shard r over all ranks, the bytes an
+  /// all-reduce of `in` would hold at [r * n, (r + 1) * n). The defaults
+  /// all-reduce the whole buffer and keep the slice (correct, N times the
+  /// bytes); MPI and NCCL send each rank only its shard.
+  virtual msamp_rt_status reduceScatterF32(const float *in, float *out,
+                                           int64_t n, CollectiveOp op) {
+    std::vector<float> all(in, in + n * worldSize());
+    if (msamp_rt_status s = allReduceF32(all.data(), all.data(),
+                                         static_cast<int64_t>(all.size()), op))
+      return s;
+    std::copy_n(all.data() + n * rank(), n, out);
+    return MSAMP_RT_OK;
+  }
+  virtual msamp_rt_status reduceScatterFP8(const uint8_t *in, uint8_t *out,
+                                           int64_t n, numerics::Format format,
+                                           CollectiveOp op) {
+    std::vector<uint8_t> all(in, in + n * worldSize());
+    if (msamp_rt_status s =
+            allReduceFP8(all.data(), all.data(),
+                         static_cast<int64_t>(all.size()), format, op))
+      return s;
+    std::copy_n(all.data() + n * rank(), n, out);
+    return MSAMP_RT_OK;
+  }
+
+  /// ZeRO's all-gather: `out` (worldSize() * `bytes` bytes, not aliasing
+  /// `in`) receives rank r's `in` at offset r * bytes, on every rank. The
+  /// default broadcasts each rank's part in turn.
+  virtual msamp_rt_status allGather(const void *in, void *out, int64_t bytes) {
+    auto *dst = static_cast<uint8_t *>(out);
+    std::copy_n(static_cast<const uint8_t *>(in), bytes, dst + bytes * rank());
+    for (int r = 0; r < worldSize(); ++r)
+      if (msamp_rt_status s = broadcast(dst + bytes * r, bytes, r))
+        return s;
+    return MSAMP_RT_OK;
+  }
 };
 
 /// One hop of an FP8 reduction. Sum: fp8(half(a) + half(b)), saturating

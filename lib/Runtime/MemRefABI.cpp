@@ -492,6 +492,93 @@ MSAMP_RT_EXPORT void _mlir_ciface_msamp_rt_broadcast(UMR *in, UMR *out,
                             currentCollective()));
 }
 
+/// ZeRO's flat-shard collectives count what a rank sends in the
+/// bandwidth-optimal (ring) schedule: (N - 1) shards, so that a
+/// reduce-scatter plus an all-gather of P bytes counts 2 (N - 1) / N P.
+static int64_t shardTraffic(int64_t shardBytes) {
+  return shardBytes * (currentCollective().worldSize() - 1);
+}
+
+MSAMP_RT_EXPORT void
+_mlir_ciface_msamp_rt_reduce_scatter(UMR *in, UMR *scale_inv, UMR *out,
+                                     UMR *out_scale_inv, int32_t dtype,
+                                     int32_t kind, int32_t has_scale) {
+  static const char *const fn = "msamp_rt_reduce_scatter";
+  if (kind < 0 || kind > 2)
+    return (void)recordError(MSAMP_RT_ERROR_INVALID_ARGUMENT,
+                             "%s: kind %d is not 0 (sum), 1 (max) or 2 (mean)",
+                             fn, kind);
+  if (!isFP8(dtype) && dtype != MSAMP_RT_F32)
+    return (void)unsupportedDType(fn, "payload", dtype,
+                                  "f32, f8E4M3FN or f8E5M2");
+  if (isFP8(dtype) != (has_scale != 0))
+    return (void)recordError(MSAMP_RT_ERROR_INVALID_ARGUMENT,
+                             "%s: has_scale is %d for a %s payload; FP8 "
+                             "payloads, and only they, carry an inverse scale",
+                             fn, has_scale, dtypeName(dtype));
+  View vin, vout;
+  MSAMP_RT_TRY(unpack(fn, "input", in, dtype, vin));
+  MSAMP_RT_TRY(unpack(fn, "output", out, dtype, vout));
+  const int64_t world = currentCollective().worldSize();
+  if (vin.numel != vout.numel * world)
+    return (void)recordError(
+        MSAMP_RT_ERROR_SHAPE_MISMATCH,
+        "%s: input has %lld elements, expected %lld shards of the output's "
+        "%lld (the step was compiled for another world size?)",
+        fn, static_cast<long long>(vin.numel), static_cast<long long>(world),
+        static_cast<long long>(vout.numel));
+  if (vin.data == vout.data && vout.numel > 0)
+    return (void)recordError(MSAMP_RT_ERROR_INVALID_ARGUMENT,
+                             "%s: the output aliases the input", fn);
+  AllReduceParams p;
+  if (has_scale) {
+    float *s = nullptr;
+    MSAMP_RT_TRY(unpackF32Scalar(fn, "scale_inv", scale_inv, s));
+    MSAMP_RT_TRY(
+        unpackF32Scalar(fn, "out_scale_inv", out_scale_inv, p.outScaleInv));
+    p.scaleInv = s;
+  }
+  p.in = vin.data;
+  p.out = vout.data;
+  p.numel = vout.numel;
+  p.dtype = dtype;
+  p.kind = static_cast<ReduceKind>(kind);
+  Backend *backend = backendFor(fn);
+  if (!backend)
+    return;
+  countCollectiveBytes(shardTraffic(vout.numel * dtypeSize(dtype)));
+  finish(fn, backend, backend->reduceScatter(p, currentCollective()));
+}
+
+MSAMP_RT_EXPORT void _mlir_ciface_msamp_rt_all_gather(UMR *in, UMR *out,
+                                                      int32_t dtype) {
+  static const char *const fn = "msamp_rt_all_gather";
+  if (!isFP8(dtype) && !isHighPrecision(dtype))
+    return (void)unsupportedDType(fn, "payload", dtype,
+                                  "f32, bf16, f16, f8E4M3FN or f8E5M2");
+  View vin, vout;
+  MSAMP_RT_TRY(unpack(fn, "input", in, dtype, vin));
+  MSAMP_RT_TRY(unpack(fn, "output", out, dtype, vout));
+  const int64_t world = currentCollective().worldSize();
+  if (vout.numel != vin.numel * world)
+    return (void)recordError(
+        MSAMP_RT_ERROR_SHAPE_MISMATCH,
+        "%s: output has %lld elements, expected %lld shards of the input's "
+        "%lld (the step was compiled for another world size?)",
+        fn, static_cast<long long>(vout.numel), static_cast<long long>(world),
+        static_cast<long long>(vin.numel));
+  if (vin.data == vout.data && vin.numel > 0)
+    return (void)recordError(MSAMP_RT_ERROR_INVALID_ARGUMENT,
+                             "%s: the output aliases the input", fn);
+  Backend *backend = backendFor(fn);
+  if (!backend)
+    return;
+  const int64_t bytes = vin.numel * dtypeSize(dtype);
+  countCollectiveBytes(shardTraffic(bytes));
+  finish(fn, backend,
+         backend->allGather(vin.data, vout.data, bytes, currentCollective()));
+}
+
 //===----------------------------------------------------------------------===//
 // Optimizers
 //===----------------------------------------------------------------------===//

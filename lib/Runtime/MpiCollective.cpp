@@ -22,6 +22,7 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -132,7 +133,68 @@ public:
     return MSAMP_RT_OK;
   }
 
+  /// Every rank sends shard r of its input to rank r (MPI_Alltoall), and
+  /// each rank combines the contributions to its shard in rank order: the
+  /// bytes an all-reduce gives at that offset, (N-1)/N of the traffic.
+  msamp_rt_status reduceScatterF32(const float *in, float *out, int64_t n,
+                                   CollectiveOp op) override {
+    return reduceScatter(in, out, n, sizeof(float), "reduce-scatter f32",
+                         combineF32(op));
+  }
+
+  msamp_rt_status reduceScatterFP8(const uint8_t *in, uint8_t *out, int64_t n,
+                                   numerics::Format format,
+                                   CollectiveOp op) override {
+    return reduceScatter(in, out, n, 1, "reduce-scatter fp8",
+                         combineFP8(format, op));
+  }
+
+  msamp_rt_status allGather(const void *in, void *out, int64_t bytes) override {
+    Deadline deadline("all-gather");
+    const uint8_t *src = static_cast<const uint8_t *>(in);
+    uint8_t *dst = static_cast<uint8_t *>(out);
+    for (int64_t begin = 0; begin < bytes; begin += kChunk) {
+      const int count = static_cast<int>(std::min(kChunk, bytes - begin));
+      gathered.resize(static_cast<size_t>(count) * size_);
+      if (MPI_Allgather(src + begin, count, MPI_BYTE, gathered.data(), count,
+                        MPI_BYTE, MPI_COMM_WORLD) != MPI_SUCCESS)
+        return fail("all-gather", "MPI_Allgather");
+      for (int r = 0; r < size_; ++r)
+        std::copy_n(gathered.data() + static_cast<size_t>(r) * count, count,
+                    dst + r * bytes + begin);
+    }
+    return MSAMP_RT_OK;
+  }
+
 private:
+  template <typename Combine>
+  msamp_rt_status reduceScatter(const void *in, void *out, int64_t n,
+                                int elemSize, const char *what,
+                                Combine combine) {
+    Deadline deadline(what);
+    const uint8_t *src = static_cast<const uint8_t *>(in);
+    uint8_t *dst = static_cast<uint8_t *>(out);
+    const int64_t shardBytes = n * elemSize;
+    for (int64_t begin = 0; begin < n; begin += kChunk) {
+      const int64_t count = std::min(kChunk, n - begin);
+      const int bytes = static_cast<int>(count * elemSize);
+      // Block r of the send buffer: this chunk of shard r.
+      packed.resize(static_cast<size_t>(bytes) * size_);
+      for (int r = 0; r < size_; ++r)
+        std::copy_n(src + r * shardBytes + begin * elemSize, bytes,
+                    packed.data() + static_cast<size_t>(r) * bytes);
+      gathered.resize(static_cast<size_t>(bytes) * size_);
+      if (MPI_Alltoall(packed.data(), bytes, MPI_BYTE, gathered.data(), bytes,
+                       MPI_BYTE, MPI_COMM_WORLD) != MPI_SUCCESS)
+        return fail(what, "MPI_Alltoall");
+      std::vector<const uint8_t *> parts(size_);
+      for (int r = 0; r < size_; ++r)
+        parts[r] = gathered.data() + static_cast<size_t>(r) * bytes;
+      combine(parts, count, dst + begin * elemSize);
+    }
+    return MSAMP_RT_OK;
+  }
+
   /// The rank-order combination of gathered contributions (Collective.h).
   using Combine = std::function<void(const std::vector<const uint8_t *> &,
                                      int64_t, uint8_t *)>;
@@ -196,7 +258,7 @@ private:
   }
 
   int rank_ = 0, size_ = 1;
-  std::vector<uint8_t> gathered;
+  std::vector<uint8_t> gathered, packed;
 };
 
 bool launchedByMpi() {

@@ -90,8 +90,35 @@ static void setGradScaleInv(Operation *op, Value scaleInv) {
 /// delayed scale's history yields this step's amax. Otherwise an amax of the
 /// quantized value is taken, its max-reduced form when there is one (every
 /// rank then agrees on the flag).
-static Value findRecordedAmax(Value grad) {
+static Value findRecordedAmax(Value grad, Value gradScaleInv) {
   Value payload = grad;
+  // O3 stage 2 (flat shards): the update reads its slice of a
+  // reduce-scatter of many payloads, with its own inverse scale divided by
+  // the world size: `1 / s / N`, where `s` is the scale its payload was
+  // quantized with.
+  if (auto piece = payload.getDefiningOp<tensor::ExtractSliceOp>();
+      piece && piece.getSource().getDefiningOp<ReduceScatterOp>() &&
+      gradScaleInv) {
+    auto perRank = gradScaleInv.getDefiningOp<arith::DivFOp>();
+    auto inverse =
+        perRank ? perRank.getLhs().getDefiningOp<arith::DivFOp>() : nullptr;
+    if (!inverse)
+      return nullptr;
+    for (Operation *user : inverse.getRhs().getUsers())
+      if (auto q = dyn_cast<QuantizeOp>(user);
+          q && q.getScale() == inverse.getRhs()) {
+        payload = q.getResult();
+        break;
+      }
+  }
+  // O3 stage 1 (flat shards): the update reads its slice of the reduced
+  // gradient.
+  if (auto piece = payload.getDefiningOp<tensor::ExtractSliceOp>())
+    payload = piece.getSource();
+  if (auto flat = payload.getDefiningOp<tensor::CollapseShapeOp>())
+    payload = flat.getSrc();
+  else if (auto flat1 = payload.getDefiningOp<tensor::ExpandShapeOp>())
+    payload = flat1.getSrc();
   if (auto reduce = payload.getDefiningOp<AllReduceOp>())
     payload = reduce.getInput();
   else if (auto toOwner = payload.getDefiningOp<ReduceOp>())
@@ -363,7 +390,7 @@ void MSAMPGradStatsPass::runOnOperation() {
   for (const Update &u : updates) {
     if (!u.gradScaleInv)
       continue;
-    if (Value amax = findRecordedAmax(u.grad)) {
+    if (Value amax = findRecordedAmax(u.grad, u.gradScaleInv)) {
       amaxes.insert(amax);
       continue;
     }
@@ -402,11 +429,16 @@ void MSAMPGradStatsPass::runOnOperation() {
   // sums below must be issued at the same point of the collective sequence
   // on every rank: after the last gradient collective, which is the same
   // op on every rank.
+  // Only the collectives before the first update are gradient collectives
+  // (O3's flat shards all-reduce the new tensors' amaxes after them).
   const bool sharded = func->hasAttr(kZeroAttr);
   if (sharded)
-    for (Operation &op : entry)
-      if (isa<ReduceOp, AllReduceOp>(op))
+    for (Operation &op : entry) {
+      if (llvm::any_of(updates, [&](const Update &u) { return u.op == &op; }))
+        break;
+      if (isa<ReduceOp, AllReduceOp, ReduceScatterOp>(op))
         noteDefinition(op.getResult(0));
+    }
   SmallVector<Operation *> toMove;
   for (const Update &u : updates) {
     if (!last || !u.op->isBeforeInBlock(last))

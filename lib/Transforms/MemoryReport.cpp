@@ -31,8 +31,9 @@
 // The parameter count is the number of elements of the `param`
 // arguments; every bytes_per_param is a category's bytes divided by it.
 // At O3 (msamp.zero) the figures are the rank's own: replicated FP8 weights,
-// the masters and optimizer states it owns, and every gradient (each rank
-// computes all of them; weight_grads counts the msamp.reduce payloads).
+// its pieces of the masters and optimizer states, and its gradient buffers:
+// at ZeRO stage 2 the reduce-scattered shard of each flat group, at stage 1
+// every all-reduced gradient.
 //
 //===----------------------------------------------------------------------===//
 
@@ -190,6 +191,12 @@ FailureOr<MemoryReport> mlir::msamp::computeMemoryReport(func::FuncOp func) {
     Value grad;
     if (auto reduce = dyn_cast<ReduceOp>(op); sharded && reduce)
       grad = reduce.getInput();
+    // Flat shards: stage 2 keeps its reduce-scattered shard of each group,
+    // stage 1 every all-reduced gradient (ZeROShard.cpp marks them).
+    else if (auto scatter = dyn_cast<ReduceScatterOp>(op); sharded && scatter)
+      grad = scatter.getResult();
+    else if (sharded && isa<AllReduceOp>(op) && op->hasAttr("msamp.zero_grad"))
+      grad = op->getResult(0);
     else if (auto update = asOptimizerUpdate(op); !sharded && update)
       grad = update->grad;
     else

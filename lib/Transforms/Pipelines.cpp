@@ -53,6 +53,15 @@ struct MSAMPPipelineOptions
                        llvm::cl::desc("O3: the rank this program is "
                                       "compiled for"),
                        llvm::cl::init(0)};
+  Option<int64_t> zeroStage{*this, "zero-stage",
+                            llvm::cl::desc("O3: ZeRO stage, 1 (gradients "
+                                           "all-reduced) or 2 (reduce-"
+                                           "scattered)"),
+                            llvm::cl::init(2)};
+  Option<double> bucketMb{*this, "bucket-mb",
+                          llvm::cl::desc("O3: MiB of gradient payload per "
+                                         "flat-shard bucket"),
+                          llvm::cl::init(25.0)};
 };
 
 enum class Level { O0, O1, O2, O3 };
@@ -122,6 +131,8 @@ void buildPipeline(OpPassManager &pm, const MSAMPPipelineOptions &opts,
     MSAMPZeROShardOptions zero;
     zero.worldSize = opts.worldSize;
     zero.rank = opts.rank;
+    zero.zeroStage = opts.zeroStage;
+    zero.bucketMb = opts.bucketMb;
     pm.addPass(createMSAMPZeROShard(zero));
   }
   addActivationPrecision(pm, opts.activations);

@@ -146,6 +146,9 @@ static LogicalResult writeArgument(llvm::json::OStream &json, func::FuncOp func,
   // O3: state only this rank holds (its shard of the checkpoint).
   if (state && func.getArgAttr(i, kShardedAttr))
     json.attribute("sharded", true);
+  if (auto offset = func.getArgAttrOfType<IntegerAttr>(i, kShardOffsetAttr);
+      state && offset)
+    json.attribute("shard_offset", offset.getInt());
   return result;
 }
 

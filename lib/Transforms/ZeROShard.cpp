@@ -46,6 +46,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "MSAMP/Dialect/MSAMPOps.h"
+#include "MSAMP/TrainStep/FlatShards.h"
 #include "MSAMP/TrainStep/TrainStep.h"
 #include "MSAMP/Transforms/Passes.h"
 
@@ -74,10 +75,34 @@ struct ShardedParam {
   Operation *update;      // its adam_update / sgd_update
   AllReduceOp gradReduce; // the all-reduce producing the update's gradient
   int64_t numel;
-  int64_t owner = 0;
   /// Stored as E4M3 on every rank (an FP16 weight read only by FP8 GEMMs);
   /// otherwise replicated in its O2 precision.
   bool storedFP8 = false;
+  /// Its flat group and offset there.
+  unsigned group = 0;
+  int64_t offset = 0;
+  /// This rank's piece [lo, hi) of the flattened param (lo >= hi: none).
+  int64_t lo = 0, hi = 0;
+  /// The gradient piece the update reads, with its inverse scale.
+  Value grad, gradScaleInv;
+  bool held() const { return lo < hi; }
+  int64_t length() const { return hi - lo; }
+};
+
+/// A flat group: params of one gradient and one stored element type.
+struct FlatGroup {
+  Type gradType, storedType;
+  SmallVector<unsigned> members; // indices into the params
+  FlatShardLayout layout;
+};
+
+/// A new low-precision tensor of the update, quantized with the scale of
+/// its whole-tensor amax (MAX-combined over the ranks).
+struct ScaledOutput {
+  Value value;       // this rank's f32 piece, null if it holds none
+  unsigned scaleArg; // the replicated scale it updates
+  Type format;
+  Value newScale;
 };
 
 struct MSAMPZeROShardPass
@@ -116,35 +141,6 @@ static void eraseUpdate(func::FuncOp func, Operation *op) {
     use.set(func.getArgument(updates.getInt()));
   }
   op->erase();
-}
-
-/// Greedy whole-tensor partition (FP8-LM Alg. 1): sorted by (-numel,
-/// index mod N), each to the first rank holding the fewest elements.
-static void assignOwners(MutableArrayRef<ShardedParam> params, int64_t world) {
-  SmallVector<unsigned> order(params.size());
-  std::iota(order.begin(), order.end(), 0u);
-  std::stable_sort(order.begin(), order.end(), [&](unsigned a, unsigned b) {
-    if (params[a].numel != params[b].numel)
-      return params[a].numel > params[b].numel;
-    return static_cast<int64_t>(a) % world < static_cast<int64_t>(b) % world;
-  });
-  SmallVector<int64_t> load(world, 0);
-  for (unsigned i : order) {
-    int64_t rank = std::min_element(load.begin(), load.end()) - load.begin();
-    params[i].owner = rank;
-    load[rank] += params[i].numel;
-  }
-}
-
-/// Points the state result that updates argument `from` at argument `to`
-/// (its msamp.updates index, role and name).
-static void retargetStateResult(func::FuncOp func, unsigned from, unsigned to) {
-  std::optional<unsigned> result = findUpdatingResult(func, from);
-  assert(result && "argument has no updating result");
-  Builder b(func.getContext());
-  func.setResultAttr(*result, kUpdatesAttr, b.getI64IntegerAttr(to));
-  func.setResultAttr(*result, kRoleAttr, b.getStringAttr(getArgRole(func, to)));
-  func.setResultAttr(*result, kNameAttr, b.getStringAttr(getArgName(func, to)));
 }
 
 /// Removes arguments `args` (which must be unused) and the results that
@@ -266,6 +262,92 @@ static bool onlyFeedsFP8Gemms(BlockArgument weight, Operation *update) {
   return true;
 }
 
+/// `value` as a 1-D tensor.
+static Value flatten(OpBuilder &b, Location loc, Value value) {
+  auto type = cast<RankedTensorType>(value.getType());
+  auto flat =
+      RankedTensorType::get({type.getNumElements()}, type.getElementType());
+  if (type.getRank() == 1)
+    return value;
+  if (type.getRank() == 0)
+    return tensor::ExpandShapeOp::create(b, loc, flat, value,
+                                         ArrayRef<ReassociationIndices>{});
+  ReassociationIndices all;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    all.push_back(d);
+  return tensor::CollapseShapeOp::create(b, loc, flat, value,
+                                         ArrayRef<ReassociationIndices>{all});
+}
+
+/// The 1-D `flat` in the shape of `type`.
+static Value unflatten(OpBuilder &b, Location loc, Value flat,
+                       RankedTensorType type) {
+  if (type.getRank() == 1)
+    return flat;
+  if (type.getRank() == 0)
+    return tensor::CollapseShapeOp::create(b, loc, type, flat,
+                                           ArrayRef<ReassociationIndices>{});
+  ReassociationIndices all;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    all.push_back(d);
+  return tensor::ExpandShapeOp::create(b, loc, type, flat,
+                                       ArrayRef<ReassociationIndices>{all});
+}
+
+/// Elements [offset, offset + size) of the 1-D `flat`.
+static Value slice(OpBuilder &b, Location loc, Value flat, int64_t offset,
+                   int64_t size) {
+  auto type = cast<RankedTensorType>(flat.getType());
+  if (offset == 0 && size == type.getDimSize(0))
+    return flat;
+  auto result = RankedTensorType::get({size}, type.getElementType());
+  return tensor::ExtractSliceOp::create(
+      b, loc, result, flat, ValueRange{}, ValueRange{}, ValueRange{},
+      b.getDenseI64ArrayAttr({offset}), b.getDenseI64ArrayAttr({size}),
+      b.getDenseI64ArrayAttr({1}));
+}
+
+/// `dest` with the 1-D `piece` written at `offset`.
+static Value insert(OpBuilder &b, Location loc, Value piece, Value dest,
+                    int64_t offset) {
+  int64_t size = cast<RankedTensorType>(piece.getType()).getDimSize(0);
+  return tensor::InsertSliceOp::create(
+      b, loc, piece, dest, ValueRange{}, ValueRange{}, ValueRange{},
+      b.getDenseI64ArrayAttr({offset}), b.getDenseI64ArrayAttr({size}),
+      b.getDenseI64ArrayAttr({1}));
+}
+
+static Value emptyFlat(OpBuilder &b, Location loc, int64_t size, Type elt) {
+  return tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{size}, elt);
+}
+
+/// f32 `stored / scale` (the optimizers' decode of a scaled tensor).
+static Value decode(OpBuilder &b, Location loc, Value stored, Value scale,
+                    Value one) {
+  auto type = cast<RankedTensorType>(stored.getType());
+  if (!scale)
+    return stored;
+  Value inv = arith::DivFOp::create(b, loc, one, scale);
+  return DequantizeOp::create(b, loc, type.clone(b.getF32Type()), stored, inv);
+}
+
+/// Replaces state argument `index` by a sharded piece of `length` elements at
+/// `offset` of the param, named and initialized like it; returns the piece.
+static BlockArgument addPiece(func::FuncOp func, unsigned index, int64_t length,
+                              int64_t offset) {
+  auto type = cast<RankedTensorType>(func.getArgument(index).getType());
+  auto init = func.getArgAttrOfType<StringAttr>(index, kInitAttr);
+  BlockArgument piece = addStateArgument(
+      func, RankedTensorType::get({length}, type.getElementType()),
+      getArgRole(func, index), getArgName(func, index),
+      init ? init.getValue() : StringRef(kInitZeros));
+  Builder b(func.getContext());
+  func.setArgAttr(piece.getArgNumber(), kShardedAttr, b.getUnitAttr());
+  func.setArgAttr(piece.getArgNumber(), kShardOffsetAttr,
+                  b.getI64IntegerAttr(offset));
+  return piece;
+}
+
 void MSAMPZeROShardPass::runOnOperation() {
   ModuleOp module = getOperation();
   if (worldSize < 1 || rank < 0 || rank >= worldSize) {
@@ -275,6 +357,19 @@ void MSAMPZeROShardPass::runOnOperation() {
                        << static_cast<int64_t>(worldSize);
     return signalPassFailure();
   }
+  if (zeroStage != 1 && zeroStage != 2) {
+    module.emitError() << "--" << getArgument() << ": zero-stage "
+                       << static_cast<int64_t>(zeroStage)
+                       << " is not implemented; expected 1 (optimizer states "
+                          "and masters sharded) or 2 (gradients too)";
+    return signalPassFailure();
+  }
+  if (!(bucketMb > 0)) {
+    module.emitError() << "--" << getArgument() << ": bucket-mb "
+                       << static_cast<double>(bucketMb)
+                       << " is not a positive number of MiB";
+    return signalPassFailure();
+  }
   func::FuncOp func = getTrainStepOrError(module, getArgument());
   if (!func)
     return signalPassFailure();
@@ -282,6 +377,7 @@ void MSAMPZeROShardPass::runOnOperation() {
     return; // already one rank's step
   MLIRContext *ctx = &getContext();
   Block &entry = func.getBody().front();
+  const int64_t world = worldSize, me = rank;
 
   // Every param with its update and the all-reduce of its gradient, found
   // and checked before anything changes.
@@ -301,10 +397,14 @@ void MSAMPZeROShardPass::runOnOperation() {
       return signalPassFailure();
     }
     auto reduce = asOptimizerUpdate(update)->grad.getDefiningOp<AllReduceOp>();
-    if (!reduce || reduce.getKind() != ReduceKind::Mean) {
+    if (!reduce || reduce.getKind() != ReduceKind::Mean ||
+        !reduce.getResult().hasOneUse() ||
+        (reduce.getResultScaleInv() &&
+         !reduce.getResultScaleInv().hasOneUse())) {
       update->emitError("--")
           << getArgument() << ": the gradient of param '" << getArgName(func, i)
-          << "' is not a msamp.all_reduce mean; O3 reduces it to its owner";
+          << "' is not a msamp.all_reduce mean read by its update alone; O3 "
+             "reduce-scatters it";
       return signalPassFailure();
     }
     std::optional<unsigned> result = findUpdatingResult(func, i);
@@ -315,97 +415,171 @@ void MSAMPZeROShardPass::runOnOperation() {
           << "' must be the new param of its update";
       return signalPassFailure();
     }
+    for (Value state : optimizerState(update)) {
+      auto stateArg = dyn_cast<BlockArgument>(state);
+      if (!stateArg || stateArg.getOwner() != &entry ||
+          !findUpdatingResult(func, stateArg.getArgNumber())) {
+        update->emitError("--")
+            << getArgument() << ": the optimizer state of param '"
+            << getArgName(func, i)
+            << "' is not a state argument with an updating result";
+        return signalPassFailure();
+      }
+    }
     auto type = cast<RankedTensorType>(arg.getType());
     params.push_back({i, update, reduce, type.getNumElements()});
     params.back().storedFP8 =
         type.getElementType().isF16() && onlyFeedsFP8Gemms(arg, update);
+    if (type.getElementType().isF16() && !params.back().storedFP8)
+      remark::passed(arg.getLoc(),
+                     remarkOptions("zero-shard", "zero-fp16-weight"))
+          << remark::add("'{0}' stays FP16 on every rank: its value is read "
+                         "by more than FP8 GEMMs (a tied weight)",
+                         getArgName(func, i));
+    if (type.getElementType().isF16() &&
+        !findArgument(func, getArgName(func, i).str() + ".scale",
+                      kRoleScalingState)) {
+      emitError(arg.getLoc())
+          << "--" << getArgument() << ": FP16 weight '" << getArgName(func, i)
+          << "' has no scale argument '" << getArgName(func, i) << ".scale'";
+      return signalPassFailure();
+    }
   }
-  assignOwners(params, static_cast<int64_t>(worldSize));
+
+  // Flat groups by (gradient type, stored type), in param order, each
+  // closed when the next param's gradient would take it past bucket-mb.
+  auto e4m3 = Float8E4M3FNType::get(ctx);
+  const double bucketBytes = bucketMb * 1024.0 * 1024.0;
+  SmallVector<FlatGroup> groups;
+  SmallVector<double> groupBytes;
+  for (auto [index, p] : llvm::enumerate(params)) {
+    Type gradType = cast<RankedTensorType>(p.gradReduce.getInput().getType())
+                        .getElementType();
+    Type storedType =
+        p.storedFP8 ? Type(e4m3)
+                    : cast<RankedTensorType>(func.getArgument(p.arg).getType())
+                          .getElementType();
+    const double bytes =
+        static_cast<double>(p.numel) * (gradType.getIntOrFloatBitWidth() / 8);
+    // The open bucket of this kind is the last one of it.
+    auto open = llvm::find_if(llvm::reverse(groups), [&](const FlatGroup &g) {
+      return g.gradType == gradType && g.storedType == storedType;
+    });
+    unsigned g =
+        open == groups.rend() ? groups.size() : groups.rend() - open - 1;
+    if (g == groups.size() || groupBytes[g] + bytes > bucketBytes) {
+      g = groups.size();
+      groups.push_back({gradType, storedType, {}, {}});
+      groupBytes.push_back(0);
+    }
+    p.group = g;
+    groups[g].members.push_back(index);
+    groupBytes[g] += bytes;
+  }
+  for (FlatGroup &g : groups) {
+    SmallVector<int64_t> sizes;
+    for (unsigned m : g.members)
+      sizes.push_back(params[m].numel);
+    g.layout = computeFlatShardLayout(sizes, world);
+    for (auto [k, m] : llvm::enumerate(g.members)) {
+      ShardedParam &p = params[m];
+      p.offset = g.layout.offsets[k];
+      auto [a, e] = g.layout.piece(p.offset, p.numel, me);
+      p.lo = std::max<int64_t>(a - p.offset, 0);
+      p.hi = std::max<int64_t>(e - p.offset, p.lo);
+    }
+  }
 
   OpBuilder b(ctx);
   Value one = getOrCreateScalarOne(func);
-  auto e4m3 = Float8E4M3FNType::get(ctx);
   auto unit = UnitAttr::get(ctx);
-  llvm::BitVector erase(func.getNumArguments());
-  // (value, root) pairs broadcast at the end, in param order.
-  SmallVector<std::tuple<unsigned, Value, int64_t>> broadcasts;
-  auto finalInsertion = [&] { b.setInsertionPoint(entry.getTerminator()); };
+  Type f32 = b.getF32Type();
+  auto scalar = getScalarF32Type(ctx);
+  Location loc = func.getLoc();
+  auto worldConstant = [&]() -> Value {
+    return arith::ConstantOp::create(
+        b, loc,
+        DenseElementsAttr::get(scalar,
+                               b.getF32FloatAttr(static_cast<float>(world))));
+  };
 
-  for (ShardedParam &p : params) {
-    BlockArgument arg = func.getArgument(p.arg);
-    std::string name = getArgName(func, p.arg).str();
-    const bool owned = p.owner == rank;
-
-    // 1. The gradient goes to its owner only.
-    b.setInsertionPoint(p.gradReduce);
-    auto reduce = ReduceOp::create(
-        b, p.gradReduce.getLoc(), p.gradReduce.getResult().getType(),
-        typeOrNull(p.gradReduce.getResultScaleInv()), ReduceKind::Mean,
-        p.gradReduce.getInput(), p.gradReduce.getScaleInv(), p.owner);
-    p.gradReduce.getResult().replaceAllUsesWith(reduce.getResult());
-    if (Value s = p.gradReduce.getResultScaleInv())
-      s.replaceAllUsesWith(reduce.getResultScaleInv());
-    p.gradReduce.erase();
-
-    // 2. Optimizer state lives on the owner only.
-    for (Value state : optimizerState(p.update)) {
-      auto stateArg = dyn_cast<BlockArgument>(state);
-      if (!stateArg || stateArg.getOwner() != &entry)
-        continue;
-      if (owned)
-        func.setArgAttr(stateArg.getArgNumber(), kShardedAttr, unit);
-      else
-        erase.set(stateArg.getArgNumber());
-    }
-
-    auto type = cast<RankedTensorType>(arg.getType());
-    const bool fp16Weight = type.getElementType().isF16();
-    std::optional<unsigned> scaleIdx =
-        fp16Weight ? findArgument(func, name + ".scale", kRoleScalingState)
-                   : std::nullopt;
-    if (fp16Weight && !scaleIdx) {
-      emitError(arg.getLoc())
-          << "--" << getArgument() << ": FP16 weight '" << name
-          << "' has no scale argument '" << name << ".scale'";
-      return signalPassFailure();
-    }
-
-    if (!p.storedFP8) {
-      // An f32 param, or an FP16 weight read by more than FP8 GEMMs:
-      // replicated in its O2 precision (with its scale), updated by its
-      // owner, broadcast.
-      Value value = arg;
-      Value scale = fp16Weight ? func.getArgument(*scaleIdx) : Value();
-      if (owned) {
-        value = p.update->getResult(0);
-        if (fp16Weight)
-          scale = entry.getTerminator()->getOperand(
-              *findUpdatingResult(func, *scaleIdx));
-      } else {
-        eraseUpdate(func, p.update);
-      }
-      broadcasts.emplace_back(p.arg, value, p.owner);
-      if (fp16Weight) {
-        broadcasts.emplace_back(*scaleIdx, scale, p.owner);
-        remark::passed(arg.getLoc(),
-                       remarkOptions("zero-shard", "zero-fp16-weight"))
-            << remark::add("'{0}' stays FP16 on every rank: its value is "
-                           "read by more than FP8 GEMMs (a tied weight)",
-                           name);
+  // 1. Gradients. Stage 2: each group's payloads, flattened into one buffer
+  //    of `world` padded shards, reduce-scattered right where the last of
+  //    them was all-reduced; FP8 codes are summed and each tensor's inverse
+  //    scale divided by the world size (what msamp.all_reduce mean does).
+  //    Stage 1: the all-reduce stays, and the update reads its slice.
+  for (FlatGroup &g : groups) {
+    const FlatShardLayout &layout = g.layout;
+    if (zeroStage == 1) {
+      for (unsigned m : g.members) {
+        ShardedParam &p = params[m];
+        p.gradReduce->setAttr("msamp.zero_grad", unit);
+        if (!p.held())
+          continue;
+        b.setInsertionPointAfter(p.gradReduce);
+        p.grad =
+            slice(b, p.gradReduce.getLoc(),
+                  flatten(b, p.gradReduce.getLoc(), p.gradReduce.getResult()),
+                  p.lo, p.length());
+        p.gradScaleInv = p.gradReduce.getResultScaleInv();
       }
       continue;
     }
+    Operation *last = params[g.members.front()].gradReduce;
+    for (unsigned m : g.members)
+      if (last->isBeforeInBlock(params[m].gradReduce))
+        last = params[m].gradReduce;
+    b.setInsertionPoint(last);
+    Location at = last->getLoc();
+    Value buffer = emptyFlat(b, at, layout.shard * world, g.gradType);
+    for (unsigned m : g.members) {
+      ShardedParam &p = params[m];
+      Value flat = flatten(b, at, p.gradReduce.getInput());
+      for (int64_t r = 0; r < world; ++r) {
+        auto [a, e] = layout.piece(p.offset, p.numel, r);
+        if (a >= e)
+          continue;
+        buffer = insert(b, at, slice(b, at, flat, a - p.offset, e - a), buffer,
+                        r * layout.shard + a - layout.bounds[r]);
+      }
+    }
+    const bool fp8 = !g.gradType.isF32();
+    auto shardType = RankedTensorType::get({layout.shard}, g.gradType);
+    Value mine = ReduceScatterOp::create(
+        b, at, shardType, fp8 ? ReduceKind::Sum : ReduceKind::Mean, buffer,
+        world);
+    for (unsigned m : g.members) {
+      ShardedParam &p = params[m];
+      if (!p.held())
+        continue;
+      p.grad =
+          slice(b, at, mine, p.offset + p.lo - layout.bounds[me], p.length());
+      if (fp8)
+        p.gradScaleInv = arith::DivFOp::create(
+            b, at, p.gradReduce.getScaleInv(), worldConstant());
+    }
+  }
 
-    // 3. A GEMM weight: stored E4M3 + scale on every rank. The FP8 GEMMs
-    //    read its bytes and scale instead of re-quantizing the FP16 value.
-    BlockArgument scaleArg = func.getArgument(*scaleIdx);
+  // 2. The FP8 GEMM weights: stored E4M3 + scale on every rank; the GEMMs
+  //    read them instead of re-quantizing the FP16 value just in time.
+  struct WeightCast {
     ScaleKind kind = ScaleKind::Pow2;
     uint64_t margin = 0;
+  };
+  DenseMap<unsigned, WeightCast> casts;
+  for (ShardedParam &p : params) {
+    if (!p.storedFP8)
+      continue;
+    BlockArgument arg = func.getArgument(p.arg);
+    std::string name = getArgName(func, p.arg).str();
+    BlockArgument scaleArg = func.getArgument(
+        *findArgument(func, name + ".scale", kRoleScalingState));
+    WeightCast &wc = casts[p.arg];
     if (auto recipe = func->getAttrOfType<DictionaryAttr>(kRecipeAttr)) {
       if (auto k = recipe.getAs<StringAttr>("scale_kind"))
-        kind = k.getValue() == "exact" ? ScaleKind::Exact : ScaleKind::Pow2;
+        wc.kind = k.getValue() == "exact" ? ScaleKind::Exact : ScaleKind::Pow2;
       if (auto m = recipe.getAs<IntegerAttr>("margin"))
-        margin = m.getInt();
+        wc.margin = m.getInt();
     }
     for (Operation *user : llvm::make_early_inc_range(arg.getUsers())) {
       auto dequantize = dyn_cast<DequantizeOp>(user);
@@ -414,8 +588,8 @@ void MSAMPZeROShardPass::runOnOperation() {
       QuantizeOp cast;
       while (ComputeScaleOp jit =
                  findWeightCast(dequantize.getResult(), cast)) {
-        kind = jit.getKind();
-        margin = jit.getMargin();
+        wc.kind = jit.getKind();
+        wc.margin = jit.getMargin();
         cast.getResult().replaceAllUsesWith(arg);
         jit.getResult().replaceAllUsesWith(scaleArg);
         cast.erase();
@@ -423,67 +597,271 @@ void MSAMPZeROShardPass::runOnOperation() {
     }
     Builder attrs(ctx);
     func.setArgAttr(p.arg, kInitAttr, attrs.getStringAttr(kInitNormal));
-    setStateType(func, p.arg, type.clone(e4m3));
-
-    if (!owned) {
-      eraseUpdate(func, p.update);
-      broadcasts.emplace_back(p.arg, arg, p.owner);
-      broadcasts.emplace_back(*scaleIdx, scaleArg, p.owner);
-      continue;
-    }
-
-    // 4. The owner's FP16 master with its scale takes the update.
-    BlockArgument master = addStateArgument(func, type, kRoleMasterParam,
-                                            name + ".master", kInitFromParam);
-    BlockArgument masterScale =
-        addStateArgument(func, getScalarF32Type(ctx), kRoleScalingState,
-                         name + ".master.scale", kInitFromParam);
-    func.setArgAttr(master.getArgNumber(), kShardedAttr, unit);
-    func.setArgAttr(masterScale.getArgNumber(), kShardedAttr, unit);
-    erase.resize(func.getNumArguments());
-    Value newMaster, newMasterScale;
-    if (auto adam = dyn_cast<AdamUpdateOp>(p.update)) {
-      adam.getParamMutable().assign(master);
-      adam.getParamScaleMutable().assign(masterScale);
-      newMaster = adam.getNewParam();
-      newMasterScale = adam.getNewParamScale();
-    } else {
-      auto sgd = cast<SGDUpdateOp>(p.update);
-      sgd.getParamMutable().assign(master);
-      sgd.getParamScaleMutable().assign(masterScale);
-      newMaster = sgd.getNewParam();
-      newMasterScale = sgd.getNewParamScale();
-    }
-    retargetStateResult(func, p.arg, master.getArgNumber());
-    retargetStateResult(func, *scaleIdx, masterScale.getArgNumber());
-    // Placeholders until the broadcasts are built.
-    addStateResult(func, arg, p.arg);
-    addStateResult(func, scaleArg, *scaleIdx);
-
-    //    The new FP8 weight: the O2 step's just-in-time cast of the new
-    //    master, one step earlier.
-    finalInsertion();
-    Location loc = p.update->getLoc();
-    Value inv = arith::DivFOp::create(b, loc, one, newMasterScale);
-    Value real = DequantizeOp::create(b, loc, type.clone(b.getF32Type()),
-                                      newMaster, inv);
-    Value amax = AmaxOp::create(b, loc, real);
-    auto x1 = RankedTensorType::get({1}, b.getF32Type());
-    Value history = tensor::ExpandShapeOp::create(
-        b, loc, x1, amax, ArrayRef<ReassociationIndices>{});
-    Value scale = ComputeScaleOp::create(b, loc, kind, AmaxAlgo::MostRecent,
-                                         history, one, e4m3, margin);
-    Value fp8 = QuantizeOp::create(b, loc, type.clone(e4m3), real, scale);
-    broadcasts.emplace_back(p.arg, fp8, p.owner);
-    broadcasts.emplace_back(*scaleIdx, scale, p.owner);
   }
 
-  // 5. Every rank receives every param from its owner, in param order.
-  finalInsertion();
-  for (auto [argIndex, value, root] : broadcasts) {
-    Value received =
-        BroadcastOp::create(b, value.getLoc(), value, root).getResult();
-    setStateResult(func, argIndex, received);
+  // 3. Each rank updates its pieces in f32 (the optimizer's own arithmetic
+  //    on decoded values), at the end of the step.
+  b.setInsertionPoint(entry.getTerminator());
+  llvm::BitVector erase(func.getNumArguments());
+  SmallVector<ScaledOutput> scaled;
+  // Per param: the new f32 piece of the param and the state pieces to store
+  // (piece argument, index into `scaled` or -1 for an f32 piece, value).
+  struct NewState {
+    Value param;
+    unsigned paramScaled = ~0u;
+    SmallVector<std::tuple<unsigned, unsigned, Value>> pieces;
+  };
+  SmallVector<NewState> updated(params.size());
+  for (auto [index, p] : llvm::enumerate(params)) {
+    BlockArgument arg = func.getArgument(p.arg);
+    std::string name = getArgName(func, p.arg).str();
+    auto type = cast<RankedTensorType>(arg.getType());
+    NewState &out = updated[index];
+    const bool f16 = type.getElementType().isF16();
+    std::optional<unsigned> scaleIdx =
+        f16 ? findArgument(func, name + ".scale", kRoleScalingState)
+            : std::nullopt;
+
+    // The param's f32 piece: from this rank's FP16 master piece (GEMM
+    // weights; the master's scale is replicated) or from the replicated
+    // value (tied FP16 weights, f32 params).
+    Value w;
+    unsigned paramScaleArg = 0;
+    if (p.storedFP8) {
+      BlockArgument masterScale =
+          addStateArgument(func, scalar, kRoleScalingState,
+                           name + ".master.scale", kInitFromParam);
+      addStateResult(func, masterScale, masterScale.getArgNumber());
+      paramScaleArg = masterScale.getArgNumber();
+      if (p.held()) {
+        BlockArgument master = addStateArgument(
+            func, RankedTensorType::get({p.length()}, type.getElementType()),
+            kRoleMasterParam, name + ".master", kInitFromParam);
+        func.setArgAttr(master.getArgNumber(), kShardedAttr, unit);
+        func.setArgAttr(master.getArgNumber(), kShardOffsetAttr,
+                        b.getI64IntegerAttr(p.lo));
+        addStateResult(func, master, master.getArgNumber());
+        w = decode(b, loc, master, masterScale, one);
+        out.pieces.push_back({master.getArgNumber(), 0, Value()});
+      }
+      setStateType(func, p.arg, type.clone(e4m3));
+    } else if (p.held()) {
+      Value piece = slice(b, loc, flatten(b, loc, arg), p.lo, p.length());
+      w = decode(b, loc, piece, f16 ? func.getArgument(*scaleIdx) : Value(),
+                 one);
+    }
+    if (f16 && !p.storedFP8)
+      paramScaleArg = *scaleIdx;
+
+    // The optimizer states: pieces on this rank (sharded), none elsewhere;
+    // their scales stay on every rank.
+    SmallVector<std::pair<Value, Value>> states; // (state, its scale)
+    if (auto adam = dyn_cast<AdamUpdateOp>(p.update))
+      states = {{adam.getExpAvg(), adam.getExpAvgScale()},
+                {adam.getExpAvgSq(), adam.getExpAvgSqScale()}};
+    else if (Value buf = cast<SGDUpdateOp>(p.update).getMomentumBuffer())
+      states = {{buf, Value()}};
+    SmallVector<Value> decoded;
+    SmallVector<std::pair<unsigned, Value>> statePieces; // (piece arg, scale)
+    for (auto [state, scale] : states) {
+      unsigned old = cast<BlockArgument>(state).getArgNumber();
+      erase.resize(func.getNumArguments());
+      erase.set(old);
+      if (!p.held())
+        continue;
+      BlockArgument piece = addPiece(func, old, p.length(), p.lo);
+      addStateResult(func, piece, piece.getArgNumber());
+      statePieces.push_back({piece.getArgNumber(), scale});
+      decoded.push_back(decode(b, loc, piece, scale, one));
+    }
+
+    // The update of the piece, all in f32.
+    SmallVector<Value> results; // new param, then each state
+    if (p.held()) {
+      auto f32Piece = RankedTensorType::get({p.length()}, f32);
+      Location at = p.update->getLoc();
+      if (auto adam = dyn_cast<AdamUpdateOp>(p.update)) {
+        auto op = AdamUpdateOp::create(
+            b, at, f32Piece, Type(), f32Piece, Type(), f32Piece, Type(), w,
+            Value(), p.grad, p.gradScaleInv, decoded[0], Value(), decoded[1],
+            Value(), adam.getLr(), adam.getStep(), adam.getBeta1Attr(),
+            adam.getBeta2Attr(), adam.getEpsAttr(), adam.getWeightDecayAttr(),
+            adam.getDecoupledAttr(), adam.getAdamModeAttr());
+        results = {op.getNewParam(), op.getNewExpAvg(), op.getNewExpAvgSq()};
+      } else {
+        auto sgd = cast<SGDUpdateOp>(p.update);
+        const bool momentum = !decoded.empty();
+        auto op = SGDUpdateOp::create(
+            b, at, f32Piece, Type(), momentum ? Type(f32Piece) : Type(), w,
+            Value(), p.grad, p.gradScaleInv, momentum ? decoded[0] : Value(),
+            sgd.getLr(), sgd.getStep(), sgd.getMomentumAttr(),
+            sgd.getWeightDecayAttr(), sgd.getNesterovAttr());
+        results = {op.getNewParam()};
+        if (momentum)
+          results.push_back(op.getNewMomentumBuffer());
+      }
+    }
+    out.param = p.held() ? results[0] : Value();
+    if (p.storedFP8 || f16) {
+      out.paramScaled = scaled.size();
+      scaled.push_back(
+          {out.param, paramScaleArg,
+           p.storedFP8 ? Type(b.getF16Type()) : type.getElementType(),
+           Value()});
+      if (p.held() && p.storedFP8)
+        std::get<1>(out.pieces.front()) = out.paramScaled;
+    }
+    for (auto [k, state] : llvm::enumerate(states)) {
+      Value value = p.held() ? results[k + 1] : Value();
+      unsigned which = ~0u;
+      if (Value scale = state.second) {
+        which = scaled.size();
+        scaled.push_back(
+            {value, cast<BlockArgument>(scale).getArgNumber(),
+             cast<RankedTensorType>(state.first.getType()).getElementType(),
+             Value()});
+      }
+      if (p.held())
+        out.pieces.push_back({statePieces[k].first, which, value});
+    }
+  }
+
+  // 4. One max all-reduce of every new tensor's piece amax (0 where a rank
+  //    holds none of it); every rank computes every new scale, exactly the
+  //    just-in-time power-of-two scale the O2 update computes from the
+  //    whole tensor.
+  auto combineAmaxes = [&](ArrayRef<Value> pieces) {
+    SmallVector<Value> amaxes;
+    Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
+    for (Value v : pieces)
+      amaxes.push_back(v ? tensor::ExtractOp::create(
+                               b, loc, AmaxOp::create(b, loc, v), ValueRange{})
+                               .getResult()
+                         : zero);
+    Value all = tensor::FromElementsOp::create(
+        b, loc, RankedTensorType::get({(int64_t)amaxes.size()}, f32), amaxes);
+    all = AllReduceOp::create(b, loc, ReduceKind::Max, all).getResult();
+    SmallVector<Value> histories;
+    auto x1 = RankedTensorType::get({1}, f32);
+    for (int64_t i = 0, e = amaxes.size(); i < e; ++i)
+      histories.push_back(tensor::ExtractSliceOp::create(
+          b, loc, x1, all, ValueRange{}, ValueRange{}, ValueRange{},
+          b.getDenseI64ArrayAttr({i}), b.getDenseI64ArrayAttr({1}),
+          b.getDenseI64ArrayAttr({1})));
+    return histories;
+  };
+  if (!scaled.empty()) {
+    SmallVector<Value> pieces;
+    for (ScaledOutput &s : scaled)
+      pieces.push_back(s.value);
+    SmallVector<Value> histories = combineAmaxes(pieces);
+    for (auto [s, history] : llvm::zip(scaled, histories)) {
+      s.newScale = ComputeScaleOp::create(
+          b, loc, ScaleKind::Pow2, AmaxAlgo::MostRecent, history,
+          func.getArgument(s.scaleArg), s.format, 0);
+      setStateResult(func, s.scaleArg, s.newScale);
+    }
+  }
+  // The stored pieces, quantized with their group-wide scales.
+  SmallVector<Value> storedParam(params.size());
+  for (auto [index, p] : llvm::enumerate(params)) {
+    NewState &out = updated[index];
+    if (!p.held())
+      continue;
+    for (auto &[pieceArg, which, value] : out.pieces) {
+      Value v = value ? value : out.param;
+      Value q = v;
+      if (which != ~0u) {
+        auto type = cast<RankedTensorType>(v.getType());
+        q = QuantizeOp::create(b, loc, type.clone(scaled[which].format), v,
+                               scaled[which].newScale);
+      }
+      setStateResult(func, pieceArg, q);
+      if (!value)
+        storedParam[index] = q; // the new master piece
+    }
+    if (!p.storedFP8) {
+      storedParam[index] = out.param;
+      if (out.paramScaled != ~0u)
+        storedParam[index] =
+            QuantizeOp::create(b, loc,
+                               cast<RankedTensorType>(out.param.getType())
+                                   .clone(scaled[out.paramScaled].format),
+                               out.param, scaled[out.paramScaled].newScale);
+    }
+  }
+
+  // 5. The new FP8 weights: the O2 step's just-in-time E4M3 cast of the new
+  //    master (one step earlier), its amax MAX-combined likewise.
+  SmallVector<unsigned> fp8Params;
+  SmallVector<Value> reals;
+  for (auto [index, p] : llvm::enumerate(params)) {
+    if (!p.storedFP8)
+      continue;
+    fp8Params.push_back(index);
+    Value real;
+    if (p.held())
+      real = decode(b, loc, storedParam[index],
+                    scaled[updated[index].paramScaled].newScale, one);
+    reals.push_back(real);
+  }
+  if (!fp8Params.empty()) {
+    SmallVector<Value> histories = combineAmaxes(reals);
+    for (auto [k, index] : llvm::enumerate(fp8Params)) {
+      ShardedParam &p = params[index];
+      const WeightCast &wc = casts[p.arg];
+      Value scale =
+          ComputeScaleOp::create(b, loc, wc.kind, AmaxAlgo::MostRecent,
+                                 histories[k], one, e4m3, wc.margin);
+      std::string name = getArgName(func, p.arg).str();
+      setStateResult(
+          func, *findArgument(func, name + ".scale", kRoleScalingState), scale);
+      if (p.held())
+        storedParam[index] = QuantizeOp::create(
+            b, loc, RankedTensorType::get({p.length()}, e4m3), reals[k], scale);
+    }
+  }
+
+  // 6. Every rank gathers every group's new stored values.
+  for (FlatGroup &g : groups) {
+    const FlatShardLayout &layout = g.layout;
+    Value buffer = emptyFlat(b, loc, layout.shard, g.storedType);
+    for (unsigned m : g.members)
+      if (params[m].held())
+        buffer = insert(b, loc, storedParam[m], buffer,
+                        params[m].offset + params[m].lo - layout.bounds[me]);
+    auto wholeType =
+        RankedTensorType::get({layout.shard * world}, g.storedType);
+    Value whole = AllGatherOp::create(b, loc, wholeType, buffer, world);
+    for (unsigned m : g.members) {
+      ShardedParam &p = params[m];
+      Value flat;
+      for (int64_t r = 0; r < world; ++r) {
+        auto [a, e] = layout.piece(p.offset, p.numel, r);
+        if (a >= e)
+          continue;
+        Value piece = slice(b, loc, whole,
+                            r * layout.shard + a - layout.bounds[r], e - a);
+        if (e - a == p.numel) {
+          flat = piece;
+          break;
+        }
+        if (!flat)
+          flat = emptyFlat(b, loc, p.numel, g.storedType);
+        flat = insert(b, loc, piece, flat, a - p.offset);
+      }
+      setStateResult(
+          func, p.arg,
+          unflatten(b, loc, flat,
+                    cast<RankedTensorType>(func.getArgument(p.arg).getType())));
+    }
+  }
+
+  // 7. The O2 updates and gradient all-reduces are gone.
+  for (ShardedParam &p : params) {
+    eraseUpdate(func, p.update);
+    if (zeroStage == 2)
+      p.gradReduce.erase();
   }
   erase.resize(func.getNumArguments());
   eraseStateArguments(func, erase);
@@ -493,21 +871,20 @@ void MSAMPZeROShardPass::runOnOperation() {
       kZeroAttr,
       attrs.getDictionaryAttr(
           {attrs.getNamedAttr("world_size", attrs.getI64IntegerAttr(worldSize)),
-           attrs.getNamedAttr("rank", attrs.getI64IntegerAttr(rank))}));
+           attrs.getNamedAttr("rank", attrs.getI64IntegerAttr(rank)),
+           attrs.getNamedAttr("stage", attrs.getI64IntegerAttr(zeroStage))}));
   func->setAttr(kLevelAttr, attrs.getStringAttr("O3"));
 
-  int64_t ownedParams = 0, ownedElements = 0, total = 0;
+  int64_t ownedElements = 0, total = 0;
   for (const ShardedParam &p : params) {
     total += p.numel;
-    if (p.owner == rank) {
-      ++ownedParams;
-      ownedElements += p.numel;
-    }
+    ownedElements += p.length();
   }
   remark::passed(func.getLoc(), remarkOptions("zero-shard", "zero-partition"))
-      << remark::add("rank {0} of {1} owns {2} of {3} params ({4} of {5} "
-                     "elements): their FP16 masters and optimizer states",
+      << remark::add("rank {0} of {1} owns {2} of {3} param elements in {4} "
+                     "flat groups: its pieces of the FP16 masters and "
+                     "optimizer states (ZeRO stage {5})",
                      static_cast<int64_t>(rank),
-                     static_cast<int64_t>(worldSize), ownedParams,
-                     params.size(), ownedElements, total);
+                     static_cast<int64_t>(worldSize), ownedElements, total,
+                     groups.size(), static_cast<int64_t>(zeroStage));
 }

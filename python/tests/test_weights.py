@@ -309,21 +309,33 @@ def test_o3_two_ranks_export_complete_weights(lm):
     assert open(tmp / "o3.safetensors", "rb").read() == \
         open(tmp / "o3-saved.safetensors", "rb").read()
 
-    # Each value is the owner's FP16 master over its scale (decoded here with
-    # numpy from the rank files), a replicated FP16 weight over its scale, or
-    # the replicated f32 param; both ranks own
-    # some. The FP8 copies every rank holds are not what is exported.
+    # Each value is the FP16 master over its scale (decoded here with numpy:
+    # the ranks' pieces of the flattened master joined at the offsets their
+    # shard records, the scale replicated), a replicated FP16 weight over its
+    # scale, or the replicated f32 param. The FP8 copies every rank holds
+    # are not what is exported.
     replicated, _ = checkpoint.read(tmp / "o3-ck.safetensors")
-    shards = [checkpoint.read(tmp / f"o3-ck.rank{r}.safetensors")[0] for r in (0, 1)]
-    owners = set()
+    shards = [checkpoint.read(tmp / f"o3-ck.rank{r}.safetensors") for r in (0, 1)]
+
+    def offsets(meta):
+        items = meta.get("shard_offsets", "").split(";")
+        return {k: int(v) for k, v in (i.rsplit("=", 1) for i in items if i)}
+
+    holders = set()
     for key, source in lm["graph"].state_dict_layout:
-        owner = [r for r, sh in enumerate(shards) if source + ".master" in sh]
-        if owner:
-            sh = shards[owner[0]]
-            expect = (sh[source + ".master"].astype(np.float32)
-                      * (np.float32(1) / sh[source + ".master.scale"]))
+        name = source + ".master"
+        pieces = sorted((offsets(meta)[name], r, sh[name])
+                        for r, (sh, meta) in enumerate(shards) if name in sh)
+        if pieces:
+            starts = [p[0] for p in pieces]
+            sizes = [p[2].size for p in pieces]
+            assert starts == [sum(sizes[:i]) for i in range(len(sizes))], key
+            master = np.concatenate([p[2] for p in pieces])
+            expect = (master.astype(np.float32)
+                      * (np.float32(1) / replicated[name + ".scale"]))
+            expect = expect.reshape(replicated[source].shape)
             assert replicated[source].dtype == np.uint8          # FP8 bits
-            owners.add(owner[0])
+            holders.update(p[1] for p in pieces)
         elif replicated[source].dtype == np.float16:
             # A weight read by more than FP8 GEMMs (the tied embedding)
             # stays FP16 + scale on every rank (docs/Design.md "O3").
@@ -333,10 +345,8 @@ def test_o3_two_ranks_export_complete_weights(lm):
             expect = replicated[source]
         assert expect.dtype == np.float32
         assert np.array_equal(o3[key], expect), key
-    # Some weight is exported from an owner's master, and each rank holds a
-    # shard (with the tied embedding replicated, this LM's only FP8-only
-    # weight may fall to one rank).
-    assert owners and all(shards)
+    # Even flat shards: both ranks hold pieces of the masters.
+    assert holders == {0, 1} and all(sh for sh, _ in shards)
     assert np.array_equal(o3["head.weight"], o3["emb.weight"])
     assert not np.array_equal(o3["fc.weight"], lm["graph"].param_values["fc.weight"])
     # From the sharded checkpoint in Python: the same bytes as the run's.

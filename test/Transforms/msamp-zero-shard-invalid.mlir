@@ -10,7 +10,7 @@ module {
                         %g: tensor<4xf32> {msamp.role = "input", msamp.name = "g"})
       -> (tensor<4xf32> {msamp.role = "param", msamp.name = "w", msamp.updates = 0 : i64})
       attributes {msamp.kind = "train_step", msamp.level = "O2"} {
-    // expected-error @+1 {{--msamp-zero-shard: the gradient of param 'w' is not a msamp.all_reduce mean; O3 reduces it to its owner}}
+    // expected-error @+1 {{--msamp-zero-shard: the gradient of param 'w' is not a msamp.all_reduce mean read by its update alone; O3 reduce-scatters it}}
     %w1 = msamp.sgd_update param %w : tensor<4xf32>, grad %g : tensor<4xf32>, lr %lr, step %t {momentum = 0.0 : f64, weight_decay = 0.0 : f64}
     return %w1 : tensor<4xf32>
   }

@@ -143,6 +143,66 @@ TEST_F(CollectiveTest, FP8InPlaceWithAliasedScale) {
   EXPECT_EQ(scaleInv[0], 0.5f / msamp_rt_world_size());
 }
 
+// ZeRO's flat-shard collectives in a group of one: the shard is the whole
+// buffer, the gather its only part; the FP8 mean still divides the inverse
+// scale by the world size (1). Multi-rank: MPI/MpiCollectiveTest.cpp.
+TEST_F(CollectiveTest, ReduceScatterAndAllGatherInAWorldOfOne) {
+  Tensor<uint8_t> q({2, 3}, {0x4A, 0x50, 0x7E, 0xFE, 0x00, 0x80}), out({6});
+  auto s = scalar(0.5f), os = scalar(-1.0f);
+  const int64_t before = msamp_rt_collective_bytes();
+  _mlir_ciface_msamp_rt_reduce_scatter(q, s, out, os, MSAMP_RT_F8E5M2,
+                                       MSAMP_RT_REDUCE_MEAN, 1);
+  expectNoError();
+  EXPECT_EQ(out.data, q.data);
+  EXPECT_EQ(os[0], 0.5f);
+  Tensor<float> f({4}, {1.0f, -2.0f, 3.5f, 0.0f}), fo({4});
+  _mlir_ciface_msamp_rt_reduce_scatter(f, nullptr, fo, nullptr, MSAMP_RT_F32,
+                                       MSAMP_RT_REDUCE_SUM, 0);
+  expectNoError();
+  EXPECT_EQ(fo.data, f.data);
+  Tensor<uint16_t> h({3}, {1, 2, 3}), ho({3});
+  _mlir_ciface_msamp_rt_all_gather(h, ho, MSAMP_RT_F16);
+  expectNoError();
+  EXPECT_EQ(ho.data, h.data);
+  // A group of one sends nothing.
+  EXPECT_EQ(msamp_rt_collective_bytes(), before);
+}
+
+TEST_F(CollectiveTest, ReduceScatterAndAllGatherRefuseBadCalls) {
+  Tensor<float> f({4}, 1.0f), half({2}), same({4});
+  auto s = scalar(1.0f);
+  // The output of a reduce-scatter is 1 / N of the input.
+  _mlir_ciface_msamp_rt_reduce_scatter(f, nullptr, half, nullptr, MSAMP_RT_F32,
+                                       MSAMP_RT_REDUCE_SUM, 0);
+  EXPECT_EQ(msamp_rt_get_last_error(), MSAMP_RT_ERROR_SHAPE_MISMATCH);
+  msamp_rt_clear_error();
+  _mlir_ciface_msamp_rt_all_gather(f, half, MSAMP_RT_F32);
+  EXPECT_EQ(msamp_rt_get_last_error(), MSAMP_RT_ERROR_SHAPE_MISMATCH);
+  msamp_rt_clear_error();
+  // No aliasing, FP8 needs its scale, f32 has none, no f16 reduce-scatter.
+  _mlir_ciface_msamp_rt_reduce_scatter(f, nullptr, f, nullptr, MSAMP_RT_F32,
+                                       MSAMP_RT_REDUCE_SUM, 0);
+  EXPECT_EQ(msamp_rt_get_last_error(), MSAMP_RT_ERROR_INVALID_ARGUMENT);
+  msamp_rt_clear_error();
+  _mlir_ciface_msamp_rt_reduce_scatter(f, s, same, s, MSAMP_RT_F32,
+                                       MSAMP_RT_REDUCE_SUM, 1);
+  EXPECT_EQ(msamp_rt_get_last_error(), MSAMP_RT_ERROR_INVALID_ARGUMENT);
+  msamp_rt_clear_error();
+  Tensor<uint8_t> q({4}), qo({4});
+  _mlir_ciface_msamp_rt_reduce_scatter(
+      q, nullptr, qo, nullptr, MSAMP_RT_F8E4M3FN, MSAMP_RT_REDUCE_SUM, 0);
+  EXPECT_EQ(msamp_rt_get_last_error(), MSAMP_RT_ERROR_INVALID_ARGUMENT);
+  msamp_rt_clear_error();
+  Tensor<uint16_t> h({4}), ho({4});
+  _mlir_ciface_msamp_rt_reduce_scatter(h, nullptr, ho, nullptr, MSAMP_RT_F16,
+                                       MSAMP_RT_REDUCE_SUM, 0);
+  EXPECT_EQ(msamp_rt_get_last_error(), MSAMP_RT_ERROR_UNSUPPORTED_DTYPE);
+  msamp_rt_clear_error();
+  _mlir_ciface_msamp_rt_all_gather(f, f, MSAMP_RT_F32);
+  EXPECT_EQ(msamp_rt_get_last_error(), MSAMP_RT_ERROR_INVALID_ARGUMENT);
+  msamp_rt_clear_error();
+}
+
 TEST_F(CollectiveTest, ScaleFlagMustMatchThePayload) {
   Tensor<uint8_t> q({4}, 0x38), outQ({4});
   Tensor<float> f({4}, 1.0f), outF({4});

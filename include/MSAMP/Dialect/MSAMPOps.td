@@ -309,6 +309,53 @@ def MSAMP_BroadcastOp : MSAMP_Op<"broadcast", [
   let assemblyFormat = "$input `root` $root attr-dict `:` type($input)";
 }
 
+def MSAMP_ReduceScatterOp : MSAMP_Op<"reduce_scatter"> {
+  let summary = "reduce-scatter of a flat buffer over the data-parallel group";
+  let description = [{
+    ZeRO's gradient reduction over even flat shards (issue 20): `input` is a
+    1-D buffer of `world_size` equal shards; rank r's `result` is shard r
+    reduced over the group, the bytes an `msamp.all_reduce` of `input` would
+    hold at [r * S, (r + 1) * S) (same rank-order combination, each FP8 hop
+    `fp8(half(a) + half(b))`). The buffer concatenates many tensors (a
+    bucket), each with its own inverse scale shared by all ranks, so an FP8
+    payload is reduced as codes: `sum` or `max`, never `mean` (the caller
+    divides each tensor's inverse scale by the world size, as MS-AMP does).
+    f32 payloads take `sum`, `max` or `mean`. A step is compiled for one
+    world size; the runtime refuses another.
+
+    ```mlir
+    %g = msamp.reduce_scatter sum %bucket {world_size = 2 : i64}
+        : tensor<4096xf8E4M3FN> -> tensor<2048xf8E4M3FN>
+    ```
+  }];
+  let arguments = (ins MSAMP_ReduceKindAttr:$kind,
+                       RankedTensorOf<[F32, F8E4M3FN, F8E5M2]>:$input,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$world_size);
+  let results = (outs RankedTensorOf<[F32, F8E4M3FN, F8E5M2]>:$result);
+  let assemblyFormat =
+      "$kind $input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def MSAMP_AllGatherOp : MSAMP_Op<"all_gather"> {
+  let summary = "all-gather of flat shards over the data-parallel group";
+  let description = [{
+    ZeRO's weight gather over even flat shards (issue 20): every rank returns
+    the concatenation, in rank order, of every rank's 1-D `input` (its
+    shard), byte for byte.
+
+    ```mlir
+    %w = msamp.all_gather %shard {world_size = 2 : i64}
+        : tensor<2048xf8E4M3FN> -> tensor<4096xf8E4M3FN>
+    ```
+  }];
+  let arguments = (ins RankedTensorOf<[F32, BF16, F16, F8E4M3FN, F8E5M2]>:$input,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$world_size);
+  let results = (outs RankedTensorOf<[F32, BF16, F16, F8E4M3FN, F8E5M2]>:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Optimizers
 //===----------------------------------------------------------------------===//

@@ -76,6 +76,11 @@
     MSAMP_RT_ARG_I32, MSAMP_RT_ARG_F64, MSAMP_RT_ARG_F64, MSAMP_RT_ARG_I32)    \
   X(CheckComputedIndex, msamp_rt_check_computed_index, MSAMP_RT_ARG_MEMREF,    \
     MSAMP_RT_ARG_MEMREF, MSAMP_RT_ARG_I32, MSAMP_RT_ARG_I64, MSAMP_RT_ARG_I64, \
+    MSAMP_RT_ARG_I32)                                                          \
+  X(ReduceScatter, msamp_rt_reduce_scatter, MSAMP_RT_ARG_MEMREF,               \
+    MSAMP_RT_ARG_MEMREF, MSAMP_RT_ARG_MEMREF, MSAMP_RT_ARG_MEMREF,             \
+    MSAMP_RT_ARG_I32, MSAMP_RT_ARG_I32, MSAMP_RT_ARG_I32)                      \
+  X(AllGather, msamp_rt_all_gather, MSAMP_RT_ARG_MEMREF, MSAMP_RT_ARG_MEMREF,  \
     MSAMP_RT_ARG_I32)
 
 /** The plain-C functions a compiled step's packed entry point calls directly

@@ -361,6 +361,27 @@ _mlir_ciface_msamp_rt_broadcast(msamp_rt_unranked_memref *in,
                                 msamp_rt_unranked_memref *out, int32_t dtype,
                                 int32_t root);
 
+/** ZeRO's reduce-scatter (msamp.reduce_scatter, docs/RuntimeABI.md 3.12):
+ *  `in` holds world-size shards of `out`'s element count, one after the
+ *  other; rank r's `out` receives shard r reduced over the group with
+ *  msamp_rt_all_reduce's arithmetic and payload forms (kind 0 sum, 1 max,
+ *  2 mean; FP8 with has_scale and one shared inverse scale, out_scale_inv
+ *  divided by the world size for mean), so its bytes are those an
+ *  all-reduce of `in` would hold at that shard. `out` must not alias `in`.
+ *  f32 and FP8 payloads. */
+MSAMP_RT_EXPORT void _mlir_ciface_msamp_rt_reduce_scatter(
+    msamp_rt_unranked_memref *in, msamp_rt_unranked_memref *scale_inv,
+    msamp_rt_unranked_memref *out, msamp_rt_unranked_memref *out_scale_inv,
+    int32_t dtype, int32_t kind, int32_t has_scale);
+
+/** ZeRO's all-gather (msamp.all_gather): `out` (world-size times `in`'s
+ *  element count) receives rank r's `in` at element offset r * numel(in),
+ *  byte for byte, on every rank. f32, bf16, f16 and FP8 payloads; `out`
+ *  must not alias `in`. */
+MSAMP_RT_EXPORT void
+_mlir_ciface_msamp_rt_all_gather(msamp_rt_unranked_memref *in,
+                                 msamp_rt_unranked_memref *out, int32_t dtype);
+
 /** Flags of msamp_rt_adam_update. */
 #define MSAMP_RT_ADAM_DECOUPLED 0x1 /**< AdamW; otherwise L2 (Adam). */
 /** With MSAMP_RT_ADAM_DECOUPLED: ONNX Runtime's AdamW mode 1 (Hugging Face

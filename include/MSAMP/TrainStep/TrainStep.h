@@ -38,6 +38,9 @@ constexpr llvm::StringLiteral kGemmWeightAttr = "msamp.gemm_weight";
 constexpr llvm::StringLiteral kZeroAttr = "msamp.zero";
 /// O3: unit attribute on the state arguments only this rank holds.
 constexpr llvm::StringLiteral kShardedAttr = "msamp.sharded";
+/// O3 flat shards (issue 20): on a sharded argument that holds a piece of a
+/// param's flattened state, the element offset of the piece in the param.
+constexpr llvm::StringLiteral kShardOffsetAttr = "msamp.shard_offset";
 /// Module attribute written by --msamp-index-checks and consumed by
 /// msamp-emit-entry-point: the range checks of the index inputs.
 constexpr llvm::StringLiteral kIndexChecksAttr = "msamp.index_checks";

@@ -345,23 +345,38 @@ def MSAMPZeROShard : Pass<"msamp-zero-shard", "::mlir::ModuleOp"> {
                 "states (one rank's specialization)";
   let description = [{
     Turns an O2 train step into rank `rank`'s step of an O3 group of
-    `world-size` ranks (docs/Numerics.md 6.1, FP8-LM Alg. 1). Whole params are
-    assigned to ranks greedily by size (sorted by (-numel, index mod N),
-    each to the first rank with the fewest elements so far). On every rank:
-    GEMM weights are stored E4M3 + scale (replicated) and read directly by
-    the FP8 GEMMs; each gradient's all-reduce becomes a `msamp.reduce` to
-    its owner. On the owner only: the FP16 master `<P>.master` with its
-    scale and the O2 optimizer states (marked `msamp.sharded`), the update,
-    and the just-in-time E4M3 cast of the new master. At the end of the
-    step every param (FP8 bytes and scale, or f32 values) is
-    `msamp.broadcast` from its owner, in param order on every rank.
-    The step gets `msamp.zero = {world_size = N, rank = r}` and level O3.
+    `world-size` ranks (docs/Numerics.md 6.1, DeepSpeed ZeRO stages 1-2 with
+    MS-AMP's FP8 payloads), with even flat shards (issue 20): the params are
+    grouped by gradient and storage type, in param order, into buckets of
+    at most `bucket-mb` MiB of gradient payload (a larger param is a bucket
+    of its own), each bucket flattened, and every
+    rank owns an equal contiguous slice of it (whole 16-element units, ranks
+    differ by at most one unit; lib/TrainStep/FlatShards.cpp). A rank keeps
+    its pieces of the FP16 masters `<P>.master` and of the O2 moments
+    (`msamp.sharded`, `msamp.shard_offset` = the piece's offset in P); all
+    scales stay replicated. GEMM weights are stored E4M3 + scale on every
+    rank and read directly by the FP8 GEMMs. Gradients: stage 2 (default)
+    `msamp.reduce_scatter`s each group's FP8 (or f32) payload so a rank
+    keeps only its slice, stage 1 keeps the all-reduce and slices it. Each
+    piece is updated in f32 (the optimizer's arithmetic on dequantized
+    values), and every new low-precision tensor is quantized with the scale
+    of the amax of the whole tensor, MAX-combined over the ranks in one
+    `msamp.all_reduce max` (the same scale, bit for bit, as the O2 update's
+    just-in-time one). The new FP8 weights (the just-in-time E4M3 cast of
+    the new masters, its amax combined likewise), FP16 tied weights and f32
+    params are `msamp.all_gather`ed per group. The step gets
+    `msamp.zero = {world_size = N, rank = r, stage = s}` and level O3.
   }];
   let options = [
     Option<"worldSize", "world-size", "int64_t", "1",
            "ranks of the data-parallel group">,
     Option<"rank", "rank", "int64_t", "0",
-           "the rank this program is specialized for">
+           "the rank this program is specialized for">,
+    Option<"zeroStage", "zero-stage", "int64_t", "2",
+           "ZeRO stage: 1 (gradients all-reduced) or 2 (reduce-scattered)">,
+    Option<"bucketMb", "bucket-mb", "double", "25.0",
+           "MiB of gradient payload per flat group (bucket): one "
+           "reduce-scatter and one all-gather each">
   ];
   let dependentDialects = ["::mlir::msamp::MSAMPDialect",
                            "::mlir::arith::ArithDialect",

@@ -1,14 +1,16 @@
 //===- CollectiveToRuntime.cpp - collectives to runtime calls ---*- C++ -*-===//
 //
-// msamp.all_reduce, reduce and broadcast become msamp_rt_all_reduce,
-// _reduce and _broadcast (docs/RuntimeABI.md 3.7, 3.7a, 3.7b), which run
-// through the runtime's current collective.
+// msamp.all_reduce, reduce, broadcast, reduce_scatter and all_gather become
+// msamp_rt_all_reduce, _reduce, _broadcast, _reduce_scatter and _all_gather
+// (docs/RuntimeABI.md 3.7, 3.7a, 3.7b, 3.12), which run through the
+// runtime's current collective.
 //
 //===----------------------------------------------------------------------===//
 
 #include "RuntimeCall.h"
 
 #include "MSAMP/Dialect/MSAMPOps.h"
+#include "MSAMP/TrainStep/TrainStep.h"
 
 using namespace mlir;
 using namespace mlir::msamp;
@@ -68,10 +70,36 @@ struct BroadcastToRuntime : RuntimeCallPattern<BroadcastOp> {
                     call.i32(static_cast<int64_t>(op.getRoot()))});
   }
 };
+
+/// ZeRO's reduce-scatter of a flat bucket. An FP8 bucket is reduced as
+/// codes: a placeholder scale in, and a scratch scale out that nothing reads.
+struct ReduceScatterToRuntime : RuntimeCallPattern<ReduceScatterOp> {
+  using RuntimeCallPattern::RuntimeCallPattern;
+  void lower(ReduceScatterOp op, RuntimeCall &call) const override {
+    const bool fp8 = !op.getInput().getType().getElementType().isF32();
+    call.replaceOp(
+        RuntimeFn::ReduceScatter,
+        {call.input(op.getInput()), call.dummy(), call.output(op.getType()),
+         fp8 ? call.scratch(getScalarF32Type(op.getContext())) : call.dummy(),
+         call.i32(RuntimeCall::dtype(op.getInput())),
+         call.i32(static_cast<int64_t>(op.getKind())), call.i32(fp8 ? 1 : 0)});
+  }
+};
+
+/// ZeRO's all-gather of the new weights of a flat bucket.
+struct AllGatherToRuntime : RuntimeCallPattern<AllGatherOp> {
+  using RuntimeCallPattern::RuntimeCallPattern;
+  void lower(AllGatherOp op, RuntimeCall &call) const override {
+    call.replaceOp(RuntimeFn::AllGather,
+                   {call.input(op.getInput()), call.output(op.getType()),
+                    call.i32(RuntimeCall::dtype(op.getInput()))});
+  }
+};
 } // namespace
 
 void mlir::msamp::populateCollectiveToRuntimePatterns(
     RewritePatternSet &patterns, MSAMPToRuntimeState &state) {
-  patterns.add<AllReduceToRuntime, ReduceToRuntime, BroadcastToRuntime>(
+  patterns.add<AllReduceToRuntime, ReduceToRuntime, BroadcastToRuntime,
+               ReduceScatterToRuntime, AllGatherToRuntime>(
       patterns.getContext(), state);
 }

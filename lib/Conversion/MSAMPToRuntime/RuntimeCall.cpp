@@ -71,6 +71,12 @@ Value RuntimeCall::output(Type tensorType) {
   return erase(buffer);
 }
 
+Value RuntimeCall::scratch(Type tensorType) {
+  auto type = cast<RankedTensorType>(tensorType);
+  return erase(memref::AllocOp::create(
+      rewriter, loc, MemRefType::get(type.getShape(), type.getElementType())));
+}
+
 Value RuntimeCall::stateOutput(Value operand, Value result) {
   BlockArgument arg = state.getInPlaceTarget(op, operand, result);
   if (!arg)

@@ -47,6 +47,9 @@ public:
 
   /// A fresh buffer for the op's next result of type `tensorType`.
   Value output(Type tensorType);
+  /// A fresh buffer the runtime writes and nothing reads (an output the
+  /// entry point requires but the op has no result for).
+  Value scratch(Type tensorType);
   /// The buffer for `result`, the new value of state `operand`: the state
   /// argument's own buffer when the op is its last reader (written in
   /// place), a fresh one otherwise.

@@ -14,6 +14,7 @@
 #include "../Backend.h"
 #include "../Collective.h"
 #include "../DType.h"
+#include "../HostShardCollectives.h"
 #include "../Status.h"
 #include "CpuConvert.h"
 #include "CpuKernels.h"
@@ -130,6 +131,14 @@ public:
   msamp_rt_status allReduce(const AllReduceParams &p,
                             Collective &collective) override {
     return cpu::allReduce(p, collective);
+  }
+  msamp_rt_status reduceScatter(const AllReduceParams &p,
+                                Collective &collective) override {
+    return hostReduceScatter(p, collective);
+  }
+  msamp_rt_status allGather(const void *in, void *out, int64_t bytes,
+                            Collective &collective) override {
+    return hostAllGather(in, out, bytes, collective);
   }
   msamp_rt_status adamUpdate(const AdamParams &p) override {
     return cpu::adamUpdate(p);

@@ -93,6 +93,10 @@ public:
                             Collective &collective) override;
   msamp_rt_status broadcast(const void *in, void *out, int64_t bytes,
                             int32_t root, Collective &collective) override;
+  msamp_rt_status reduceScatter(const AllReduceParams &p,
+                                Collective &collective) override;
+  msamp_rt_status allGather(const void *in, void *out, int64_t bytes,
+                            Collective &collective) override;
   msamp_rt_status adamUpdate(const AdamParams &p) override;
   msamp_rt_status sgdUpdate(const SgdParams &p) override;
 
@@ -449,6 +453,99 @@ msamp_rt_status CudaBackend::broadcast(const void *in, void *out, int64_t bytes,
         viaHost(ctx, data, data, bytes, [&](uint8_t *host) {
           return collective.broadcast(host, bytes, root);
         }));
+  }
+  return st.finish();
+}
+
+/// ZeRO's reduce-scatter (issue 20): NCCL's on device buffers, or a host
+/// round trip through an MPI / in-process collective; the FP8 mean divides
+/// the inverse scale, as msamp_rt_all_reduce does.
+msamp_rt_status CudaBackend::reduceScatter(const AllReduceParams &p,
+                                           Collective &collective) {
+  Call call(*this, "msamp_rt_reduce_scatter");
+  MSAMP_RT_RETURN_IF_ERROR(call.status);
+  const CollectiveOp op =
+      p.kind == ReduceKind::Max ? CollectiveOp::Max : CollectiveOp::Sum;
+  const bool mean = p.kind == ReduceKind::Mean;
+  const int world = collective.worldSize();
+  const bool fp8 = isFP8(p.dtype);
+  const size_t shard =
+      static_cast<size_t>(p.numel) * static_cast<size_t>(dtypeSize(p.dtype));
+  Staging st(ctx);
+  const void *dIn = nullptr;
+  void *dOut = nullptr;
+  MSAMP_RT_RETURN_IF_ERROR(st.input(p.in, shard * world, &dIn));
+  MSAMP_RT_RETURN_IF_ERROR(st.output(p.out, shard, &dOut));
+  const float *dScaleInv = nullptr;
+  float *dOutScaleInv = nullptr;
+  if (fp8) {
+    MSAMP_RT_RETURN_IF_ERROR(st.input(p.scaleInv, sizeof(float), &dScaleInv));
+    MSAMP_RT_RETURN_IF_ERROR(
+        st.output(p.outScaleInv, sizeof(float), &dOutScaleInv));
+  }
+  auto scatter = [&](const void *in, void *out) {
+    return fp8 ? collective.reduceScatterFP8(static_cast<const uint8_t *>(in),
+                                             static_cast<uint8_t *>(out),
+                                             p.numel, toFormat(p.dtype), op)
+               : collective.reduceScatterF32(static_cast<const float *>(in),
+                                             static_cast<float *>(out), p.numel,
+                                             op);
+  };
+  if (p.numel > 0) {
+    if (isDeviceCollective(collective) || world == 1) {
+      MSAMP_RT_RETURN_IF_ERROR(world == 1 ? MSAMP_RT_OK : scatter(dIn, dOut));
+      if (world == 1)
+        MSAMP_CUDA_TRY(cudaMemcpyAsync(dOut, dIn, shard,
+                                       cudaMemcpyDeviceToDevice, ctx.stream));
+    } else {
+      std::vector<uint8_t> hostIn(shard * world), hostOut(shard);
+      MSAMP_CUDA_TRY(cudaMemcpyAsync(hostIn.data(), dIn, hostIn.size(),
+                                     cudaMemcpyDeviceToHost, ctx.stream));
+      MSAMP_CUDA_TRY(cudaStreamSynchronize(ctx.stream));
+      MSAMP_RT_RETURN_IF_ERROR(scatter(hostIn.data(), hostOut.data()));
+      MSAMP_CUDA_TRY(cudaMemcpyAsync(dOut, hostOut.data(), shard,
+                                     cudaMemcpyHostToDevice, ctx.stream));
+      MSAMP_CUDA_TRY(cudaStreamSynchronize(ctx.stream));
+    }
+  }
+  if (fp8)
+    MSAMP_CUDA_TRY(launchDivideScalar(dScaleInv,
+                                      mean ? static_cast<float>(world) : 1.0f,
+                                      dOutScaleInv, ctx.stream));
+  else if (mean && world != 1 && p.numel > 0)
+    MSAMP_CUDA_TRY(launchDivide(static_cast<float *>(dOut), p.numel,
+                                static_cast<float>(world), ctx.stream));
+  return st.finish();
+}
+
+msamp_rt_status CudaBackend::allGather(const void *in, void *out, int64_t bytes,
+                                       Collective &collective) {
+  Call call(*this, "msamp_rt_all_gather");
+  MSAMP_RT_RETURN_IF_ERROR(call.status);
+  if (bytes <= 0)
+    return MSAMP_RT_OK;
+  const int world = collective.worldSize();
+  const size_t part = static_cast<size_t>(bytes);
+  Staging st(ctx);
+  const void *dIn = nullptr;
+  void *dOut = nullptr;
+  MSAMP_RT_RETURN_IF_ERROR(st.input(in, part, &dIn));
+  MSAMP_RT_RETURN_IF_ERROR(st.output(out, part * world, &dOut));
+  if (isDeviceCollective(collective)) {
+    MSAMP_RT_RETURN_IF_ERROR(collective.allGather(dIn, dOut, bytes));
+  } else if (world == 1) {
+    MSAMP_CUDA_TRY(
+        cudaMemcpyAsync(dOut, dIn, part, cudaMemcpyDeviceToDevice, ctx.stream));
+  } else {
+    std::vector<uint8_t> hostIn(part), hostOut(part * world);
+    MSAMP_CUDA_TRY(cudaMemcpyAsync(hostIn.data(), dIn, part,
+                                   cudaMemcpyDeviceToHost, ctx.stream));
+    MSAMP_CUDA_TRY(cudaStreamSynchronize(ctx.stream));
+    MSAMP_RT_RETURN_IF_ERROR(
+        collective.allGather(hostIn.data(), hostOut.data(), bytes));
+    MSAMP_CUDA_TRY(cudaMemcpyAsync(dOut, hostOut.data(), hostOut.size(),
+                                   cudaMemcpyHostToDevice, ctx.stream));
+    MSAMP_CUDA_TRY(cudaStreamSynchronize(ctx.stream));
   }
   return st.finish();
 }

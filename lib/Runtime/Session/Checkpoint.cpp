@@ -42,6 +42,7 @@
 
 #include "MSAMP/Runtime/msamp_runtime.h"
 #include "Sha256.h"
+#include "ShardPieces.h"
 
 #include <cstring>
 
@@ -126,9 +127,19 @@ Error Session::save(const std::string &path) const {
   metadata["part"] = "shard";
   metadata["shards"] = std::to_string(worldSize());
   metadata["layout_hash"] = replicatedLayoutHash();
+  // Flat-shard pieces say where they start in their param, so that a group
+  // of another size can cut its own pieces from them (load).
+  std::string offsets;
+  for (const auto &buffer : state_)
+    if (buffer->spec().sharded && buffer->spec().shardOffset >= 0)
+      offsets += buffer->spec().name + "=" +
+                 std::to_string(buffer->spec().shardOffset) + ";";
+  if (!offsets.empty())
+    metadata[kShardOffsetsKey] = offsets;
   if (Error e = writeSafeTensors(shardPath(path, manifest_.rank), part(true),
                                  metadata))
     return e;
+  metadata.erase(kShardOffsetsKey);
   if (manifest_.rank != 0)
     return Error::success();
   metadata["part"] = "replicated";
@@ -172,6 +183,7 @@ Error Session::load(const std::string &path) {
       parts.push_back({shardPath(path, r), nullptr});
 
   std::vector<const SafeTensor *> sources(state_.size(), nullptr);
+  ShardPieces pieces;
   std::vector<const std::string *> sourcePaths(state_.size(), nullptr);
   std::vector<LayoutEntry> layout;
   std::string firstStep;
@@ -253,6 +265,20 @@ Error Session::load(const std::string &path) {
       const SafeTensor *t = part.reader->find(spec.name);
       if (!t && reshard && isShard)
         continue; // in another writer's shard
+      if (t && reshard && isShard && spec.shardOffset >= 0) {
+        // A flat-shard piece: this rank's piece is cut from the writers'
+        // pieces of the same param state, wherever they overlap.
+        if (t->dtype != spec.dtype)
+          return fail("tensor '" + spec.name + "' has dtype " +
+                      safetensorsName(t->dtype) + ", expected " +
+                      safetensorsName(spec.dtype));
+        int64_t offset = 0;
+        if (Error e = findShardOffset(meta, spec.name, offset))
+          return fail(e.message());
+        if (Error e = pieces.add(i, spec, *t, offset))
+          return fail(e.message());
+        continue;
+      }
       ++expected;
       if (!t)
         return fail("no tensor '" + spec.name + "'");
@@ -283,7 +309,7 @@ Error Session::load(const std::string &path) {
       }
   }
   for (size_t i = 0; i < state_.size(); ++i)
-    if (!sources[i])
+    if (!sources[i] && !pieces.complete(i, state_[i]->spec()))
       return Error(MSAMP_ERROR_MISMATCH,
                    "cannot resume from '" + path + "': no tensor '" +
                        state_[i]->spec().name + "' in any of its " +
@@ -300,7 +326,10 @@ Error Session::load(const std::string &path) {
   }
 
   for (size_t i = 0; i < state_.size(); ++i)
-    std::memcpy(state_[i]->data(), sources[i]->data, sources[i]->numBytes);
+    if (sources[i])
+      std::memcpy(state_[i]->data(), sources[i]->data, sources[i]->numBytes);
+    else
+      pieces.copyTo(i, state_[i]->data());
   if (!stepState_)
     localSteps_ = steps;
   // A checkpoint without a layout (written before layouts were recorded, or

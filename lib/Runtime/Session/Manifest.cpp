@@ -127,6 +127,15 @@ Error parseEntry(const json &entry, const std::string &where, bool isState,
     spec.sharded = sharded->get<bool>();
   }
 
+  auto offset = entry.find("shard_offset");
+  if (offset != entry.end()) {
+    if (!spec.sharded || !offset->is_number_unsigned())
+      return failAt("\"shard_offset\" must be a non-negative integer of a "
+                    "sharded state entry");
+    spec.shardOffset = static_cast<int64_t>(
+        std::min<uint64_t>(offset->get<uint64_t>(), INT64_MAX));
+  }
+
   auto classes = entry.find("num_classes");
   if (classes != entry.end()) {
     if (!classes->is_number_unsigned() || classes->get<uint64_t>() == 0)

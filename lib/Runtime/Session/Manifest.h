@@ -58,6 +58,10 @@ struct TensorSpec {
   /// O3: state only this rank holds ("sharded": true), saved in its shard
   /// of a checkpoint.
   bool sharded = false;
+  /// O3 flat shards ("shard_offset"): a sharded piece of a param's
+  /// flattened state starting at this element of the param; -1 for a whole
+  /// tensor.
+  int64_t shardOffset = -1;
 };
 
 struct Manifest {

@@ -12,6 +12,7 @@
 #include "MSAMP/Numerics/Scaling.h"
 #include "MSAMP/Runtime/msamp_gpu_host.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -312,14 +313,36 @@ Error initializeState(const std::vector<TensorBuffer *> &state, uint64_t seed,
                             ? stripSuffix(spec.name, ".master")
                             : std::string();
     auto it = byName.find(param);
+    // An O3 flat-shard piece ("shard_offset") holds part of the param: its
+    // value is the whole param's, cut at step 5.
+    const int64_t need = spec.shardOffset >= 0
+                             ? spec.shardOffset + spec.numElements
+                             : spec.numElements;
     if (param.empty() || it == byName.end() ||
         it->second->spec().role != "param" ||
-        it->second->spec().numElements != spec.numElements)
-      return Error(MSAMP_ERROR_MANIFEST,
-                   "master copy '" + spec.name +
-                       "' has init from_param, but there is no param '" +
-                       param + "' of the same size");
+        (spec.shardOffset >= 0
+             ? it->second->spec().numElements < need
+             : it->second->spec().numElements != spec.numElements))
+      return Error(
+          MSAMP_ERROR_MANIFEST,
+          "master copy '" + spec.name +
+              "' has init from_param, but there is no param '" + param +
+              "' of the same size" +
+              (spec.shardOffset >= 0 ? " (or larger, for a piece)" : ""));
     values[spec.name] = values[param];
+  }
+  // A rank that holds no piece of a param's master still holds the master's
+  // scale (replicated): it is that of the whole param's value.
+  for (TensorBuffer *buffer : state) {
+    const TensorSpec &spec = buffer->spec();
+    if (spec.init.kind != InitSpec::FromParam ||
+        !endsWith(spec.name, ".master.scale"))
+      continue;
+    std::string master = stripSuffix(spec.name, ".scale");
+    std::string param = stripSuffix(master, ".master");
+    if (!values.count(master) && values.count(param) && byName.count(param) &&
+        byName[param]->spec().role == "param")
+      values[master] = values[param];
   }
 
   // 3b. A param stored in FP8 (O3's GEMM weights) starts as the E4M3 cast
@@ -361,7 +384,11 @@ Error initializeState(const std::vector<TensorBuffer *> &state, uint64_t seed,
     if (!isScalarF32(spec))
       return Error(MSAMP_ERROR_MANIFEST,
                    "scale '" + spec.name + "' is not one f32");
-    const float fpMax = storageMaxFinite(byName[base]->spec().dtype);
+    // A master this rank holds no piece of is FP16 like every other.
+    auto stored = byName.find(base);
+    const float fpMax =
+        storageMaxFinite(stored != byName.end() ? stored->second->spec().dtype
+                                                : ElementType::F16);
     float scale = 1.0f;
     if (fpMax > 0.0f)
       scale = numerics::computeScalePow2(
@@ -374,13 +401,17 @@ Error initializeState(const std::vector<TensorBuffer *> &state, uint64_t seed,
   // 5. Cast params and master copies to their storage dtype, each with its
   //    scale when it has one.
   for (auto &[name, v] : values) {
-    TensorBuffer *buffer = byName[name];
+    auto found = byName.find(name);
+    if (found == byName.end())
+      continue; // a master this rank holds no piece of (its scale's value)
+    TensorBuffer *buffer = found->second;
     float scale = 1.0f;
     auto s = byName.find(scaleName(name));
     if (s != byName.end() && isScalarF32(s->second->spec()))
       std::memcpy(&scale, s->second->data(), sizeof(scale));
-    encodeFromF32(buffer->spec().dtype, v.data(), buffer->spec().numElements,
-                  scale, buffer->data());
+    const int64_t offset = std::max<int64_t>(buffer->spec().shardOffset, 0);
+    encodeFromF32(buffer->spec().dtype, v.data() + offset,
+                  buffer->spec().numElements, scale, buffer->data());
   }
   return Error::success();
 }

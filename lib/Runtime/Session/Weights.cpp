@@ -16,6 +16,7 @@
 #include "SafeTensors.h"
 #include "Session.h"
 #include "Sha256.h"
+#include "ShardPieces.h"
 #include "State.h"
 
 #include <nlohmann/json.hpp>
@@ -263,13 +264,46 @@ Error exportCheckpointWeights(const std::string &checkpoint,
   }
 
   std::map<std::string, StoredTensor> state;
-  for (const auto &reader : parts)
-    for (const SafeTensor &t : reader->tensors())
+  // O3 flat shards: a param's master and moments are pieces in several
+  // shards, each with its offset (ShardPieces.h); they are concatenated.
+  std::map<std::string, std::map<int64_t, const SafeTensor *>> pieces;
+  for (const auto &reader : parts) {
+    const bool pieced = reader->metadata().count(kShardOffsetsKey) != 0;
+    for (const SafeTensor &t : reader->tensors()) {
+      int64_t offset = -1;
+      if (pieced &&
+          reader->metadata().at(kShardOffsetsKey).find(t.name + "=") !=
+              std::string::npos) {
+        if (Error e = findShardOffset(reader->metadata(), t.name, offset))
+          return refuse(e.message());
+        if (!pieces[t.name].emplace(offset, &t).second)
+          return refuse("two pieces of '" + t.name + "' start at element " +
+                        std::to_string(offset));
+        continue;
+      }
       if (!state
                .emplace(t.name,
                         StoredTensor{t.dtype, t.shape, t.numElements, t.data})
                .second)
         return refuse("tensor '" + t.name + "' is in more than one part");
+    }
+  }
+  std::map<std::string, std::vector<uint8_t>> assembled;
+  for (auto &[name, byOffset] : pieces) {
+    std::vector<uint8_t> &bytes = assembled[name];
+    int64_t next = 0;
+    ElementType dtype = byOffset.begin()->second->dtype;
+    for (auto [offset, t] : byOffset) {
+      if (offset != next || t->dtype != dtype)
+        return refuse("the pieces of '" + name + "' do not join at element " +
+                      std::to_string(next));
+      bytes.insert(bytes.end(), t->data, t->data + t->numBytes);
+      next += t->numElements;
+    }
+    if (!state.emplace(name, StoredTensor{dtype, {next}, next, bytes.data()})
+             .second)
+      return refuse("tensor '" + name + "' is in more than one part");
+  }
 
   std::vector<LayoutEntry> layout;
   auto recorded = meta.find(kStateDictLayoutKey);

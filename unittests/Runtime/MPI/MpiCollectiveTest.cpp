@@ -205,6 +205,70 @@ int main() {
     msamp_rt_clear_error();
   }
 
+  // ZeRO's flat shards (issue 20): a reduce-scatter hands rank r exactly
+  // slice r of what an all-reduce gives every rank (same rank-order FP8
+  // hops, same inverse-scale division for mean), and an all-gather puts
+  // rank r's bytes at slice r on every rank. Shard sizes: 1 (degenerate),
+  // 37 (odd), and one past MPI's chunk of 2^26 elements is not needed to
+  // cover the chunk loop, which shares reduce()'s bounds.
+  for (int64_t shard : {int64_t(1), int64_t(37), int64_t(4096)}) {
+    const int64_t n = shard * world;
+    Tensor<uint8_t> g({n}), all({n});
+    uint32_t s = 777u + static_cast<uint32_t>(rank) * 31u;
+    for (int64_t i = 0; i < n; ++i) {
+      s = s * 1664525u + 1013904223u;
+      g[i] = all[i] = static_cast<uint8_t>((s >> 24) & 0x77);
+    }
+    Tensor<uint8_t> out({shard}, uint8_t(0xAA));
+    Tensor<float> sinv = scalar(0.125f), osinv = scalar(-1.0f),
+                  asinv = scalar(-1.0f);
+    const int64_t before = msamp_rt_collective_bytes();
+    _mlir_ciface_msamp_rt_reduce_scatter(g, sinv, out, osinv, MSAMP_RT_F8E4M3FN,
+                                         /*mean=*/2, 1);
+    check(msamp_rt_collective_bytes() - before == shard * (world - 1),
+          "reduce-scatter counts (N-1) shards of traffic");
+    check(msamp_rt_get_last_error() == MSAMP_RT_OK,
+          "FP8 reduce-scatter succeeds");
+    allReduce(all, sinv, all, asinv, MSAMP_RT_F8E4M3FN, 2, 1);
+    check(std::memcmp(out.data.data(), all.data.data() + shard * rank,
+                      static_cast<size_t>(shard)) == 0,
+          "FP8 reduce-scatter shard of " + std::to_string(shard) +
+              " equals the all-reduce's slice");
+    check(osinv[0] == asinv[0], "FP8 reduce-scatter mean divides the scale");
+
+    Tensor<float> f({n}), fo({shard}), fall({n});
+    for (int64_t i = 0; i < n; ++i)
+      f[i] = fall[i] = static_cast<float>(rank + 1) * 0.1f * float(i % 13);
+    Tensor<float> dummy = scalar(0.0f);
+    _mlir_ciface_msamp_rt_reduce_scatter(f, dummy, fo, dummy, MSAMP_RT_F32, 2,
+                                         0);
+    allReduce(fall, dummy, fall, dummy, MSAMP_RT_F32, 2, 0);
+    check(std::memcmp(fo.data.data(), fall.data.data() + shard * rank,
+                      static_cast<size_t>(shard) * sizeof(float)) == 0,
+          "f32 reduce-scatter mean equals the all-reduce's slice");
+
+    Tensor<uint8_t> mine({shard}), gathered({n});
+    for (int64_t i = 0; i < shard; ++i)
+      mine[i] = static_cast<uint8_t>(rank * 16 + i % 16);
+    _mlir_ciface_msamp_rt_all_gather(mine, gathered, MSAMP_RT_F8E5M2);
+    bool same = true;
+    for (int r = 0; r < world; ++r)
+      for (int64_t i = 0; i < shard; ++i)
+        same &=
+            gathered[r * shard + i] == static_cast<uint8_t>(r * 16 + i % 16);
+    check(same, "all-gather puts rank r's bytes at slice r");
+  }
+  // A step compiled for another world size: the sizes do not divide.
+  {
+    Tensor<float> in({3}), out({1}), dummy = scalar(0.0f);
+    _mlir_ciface_msamp_rt_reduce_scatter(in, dummy, out, dummy, MSAMP_RT_F32, 0,
+                                         0);
+    check(world == 3 ||
+              msamp_rt_get_last_error() == MSAMP_RT_ERROR_SHAPE_MISMATCH,
+          "reduce-scatter of a buffer that is not N shards is an error");
+    msamp_rt_clear_error();
+  }
+
   float failures = groupSum(static_cast<float>(failed));
   if (rank == 0)
     std::printf("mpi collectives, %d ranks: %d passed, %d failed\n", world,

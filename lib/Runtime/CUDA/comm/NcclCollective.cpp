@@ -52,6 +52,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <mutex>
 #include <thread>
 #include <type_traits>
@@ -70,6 +71,7 @@ struct NcclApi {
   decltype(&::ncclAllReduce) AllReduce;
   decltype(&::ncclBroadcast) Broadcast;
   decltype(&::ncclAllGather) AllGather;
+  decltype(&::ncclReduceScatter) ReduceScatter;
 };
 
 /// Set once by loadNccl(); every use below follows a successful load.
@@ -107,6 +109,7 @@ msamp_rt_status loadNccl() {
     resolve(api.AllReduce, "ncclAllReduce");
     resolve(api.Broadcast, "ncclBroadcast");
     resolve(api.AllGather, "ncclAllGather");
+    resolve(api.ReduceScatter, "ncclReduceScatter");
     if (complete)
       gNccl = &api;
   });
@@ -396,6 +399,92 @@ msamp_rt_status NcclCollective::allReduceFP8(const uint8_t *in, uint8_t *out,
                        "%s (cuda): NCCL all-reduce of %s: %s", currentOp(),
                        dtypeName(dtype), mapping.reason);
   }
+  return staging.finish();
+}
+
+/// ZeRO's reduce-scatter (issue 20). Natively ncclReduceScatter on the
+/// type the all-reduce table maps (ncclFloat8e4m3/e5m2 where the group
+/// supports FP8 sums); otherwise the rank-order all-reduce above and this
+/// rank's slice of it, so the shard is always the all-reduce's bytes.
+static msamp_rt_status reduceScatterVia(
+    NcclCollective &self, const DeviceContext &ctx, ncclComm_t comm,
+    const void *in, void *out, int64_t n, int elemSize, int32_t dtype,
+    CollectiveOp op, const NcclGroupCaps &caps,
+    const std::function<msamp_rt_status(const void *, void *, int64_t)>
+        &allReduce) {
+  if (n <= 0)
+    return MSAMP_RT_OK;
+  MSAMP_RT_RETURN_IF_ERROR(ctx.makeCurrent());
+  const int ranks = self.worldSize();
+  const size_t total = static_cast<size_t>(n) * ranks * elemSize;
+  const size_t shard = static_cast<size_t>(n) * elemSize;
+  const NcclReduceMapping mapping =
+      mapNcclAllReduce(dtype, static_cast<int32_t>(op), caps);
+  Staging staging(ctx);
+  const void *dIn = nullptr;
+  void *dOut = nullptr;
+  MSAMP_RT_RETURN_IF_ERROR(staging.input(in, total, &dIn));
+  MSAMP_RT_RETURN_IF_ERROR(staging.output(out, shard, &dOut));
+  if (mapping.strategy == NcclStrategy::Native) {
+    MSAMP_NCCL_TRY_CTX(
+        comm,
+        gNccl->ReduceScatter(dIn, dOut, static_cast<size_t>(n), mapping.type,
+                             mapping.op, comm, ctx.stream),
+        "%lld %s per rank, rank %d of %d", static_cast<long long>(n),
+        dtypeName(dtype), self.rank(), ranks);
+    return staging.finish();
+  }
+  void *all = nullptr;
+  MSAMP_RT_RETURN_IF_ERROR(staging.scratch(total, &all));
+  MSAMP_RT_RETURN_IF_ERROR(allReduce(dIn, all, n * ranks));
+  MSAMP_CUDA_TRY(cudaMemcpyAsync(
+      dOut, static_cast<const uint8_t *>(all) + shard * self.rank(), shard,
+      cudaMemcpyDeviceToDevice, ctx.stream));
+  return staging.finish();
+}
+
+msamp_rt_status NcclCollective::reduceScatterF32(const float *in, float *out,
+                                                 int64_t n, CollectiveOp op) {
+  return reduceScatterVia(
+      *this, ctx, comm, in, out, n, sizeof(float), MSAMP_RT_F32, op, groupCaps,
+      [&](const void *src, void *dst, int64_t count) {
+        return allReduceF32(static_cast<const float *>(src),
+                            static_cast<float *>(dst), count, op);
+      });
+}
+
+msamp_rt_status NcclCollective::reduceScatterFP8(const uint8_t *in,
+                                                 uint8_t *out, int64_t n,
+                                                 numerics::Format format,
+                                                 CollectiveOp op) {
+  const int32_t dtype = format == numerics::Format::E4M3   ? MSAMP_RT_F8E4M3FN
+                        : format == numerics::Format::E5M2 ? MSAMP_RT_F8E5M2
+                                                           : -1;
+  return reduceScatterVia(*this, ctx, comm, in, out, n, 1, dtype, op, groupCaps,
+                          [&](const void *src, void *dst, int64_t count) {
+                            return allReduceFP8(
+                                static_cast<const uint8_t *>(src),
+                                static_cast<uint8_t *>(dst), count, format, op);
+                          });
+}
+
+/// ncclAllGather of raw bytes (no arithmetic: any architecture).
+msamp_rt_status NcclCollective::allGather(const void *in, void *out,
+                                          int64_t bytes) {
+  if (bytes <= 0)
+    return MSAMP_RT_OK;
+  MSAMP_RT_RETURN_IF_ERROR(ctx.makeCurrent());
+  Staging staging(ctx);
+  const void *dIn = nullptr;
+  void *dOut = nullptr;
+  MSAMP_RT_RETURN_IF_ERROR(staging.input(in, static_cast<size_t>(bytes), &dIn));
+  MSAMP_RT_RETURN_IF_ERROR(
+      staging.output(out, static_cast<size_t>(bytes) * ranks, &dOut));
+  MSAMP_NCCL_TRY_CTX(comm,
+                     gNccl->AllGather(dIn, dOut, static_cast<size_t>(bytes),
+                                      ncclUint8, comm, ctx.stream),
+                     "%lld bytes per rank, rank %d of %d",
+                     static_cast<long long>(bytes), rankIndex, ranks);
   return staging.finish();
 }
 

@@ -60,6 +60,14 @@ public:
                                CollectiveOp op) override;
   /// ncclBroadcast of raw bytes (no reduction: any architecture).
   msamp_rt_status broadcast(void *data, int64_t bytes, int root) override;
+  /// ncclReduceScatter where NcclTypeMap.h maps the payload natively,
+  /// else this rank's slice of the all-reduce; ncclAllGather of bytes.
+  msamp_rt_status reduceScatterF32(const float *in, float *out, int64_t n,
+                                   CollectiveOp op) override;
+  msamp_rt_status reduceScatterFP8(const uint8_t *in, uint8_t *out, int64_t n,
+                                   numerics::Format format,
+                                   CollectiveOp op) override;
+  msamp_rt_status allGather(const void *in, void *out, int64_t bytes) override;
 
   const NcclGroupCaps &caps() const { return groupCaps; }
 

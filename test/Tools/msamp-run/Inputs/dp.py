@@ -23,6 +23,13 @@ DataParallel), with numpy and the reference `safetensors` package.
   dp.py tensors A.st B.st                  the checkpoints A and B (each its
       file and, at O3, its FILE.rank<r> shards) hold the same tensors, byte
       for byte, whatever their world sizes; prints the count
+  dp.py zero-memory ONE.json REPORT_0.json ... REPORT_N-1.json
+      O3 flat shards (issue 20), from compiler reports of one rank (ONE) and
+      of every rank of a group of N: the replicated weights are ONE's on
+      every rank, each rank's masters, gradients and moments are ONE's / N
+      (within 2%), and over weights, masters, gradients and optimizer states
+      the largest rank is within 2% of the smallest; prints the figures.
+      --stage1: ZeRO stage 1, every rank keeps all the gradients
   dp.py timed LIMIT CMD...                 runs CMD, prints its output and
       "exit status S after T s"; fails unless S != 0 and T < LIMIT (a fault
       must end the job with an error, in bounded time)
@@ -178,28 +185,86 @@ def memory(args):
     print("memory ok: " + ", ".join(f"rank {r} {m}" for r, m in enumerate(measured)))
 
 
-def raw_tensors(path):
-    """name -> (dtype, shape, bytes) of a safetensors file, any dtype."""
+def zero_memory(args):
+    stage1 = "--stage1" in args
+    reports = [json.load(open(p)) for p in args if p != "--stage1"]
+    one, ranks = reports[0], reports[1:]
+    n = len(ranks)
+    sharded = ("master_weights", "optimizer_m", "optimizer_v")
+    replicated = ("weights", "weight_grads") if stage1 else ("weights",)
+    if not stage1:
+        sharded += ("weight_grads",)
+    model = replicated + sharded
+
+    def total(r, keys):
+        return sum(r["categories"][k]["bytes"] for k in keys)
+
+    totals = []
+    for rank, r in enumerate(ranks):
+        if r["world_size"] != n or r["rank"] != rank:
+            fail(f"report {rank} is rank {r['rank']} of {r['world_size']}")
+        for k in replicated:
+            if r["categories"][k] != one["categories"][k]:
+                fail(f"rank {rank}: {k} differ from one rank's")
+        share = total(r, sharded) * n / total(one, sharded)
+        if abs(share - 1) > 0.02:
+            fail(f"rank {rank}: sharded state x N is {share:.4f} of one rank's")
+        totals.append(total(r, model))
+    balance = max(totals) / min(totals)
+    if balance > 1.02:
+        fail(f"largest rank {max(totals)} bytes, smallest {min(totals)}: "
+             f"{balance:.4f}")
+    per_param = [t / one["params"] for t in totals]
+    print(f"zero-memory ok: N={n}, {one['params']} params, bytes/param "
+          f"{min(per_param):.4f}..{max(per_param):.4f}, max/min {balance:.4f}")
+
+
+def raw_tensors(path, offsets=None):
+    """name -> (dtype, shape, bytes) of a safetensors file, any dtype. With
+    `offsets` (a dict), the file's O3 flat-shard piece offsets (its
+    __metadata__ "shard_offsets") are added to it."""
     with open(path, "rb") as f:
         blob = f.read()
     n = int.from_bytes(blob[:8], "little")
     header = json.loads(blob[8:8 + n])
-    header.pop("__metadata__", None)
+    meta = header.pop("__metadata__", None) or {}
+    if offsets is not None:
+        for item in meta.get("shard_offsets", "").split(";"):
+            if item:
+                name, offset = item.rsplit("=", 1)
+                offsets[name] = int(offset)
     return {k: (v["dtype"], tuple(v["shape"]),
                 blob[8 + n + v["data_offsets"][0]:8 + n + v["data_offsets"][1]])
             for k, v in header.items()}
 
 
 def checkpoint_tensors(path):
+    """Every tensor of a checkpoint; at O3 the pieces of a param's master
+    and moments (one per rank that holds part of it) joined in offset
+    order, so that checkpoints of different world sizes compare."""
     import glob
     import os
     stem, ext = os.path.splitext(path)
     out = raw_tensors(path)
+    pieces = {}
     for shard in sorted(glob.glob(glob.escape(stem) + ".rank*" + ext)):
-        for name, t in raw_tensors(shard).items():
+        offsets = {}
+        for name, t in raw_tensors(shard, offsets).items():
+            if name in offsets:
+                pieces.setdefault(name, []).append((offsets[name], t))
+                continue
             if name in out:
                 fail(f"{name} is in {shard} and in another part of {path}")
             out[name] = t
+    for name, parts in pieces.items():
+        parts.sort(key=lambda p: p[0])
+        data, size = b"", 0
+        for offset, (dtype, shape, blob) in parts:
+            if offset != size:
+                fail(f"the pieces of {name} in {path} do not join at {size}")
+            data += blob
+            size += shape[0]
+        out[name] = (parts[0][1][0], (size,), data)
     return out
 
 
@@ -243,4 +308,5 @@ except ImportError:
 if __name__ == "__main__":
     cmd, rest = sys.argv[1], sys.argv[2:]
     {"data": data, "losses": losses, "state": state, "ratio": ratio,
-     "memory": memory, "timed": timed, "tensors": tensors}[cmd](rest)
+     "memory": memory, "timed": timed, "tensors": tensors,
+     "zero-memory": zero_memory}[cmd](rest)
