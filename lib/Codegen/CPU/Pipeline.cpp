@@ -69,6 +69,12 @@ void mlir::msamp::buildLowerToLLVMPipeline(OpPassManager &pm,
     MSAMPOutlineRepeatedBlocksOptions onBuffers;
     onBuffers.onBuffers = true;
     pm.addPass(createMSAMPOutlineRepeatedBlocks(onBuffers));
+    // Their allocations, too, move to the caller: LLVM's interprocedural
+    // passes (called-value propagation) grew faster than linearly in the
+    // aggregates of descriptors the functions returned.
+    bufferization::BufferResultsToOutParamsPassOptions outParams;
+    outParams.hoistStaticAllocs = true;
+    pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
   }
   // Every buffer and its dealloc exist now; the later passes make none.
   pm.addPass(createMSAMPBufferPlan());
