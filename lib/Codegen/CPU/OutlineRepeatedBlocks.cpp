@@ -58,9 +58,9 @@ namespace {
 
 /// How many keys a window has: candidate periods come from later
 /// occurrences of the window that starts a copy.
-constexpr int64_t kWindow = 8;
+constexpr int64_t kWindow = 16;
 /// At most this many later occurrences of a window are tried per position.
-constexpr int64_t kMaxCandidates = 256;
+constexpr int64_t kMaxCandidates = 1024;
 
 bool isClonableConstant(Operation *op) {
   return op && op->getNumOperands() == 0 && op->getNumRegions() == 0 &&
