@@ -12,6 +12,7 @@
 #include "MSAMP/Codegen/BufferPlan.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/MathExtras.h"
@@ -34,14 +35,10 @@ std::optional<int64_t> mlir::msamp::getStaticMemRefBytes(MemRefType type) {
   return type.getNumElements() * elementBytes;
 }
 
-/// The allocation `value` is (a view of), or null.
-static memref::AllocOp getRootAlloc(Value value) {
-  while (value) {
-    Operation *def = value.getDefiningOp();
-    if (!def)
-      return nullptr;
-    if (auto alloc = dyn_cast<memref::AllocOp>(def))
-      return alloc;
+/// The value `value` is a view of: through views, casts and the base buffer
+/// of extract_strided_metadata, as far as they go.
+static Value getViewRoot(Value value) {
+  while (Operation *def = value.getDefiningOp()) {
     if (auto meta = dyn_cast<memref::ExtractStridedMetadataOp>(def)) {
       value = meta.getSource();
       continue;
@@ -55,10 +52,95 @@ static memref::AllocOp getRootAlloc(Value value) {
       value = view.getViewSource();
       continue;
     }
-    return nullptr;
+    break;
   }
-  return nullptr;
+  return value;
 }
+
+namespace {
+/// Walks a function in program order and, at each call of a function of the
+/// module (a layer or loop nest msamp-outline-* made a function), the
+/// callee's body in place of the call: every call is its own instance of
+/// the callee's allocations, and the buffers a callee returns are the call
+/// results' (freed where the caller frees them).
+class PlanWalker {
+public:
+  PlanWalker(BufferPlan::Buffers &buffers, ModuleOp module) : buffers(buffers) {
+    if (module)
+      symbols.emplace(module);
+  }
+
+  /// Walks `func` with `bound` (argument -> buffer index) and returns the
+  /// buffer index of each result, if it is one of the plan's buffers.
+  FailureOr<SmallVector<std::optional<unsigned>>>
+  walk(func::FuncOp func, llvm::DenseMap<Value, unsigned> bound) {
+    SmallVector<std::optional<unsigned>> returned;
+    bool ok = true;
+    auto bufferOf = [&](Value value) -> std::optional<unsigned> {
+      auto it = bound.find(getViewRoot(value));
+      if (it == bound.end())
+        return std::nullopt;
+      return it->second;
+    };
+    func.walk<WalkOrder::PreOrder>([&](Operation *op) {
+      if (!ok)
+        return WalkResult::interrupt();
+      ++position;
+      if (auto alloc = dyn_cast<memref::AllocOp>(op)) {
+        std::optional<int64_t> bytes = getStaticMemRefBytes(alloc.getType());
+        if (!bytes) {
+          alloc.emitError("msamp-buffer-plan: cannot size the allocation of ")
+              << alloc.getType() << " (expected a static shape)";
+          ok = false;
+          return WalkResult::interrupt();
+        }
+        bound[alloc.getResult()] = buffers.size();
+        buffers.push_back({alloc, *bytes, position, 0, false});
+      } else if (auto dealloc = dyn_cast<memref::DeallocOp>(op)) {
+        std::optional<unsigned> index = bufferOf(dealloc.getMemref());
+        if (index && !buffers[*index].freed) {
+          buffers[*index].end = position;
+          buffers[*index].freed = true;
+        }
+      } else if (auto call = dyn_cast<func::CallOp>(op)) {
+        auto callee = symbols ? symbols->lookup<func::FuncOp>(call.getCallee())
+                              : func::FuncOp();
+        if (!callee || callee.isExternal())
+          return WalkResult::advance();
+        llvm::DenseMap<Value, unsigned> calleeBound;
+        for (auto [operand, argument] :
+             llvm::zip_equal(call.getOperands(), callee.getArguments()))
+          if (std::optional<unsigned> index = bufferOf(operand))
+            calleeBound[argument] = *index;
+        auto results = walk(callee, std::move(calleeBound));
+        if (failed(results)) {
+          ok = false;
+          return WalkResult::interrupt();
+        }
+        for (auto [result, index] :
+             llvm::zip_equal(call.getResults(), *results))
+          if (index)
+            bound[result] = *index;
+      } else if (auto ret = dyn_cast<func::ReturnOp>(op);
+                 ret && ret->getParentOp() == func) {
+        for (Value operand : ret.getOperands())
+          returned.push_back(bufferOf(operand));
+      }
+      return WalkResult::advance();
+    });
+    if (!ok)
+      return failure();
+    return returned;
+  }
+
+  unsigned getPosition() const { return position; }
+
+private:
+  BufferPlan::Buffers &buffers;
+  std::optional<SymbolTable> symbols;
+  unsigned position = 0;
+};
+} // namespace
 
 FailureOr<BufferPlan> BufferPlan::compute(func::FuncOp func) {
   BufferPlan plan;
@@ -68,33 +150,9 @@ FailureOr<BufferPlan> BufferPlan::compute(func::FuncOp func) {
 
   // Program order: a pre-order walk numbers an op before the ops nested in
   // it, so a loop's body lies between the loop and what follows it.
-  llvm::DenseMap<Operation *, unsigned> allocIndex;
-  unsigned position = 0;
-  bool ok = true;
-  func.walk<WalkOrder::PreOrder>([&](Operation *op) {
-    ++position;
-    if (auto alloc = dyn_cast<memref::AllocOp>(op)) {
-      std::optional<int64_t> bytes = getStaticMemRefBytes(alloc.getType());
-      if (!bytes) {
-        alloc.emitError("msamp-buffer-plan: cannot size the allocation of ")
-            << alloc.getType() << " (expected a static shape)";
-        ok = false;
-        return;
-      }
-      allocIndex[op] = plan.buffers.size();
-      plan.buffers.push_back({alloc, *bytes, position, 0, false});
-    } else if (auto dealloc = dyn_cast<memref::DeallocOp>(op)) {
-      memref::AllocOp root = getRootAlloc(dealloc.getMemref());
-      auto it = root ? allocIndex.find(root) : allocIndex.end();
-      if (it == allocIndex.end())
-        return;
-      PlannedBuffer &buffer = plan.buffers[it->second];
-      if (!buffer.freed) {
-        buffer.end = position;
-        buffer.freed = true;
-      }
-    }
-  });
+  PlanWalker walker(plan.buffers, func->getParentOfType<ModuleOp>());
+  bool ok = succeeded(walker.walk(func, llvm::DenseMap<Value, unsigned>()));
+  unsigned position = walker.getPosition();
   if (!ok)
     return failure();
   for (PlannedBuffer &buffer : plan.buffers)

@@ -21,7 +21,8 @@ using namespace mlir;
 
 void mlir::msamp::buildBufferizeTrainStepPipeline(
     OpPassManager &pm, llvm::function_ref<void(OpPassManager &)> afterBufferize,
-    llvm::function_ref<void(OpPassManager &)> onTensors) {
+    llvm::function_ref<void(OpPassManager &)> onTensors,
+    llvm::function_ref<void(OpPassManager &)> beforeBufferize) {
   // One generated Philox for both targets: the same numbers on CPU and GPU.
   pm.addNestedPass<func::FuncOp>(createMSAMPLowerRandomUniform());
   // Scalar-state arithmetic (step + 1, 1 / scale, warm-up selects) is arith
@@ -44,6 +45,8 @@ void mlir::msamp::buildBufferizeTrainStepPipeline(
   // reads it. So the conversion runs last on tensors, right before
   // bufferization, with nothing in between.
   pm.addPass(createConvertMSAMPToRuntime());
+  if (beforeBufferize)
+    beforeBufferize(pm);
 
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;

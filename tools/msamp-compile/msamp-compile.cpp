@@ -117,8 +117,9 @@ static cl::opt<bool> emitLLVMIR("emit-llvm", cl::cat(toolOptions),
                                 cl::init(false));
 static cl::opt<bool>
     dedupe("dedupe", cl::cat(toolOptions),
-           cl::desc("compile each loop nest as its own function and "
-                    "structurally identical loop nests (GPU: kernels) once; "
+           cl::desc("compile repeated layers (CPU) and each loop nest as "
+                    "functions, structurally identical ones (GPU: kernels) "
+                    "once; "
                     "=false keeps the step one function (for comparisons)"),
            cl::init(true));
 static cl::opt<unsigned>

@@ -33,6 +33,8 @@ struct PlannedBuffer {
 
 class BufferPlan {
 public:
+  using Buffers = llvm::SmallVector<PlannedBuffer>;
+
   /// The plan of `func` (bufferized, deallocation inserted). Fails with a
   /// located error on an allocation whose size is not static.
   static FailureOr<BufferPlan> compute(func::FuncOp func);
@@ -51,7 +53,7 @@ public:
   Operation *getPeakOp() const { return peakOp; }
 
 private:
-  llvm::SmallVector<PlannedBuffer> buffers;
+  Buffers buffers;
   int64_t argumentBytes = 0;
   int64_t peakStepBytes = 0;
   Operation *peakOp = nullptr;

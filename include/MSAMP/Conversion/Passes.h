@@ -28,11 +28,14 @@ namespace mlir::msamp {
 /// elementwise fusion, runtime calls, one-shot bufferization, buffer
 /// deallocation and msamp-finalize-runtime-calls. `onTensors` may add
 /// passes after fusion, before the runtime calls (on tensors);
-/// `afterBufferize` between bufferization and deallocation.
+/// `afterBufferize` between bufferization and deallocation;
+/// `beforeBufferize` between the runtime calls and bufferization (no CSE or
+/// canonicalization there: see Pipelines.cpp).
 void buildBufferizeTrainStepPipeline(
     OpPassManager &pm,
     llvm::function_ref<void(OpPassManager &)> afterBufferize = {},
-    llvm::function_ref<void(OpPassManager &)> onTensors = {});
+    llvm::function_ref<void(OpPassManager &)> onTensors = {},
+    llvm::function_ref<void(OpPassManager &)> beforeBufferize = {});
 
 /// The host tail shared by the CPU and GPU lowerings: control flow,
 /// strided metadata, libm, then `lowerMemory` (memref -> LLVM and what must

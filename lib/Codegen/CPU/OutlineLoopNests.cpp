@@ -76,6 +76,11 @@ struct MSAMPOutlineLoopNestsPass
       outlineNestsOf(func, symbols);
   }
 
+  /// Text of a nest's function -> the function that holds it, across the
+  /// module: the layers msamp-outline-repeated-blocks made functions share
+  /// their nests too (a forward and a backward block both scale by 2).
+  llvm::StringMap<func::FuncOp> byText;
+
   void outlineNestsOf(func::FuncOp func, SymbolTable &symbols) {
     SmallVector<Operation *> nests;
     for (Block &block : func.getBody())
@@ -86,8 +91,6 @@ struct MSAMPOutlineLoopNestsPass
       return;
 
     Block::iterator insertionPoint = std::next(func->getIterator());
-    // Text of a nest's function -> the function that holds it.
-    llvm::StringMap<func::FuncOp> byText;
     int64_t distinct = 0;
     OpBuilder builder(&getContext());
     for (Operation *nest : nests) {

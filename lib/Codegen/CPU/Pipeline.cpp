@@ -23,6 +23,7 @@
 #include "MSAMP/Conversion/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Pass/PassManager.h"
@@ -34,13 +35,47 @@ void mlir::msamp::buildLowerToLLVMPipeline(OpPassManager &pm,
                                            bool outlineLoopNests) {
   buildBufferizeTrainStepPipeline(
       pm,
-      [](OpPassManager &pm) {
+      [&](OpPassManager &pm) {
+        // A repeated block's results become buffers its caller allocates
+        // (the callee's allocations hoisted): returned, they were call
+        // results that might alias any argument, and the deallocation
+        // needed a run-time alias check for each.
+        // Only private functions change: the blocks (@train_step is public
+        // and the runtime's declarations return nothing).
+        // A result that is an argument's buffer (written in place) is the
+        // caller's operand instead.
+        if (outlineLoopNests) {
+          pm.addPass(bufferization::createDropEquivalentBufferResultsPass());
+          bufferization::BufferResultsToOutParamsPassOptions outParams;
+          outParams.hoistStaticAllocs = true;
+          pm.addPass(
+              bufferization::createBufferResultsToOutParamsPass(outParams));
+        }
         pm.addNestedPass<func::FuncOp>(createMSAMPReorderReductionLoops());
       },
       // CPU only: on a GPU the loop over ids would launch a kernel per id.
       [](OpPassManager &pm) {
         pm.addNestedPass<func::FuncOp>(createMSAMPOneHotReductionToScatter());
+      },
+      // Each layer bufferized and compiled once (it only moves ops into
+      // functions: no CSE between the runtime calls and bufferization).
+      [&](OpPassManager &pm) {
+        if (outlineLoopNests)
+          pm.addPass(createMSAMPOutlineRepeatedBlocks());
       });
+  // What the tensor-level outlining left in the step, chiefly the in-place
+  // state updates of every layer, repeats too: on buffers it can be outlined.
+  if (outlineLoopNests) {
+    MSAMPOutlineRepeatedBlocksOptions onBuffers;
+    onBuffers.onBuffers = true;
+    pm.addPass(createMSAMPOutlineRepeatedBlocks(onBuffers));
+    // Their allocations, too, move to the caller: LLVM's interprocedural
+    // passes (called-value propagation) grew faster than linearly in the
+    // aggregates of descriptors the functions returned.
+    bufferization::BufferResultsToOutParamsPassOptions outParams;
+    outParams.hoistStaticAllocs = true;
+    pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  }
   // Every buffer and its dealloc exist now; the later passes make none.
   pm.addPass(createMSAMPBufferPlan());
   buildLoopsToLLVMPipeline(pm, outlineLoopNests);

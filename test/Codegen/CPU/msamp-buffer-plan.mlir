@@ -52,3 +52,34 @@ module {
     return
   }
 }
+
+// -----
+
+// Calls of the module's functions are walked in place, each call its own
+// instance of the callee's buffers: @layer allocates 64 bytes it frees and
+// returns 16 it allocated, which the step frees after the next call (a
+// returned buffer is the caller's). Live: 16 (%in); call 1: 80, 96, 32;
+// call 2: 96, 112 (the peak, at "result": %in, %r0, the scratch, %r1), 48;
+// %r0 freed: 32; call 3: 96, 112 (not higher: without %r0's free it would
+// be 128), 48. Buffers: %in + 2 per call = 7.
+// CHECK-LABEL: module attributes
+// CHECK-SAME: msamp.buffer_plan = {at = loc("result"), buffers = 7 : i64, peak_bytes = 112 : i64, session_bytes = 0 : i64, step_bytes = 112 : i64}
+module {
+  func.func private @layer(%x: memref<4xf32>) -> memref<4xf32> {
+    %s = memref.alloc() : memref<16xf32> loc("scratch")
+    %r = memref.alloc() : memref<4xf32> loc("result")
+    memref.dealloc %s : memref<16xf32>
+    return %r : memref<4xf32>
+  }
+  func.func @train_step() attributes {msamp.kind = "train_step"} {
+    %in = memref.alloc() : memref<4xf32>
+    %r0 = func.call @layer(%in) : (memref<4xf32>) -> memref<4xf32>
+    %r1 = func.call @layer(%r0) : (memref<4xf32>) -> memref<4xf32>
+    memref.dealloc %r0 : memref<4xf32>
+    %r2 = func.call @layer(%r1) : (memref<4xf32>) -> memref<4xf32>
+    memref.dealloc %r1 : memref<4xf32>
+    memref.dealloc %r2 : memref<4xf32>
+    memref.dealloc %in : memref<4xf32>
+    return
+  }
+}

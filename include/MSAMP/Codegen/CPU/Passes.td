@@ -158,6 +158,48 @@ def MSAMPOutlineLoopNests
   ];
 }
 
+def MSAMPOutlineRepeatedBlocks
+    : Pass<"msamp-outline-repeated-blocks", "::mlir::ModuleOp"> {
+  let summary = "outline the repeated layers of @train_step as calls of "
+                "shared functions, before bufferization";
+  let description = [{
+    CPU lowering, between convert-msamp-to-runtime and one-shot
+    bufferization: finds the tandem repeats of @train_step's top-level ops
+    (a block of ops followed by copies of itself, such as a transformer's
+    layers in the forward pass, the backward pass and the optimizer) and
+    replaces each copy with a call of one private function. Copies must be
+    structurally identical (same ops, attributes, shapes and element types,
+    the same data flow inside; they differ only in the values they read from
+    outside, which become arguments, and constants are cloned in): the
+    check compares the candidate functions' generic-form text. Bufferization,
+    deallocation and LLVM then compile each layer's code once, and the step
+    is a short sequence of calls.
+
+    State updates stay in @train_step: a runtime call with
+    `msamp.in_place_args`, the writable `to_buffer` of an argument,
+    `materialize_in_destination` and every op sharing a memref with them.
+    They split a copy into runs, one function per run. Runs whose inputs or
+    results would be memrefs stay inline. The functions have internal
+    linkage and `noinline`. A remark (`blocks-outlined`) reports how many
+    blocks became calls of how many functions.
+  }];
+  let options = [
+    Option<"minPeriod", "min-period", "int64_t", /*default=*/"16",
+           "fewest top-level ops a repeated block has">,
+    Option<"minRunOps", "min-run-ops", "int64_t", /*default=*/"4",
+           "fewest ops a run between state updates needs to be outlined">,
+    Option<"onBuffers", "on-buffers", "bool", /*default=*/"false",
+           "run after bufferization and deallocation: nothing is kept in the "
+           "step and buffers may cross the calls">
+  ];
+  let dependentDialects = ["::mlir::func::FuncDialect",
+                           "::mlir::LLVM::LLVMDialect"];
+  let statistics = [
+    Statistic<"numCalls", "num-calls", "blocks replaced with calls">,
+    Statistic<"numFunctions", "num-functions", "functions the blocks share">
+  ];
+}
+
 def MSAMPBufferPlan : Pass<"msamp-buffer-plan", "::mlir::ModuleOp"> {
   let summary = "record the peak of the train step's static buffer plan";
   let description = [{
