@@ -361,7 +361,7 @@ _mlir_ciface_msamp_rt_broadcast(msamp_rt_unranked_memref *in,
                                 msamp_rt_unranked_memref *out, int32_t dtype,
                                 int32_t root);
 
-/** ZeRO's reduce-scatter (msamp.reduce_scatter, docs/RuntimeABI.md 3.12):
+/** ZeRO's reduce-scatter (msamp.reduce_scatter, docs/RuntimeABI.md 3.7c):
  *  `in` holds world-size shards of `out`'s element count, one after the
  *  other; rank r's `out` receives shard r reduced over the group with
  *  msamp_rt_all_reduce's arithmetic and payload forms (kind 0 sum, 1 max,

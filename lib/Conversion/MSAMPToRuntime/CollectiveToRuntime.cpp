@@ -2,7 +2,7 @@
 //
 // msamp.all_reduce, reduce, broadcast, reduce_scatter and all_gather become
 // msamp_rt_all_reduce, _reduce, _broadcast, _reduce_scatter and _all_gather
-// (docs/RuntimeABI.md 3.7, 3.7a, 3.7b, 3.12), which run through the
+// (docs/RuntimeABI.md 3.7, 3.7a, 3.7b, 3.7c, 3.7d), which run through the
 // runtime's current collective.
 //
 //===----------------------------------------------------------------------===//
