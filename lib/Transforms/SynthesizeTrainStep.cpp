@@ -286,7 +286,7 @@ void MSAMPSynthesizeTrainStepPass::runOnOperation() {
                            FunctionType::get(ctx, argTypes, {lossType}));
   step.setAllArgAttrs(argAttrs);
   step->setAttr(kKindAttr, b.getStringAttr(kTrainStep));
-  step->setAttr(kLevelAttr, b.getStringAttr(level));
+  step->setAttr(kLevelAttr, b.getStringAttr(stringifyEnum(level)));
   step->setAttr(kOptimizerAttr, config->toAttr(ctx));
   Block *entry = step.addEntryBlock();
   for (auto [graphArg, stepArgIdx] : graphToStep)

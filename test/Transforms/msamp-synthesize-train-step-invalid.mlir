@@ -1,4 +1,7 @@
 // RUN: msamp-opt %s --msamp-synthesize-train-step -split-input-file -verify-diagnostics
+// A level outside TrainStepLevel (RecipeEnums.td) is the option parser's error.
+// RUN: not msamp-opt %s --msamp-synthesize-train-step=level=O4 2>&1 | FileCheck %s --check-prefix=BAD-LEVEL
+// BAD-LEVEL: for the --level option: Cannot find option named 'O4'!
 
 // expected-error @+1 {{no function with msamp.kind = "forward_backward"}}
 module {

@@ -1,12 +1,12 @@
 //===- RecipeEnums.h - the enum-valued recipe options -----------*- C++ -*-===//
 //
 // The enums of RecipeEnums.td (FP8Format, ScalingMode, AMPDtype,
-// LossScaleMode) and enumValues<E>(), the llvm::cl modifier that gives an
-// option of enum type E the spellings of E's cases: every pass and pipeline
-// option of such a type takes its values from here, so a spelling is
-// written once (in the .td file) and an unknown value is rejected by the
-// option parser before any pass runs. EnumParser<E> is the pipelines'
-// parser, whose error lists the spellings.
+// LossScaleMode, TrainStepLevel, MemoryReportFormat) and enumValues<E>(), the
+// llvm::cl modifier that gives an option of enum type E the spellings of E's
+// cases: every pass and pipeline option of such a type takes its values from
+// here, so a spelling is written once (in the .td file) and an unknown value is
+// rejected by the option parser before any pass runs. EnumParser<E> is the
+// pipelines' parser, whose error lists the spellings.
 //
 //===----------------------------------------------------------------------===//
 

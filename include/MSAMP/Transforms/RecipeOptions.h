@@ -45,12 +45,12 @@ struct OptimizerOptions : ActivationOptions<Derived> {
       llvm::cl::init(-1.0)};
 
   /// The train-step synthesis of level `level` with these overrides.
-  MSAMPSynthesizeTrainStepOptions synthesize(StringRef level) const {
+  MSAMPSynthesizeTrainStepOptions synthesize(TrainStepLevel level) const {
     MSAMPSynthesizeTrainStepOptions synth;
     synth.optimizer = optimizer;
     synth.lr = lr;
     synth.weightDecay = weightDecay;
-    synth.level = level.str();
+    synth.level = level;
     return synth;
   }
 };
