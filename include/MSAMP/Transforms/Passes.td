@@ -70,8 +70,11 @@ def MSAMPSynthesizeTrainStep
     docs/TrainStep.md. Options override the module's `msamp.optimizer`.
   }];
   let options = [
-    Option<"optimizer", "optimizer", "std::string", "\"\"",
-           "Override the optimizer kind: sgd, adam or adamw">,
+    Option<"optimizer", "optimizer", "::mlir::msamp::OptimizerKind",
+           "::mlir::msamp::OptimizerKind::Keep",
+           "Override the optimizer kind: sgd, adam or adamw (empty: keep "
+           "the module's)",
+           "::mlir::msamp::enumValues<::mlir::msamp::OptimizerKind>()">,
     Option<"lr", "lr", "double", "-1.0",
            "Override the default learning rate (negative: keep)">,
     Option<"weightDecay", "weight-decay", "double", "-1.0",

@@ -44,6 +44,19 @@ def MSAMP_LossScaleMode : I32Enum<"LossScaleMode",
   let cppNamespace = "::mlir::msamp";
 }
 
+// The optimizer override of msamp-synthesize-train-step and the levels: a
+// kind of msamp.optimizer (docs/Interfaces.md 1), or the empty spelling, the
+// default, which keeps the module's declaration. Keep is last so that the
+// kinds are numbered as the cases of a closed enum.
+def MSAMP_OptimizerKind : I32Enum<"OptimizerKind",
+    "the optimizer kinds of msamp.optimizer", [
+      I32EnumCase<"SGD", 0, "sgd">,
+      I32EnumCase<"Adam", 1, "adam">,
+      I32EnumCase<"AdamW", 2, "adamw">,
+      I32EnumCase<"Keep", 3, "">]> {
+  let cppNamespace = "::mlir::msamp";
+}
+
 def MSAMP_TrainStepLevel : I32Enum<"TrainStepLevel",
     "the msamp.level of a synthesized train step: the MS-AMP levels and the "
     "reference recipes", [
