@@ -224,7 +224,7 @@ void MSAMPBF16ActivationsPass::runOnOperation() {
   if (!step)
     return signalPassFailure();
   auto level = step->getAttrOfType<StringAttr>(kLevelAttr);
-  if (level && level.getValue() == "O0") {
+  if (level && level.getValue() == stringifyEnum(TrainStepLevel::O0)) {
     step.emitError("activations=bf16 is not available at O0, the all-f32 "
                    "baseline: use a mixed-precision level (O1, O2, O3, "
                    "amp-bf16, amp-fp16 or te)");

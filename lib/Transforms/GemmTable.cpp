@@ -13,6 +13,7 @@
 
 #include "MSAMP/Dialect/MSAMPOps.h"
 #include "MSAMP/TrainStep/TrainStep.h"
+#include "MSAMP/Transforms/RecipeEnums.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/Builders.h"
@@ -86,7 +87,8 @@ void mlir::msamp::printGemmTableJSON(func::FuncOp func, llvm::raw_ostream &os) {
         const bool runtimeGemm = isa<GemmOp>(op);
         const bool fp8 = runtimeGemm && StringRef(types.lhs).starts_with("f8");
         std::string why = text(kGemmWhyKey);
-        if (!runtimeGemm && why.empty() && levelName == "O0")
+        if (!runtimeGemm && why.empty() &&
+            levelName == stringifyEnum(TrainStepLevel::O0))
           why = "level O0 runs every GEMM in f32";
         // One entry per line: readable, and easy to grep in tests.
         json.rawValue([&](llvm::raw_ostream &line) {

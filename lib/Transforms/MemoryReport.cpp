@@ -292,18 +292,13 @@ struct MSAMPMemoryReportPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (format != "table" && format != "json") {
-      module.emitError(kPassName)
-          << ": unknown format '" << format << "'; expected table or json";
-      return signalPassFailure();
-    }
     func::FuncOp func = getTrainStepOrError(module, kPassName);
     if (!func)
       return signalPassFailure();
     FailureOr<Report> report = computeMemoryReport(func);
     if (failed(report))
       return signalPassFailure();
-    if (format == "json")
+    if (format == MemoryReportFormat::JSON)
       printMemoryReportJSON(*report, llvm::outs());
     else
       printTable(*report, llvm::outs());

@@ -64,7 +64,8 @@ struct MSAMPPipelineOptions
                           llvm::cl::init(25.0)};
 };
 
-enum class Level { O0, O1, O2, O3 };
+/// The MS-AMP levels are the first four train-step levels.
+using Level = TrainStepLevel;
 
 } // namespace
 
@@ -105,8 +106,7 @@ void mlir::msamp::buildTrainStepEpilogue(
 namespace {
 void buildPipeline(OpPassManager &pm, const MSAMPPipelineOptions &opts,
                    Level level) {
-  static const char *names[] = {"O0", "O1", "O2", "O3"};
-  buildTrainStepPrologue(pm, opts.synthesize(names[static_cast<int>(level)]));
+  buildTrainStepPrologue(pm, opts.synthesize(level));
 
   if (level != Level::O0) {
     MSAMPFP16WeightsOptions weights;

@@ -76,9 +76,10 @@ void mlir::msamp::registerMSAMPReferencePipelines() {
       "levels amp-bf16 / amp-fp16: autocast GEMMs (16-bit operands, f32 "
       "accumulation), f32 weights, gradients and Adam states",
       [](OpPassManager &pm, const AMPPipelineOptions &opts) {
-        buildTrainStepPrologue(pm, opts.synthesize(opts.dtype == AMPDtype::FP16
-                                                       ? "amp-fp16"
-                                                       : "amp-bf16"));
+        buildTrainStepPrologue(pm,
+                               opts.synthesize(opts.dtype == AMPDtype::FP16
+                                                   ? TrainStepLevel::AMPFP16
+                                                   : TrainStepLevel::AMPBF16));
         // "auto": GradScaler with fp16, nothing with bf16 (f32's range), as
         // PyTorch recipes use them; dynamic with bf16 reaches the pass,
         // which rejects it.
@@ -107,7 +108,7 @@ void mlir::msamp::registerMSAMPReferencePipelines() {
       "scaling of every operand, exact scales), f32 weights, gradients and "
       "Adam states",
       [](OpPassManager &pm, const TEPipelineOptions &opts) {
-        buildTrainStepPrologue(pm, opts.synthesize("te"));
+        buildTrainStepPrologue(pm, opts.synthesize(TrainStepLevel::TE));
         MSAMPFP8GemmsOptions gemms = opts.fp8Gemms();
         gemms.scaleKind = ScaleKind::Exact;
         gemms.warmup = false;

@@ -113,15 +113,16 @@ MSAMPSynthesizeTrainStepPass::resolveOptimizer(ModuleOp module) {
       config.adamMode = mode.getInt();
   }
   // Pass options override the declaration.
-  if (!optimizer.empty())
-    config.kind = optimizer;
+  if (optimizer != OptimizerKind::Keep)
+    config.kind = stringifyEnum(optimizer).str();
   if (lr >= 0)
     config.lr = lr;
   if (weightDecay >= 0) {
     config.weightDecay = weightDecay;
     weightDecaySet = true;
   }
-  if (config.kind != "sgd" && config.kind != "adam" && config.kind != "adamw") {
+  std::optional<OptimizerKind> kind = symbolizeOptimizerKind(config.kind);
+  if (!kind || *kind == OptimizerKind::Keep) {
     module.emitError("unknown optimizer kind '")
         << config.kind << "': expected sgd, adam or adamw";
     return failure();
@@ -286,7 +287,7 @@ void MSAMPSynthesizeTrainStepPass::runOnOperation() {
                            FunctionType::get(ctx, argTypes, {lossType}));
   step.setAllArgAttrs(argAttrs);
   step->setAttr(kKindAttr, b.getStringAttr(kTrainStep));
-  step->setAttr(kLevelAttr, b.getStringAttr(level));
+  step->setAttr(kLevelAttr, b.getStringAttr(stringifyEnum(level)));
   step->setAttr(kOptimizerAttr, config->toAttr(ctx));
   Block *entry = step.addEntryBlock();
   for (auto [graphArg, stepArgIdx] : graphToStep)

@@ -507,8 +507,9 @@ private:
       Attribute value = entry.getValue();
       if (key == "kind") {
         auto kind = dyn_cast<StringAttr>(value);
-        if (!kind ||
-            !llvm::is_contained({"sgd", "adam", "adamw"}, kind.getValue()))
+        // The empty spelling is the pass option's "keep", not a kind.
+        if (!kind || kind.getValue().empty() ||
+            !symbolizeOptimizerKind(kind.getValue()))
           error(loc) << "msamp.optimizer kind must be one of \"sgd\", "
                         "\"adam\", \"adamw\"; got "
                      << value;

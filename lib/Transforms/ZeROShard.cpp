@@ -640,7 +640,8 @@ void MSAMPZeROShardPass::runOnOperation() {
           {attrs.getNamedAttr("world_size", attrs.getI64IntegerAttr(worldSize)),
            attrs.getNamedAttr("rank", attrs.getI64IntegerAttr(rank)),
            attrs.getNamedAttr("stage", attrs.getI64IntegerAttr(zeroStage))}));
-  func->setAttr(kLevelAttr, attrs.getStringAttr("O3"));
+  func->setAttr(kLevelAttr,
+                attrs.getStringAttr(stringifyEnum(TrainStepLevel::O3)));
 
   int64_t ownedElements = 0, total = 0;
   for (const ShardedParam &p : params) {

@@ -27,6 +27,19 @@
 // UNSCALED: func.func @train_step
 // UNSCALED-NOT: msamp.role = "loss_scale"
 //
+// optimizer (OptimizerKind): a kind overrides the module's msamp.optimizer
+// (adamw in mlp.mlir) in @train_step's, the empty spelling keeps it.
+// RUN: msamp-opt %S/../Transforms/Inputs/mlp.mlir --msamp-o2="optimizer=sgd" | FileCheck %s --check-prefix=OPTSGD
+// OPTSGD: func.func @train_step
+// OPTSGD-SAME: msamp.level = {{.*}}msamp.optimizer = {{{.*}}kind = "sgd"
+// RUN: msamp-opt %S/../Transforms/Inputs/mlp.mlir --msamp-te="optimizer=adam" | FileCheck %s --check-prefix=OPTADAM
+// OPTADAM: func.func @train_step
+// OPTADAM-SAME: msamp.level = {{.*}}msamp.optimizer = {{{.*}}kind = "adam"
+// RUN: msamp-opt %S/../Transforms/Inputs/mlp.mlir --msamp-amp="optimizer=adamw" | FileCheck %s --check-prefix=OPTADAMW
+// RUN: msamp-opt %S/../Transforms/Inputs/mlp.mlir --msamp-o1="optimizer=" | FileCheck %s --check-prefix=OPTADAMW
+// OPTADAMW: func.func @train_step
+// OPTADAMW-SAME: msamp.level = {{.*}}msamp.optimizer = {{{.*}}kind = "adamw"
+//
 // Unknown values: refused by the option parser (EnumParser, RecipeEnums.h),
 // naming the option, the value and the accepted spellings.
 // RUN: not msamp-opt %S/../Transforms/Inputs/mlp.mlir --msamp-o2="scale-kind=" 2>&1 | FileCheck %s --check-prefix=EMPTY
@@ -46,6 +59,8 @@
 // DTYPE: for the --dtype option: 'f16' is not one of: bf16, fp16
 // RUN: not msamp-opt %S/../Transforms/Inputs/mlp.mlir --msamp-amp="dtype=fp16 loss-scale=static" 2>&1 | FileCheck %s --check-prefix=LOSSSCALE
 // LOSSSCALE: for the --loss-scale option: 'static' is not one of: auto, dynamic, none
+// RUN: not msamp-opt %S/../Transforms/Inputs/mlp.mlir --msamp-o2="optimizer=lamb" 2>&1 | FileCheck %s --check-prefix=OPTIMIZER
+// OPTIMIZER: for the --optimizer option: 'lamb' is not one of: sgd, adam, adamw{{$}}
 //
 // Each pipeline keeps its own option names: the MS-AMP levels' knobs are
 // not --msamp-te's, nor --msamp-te's Linear filters the levels'.

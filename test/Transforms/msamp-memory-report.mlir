@@ -133,5 +133,5 @@
 // SGD-TABLE:      other_state    mixed        40       1.0000
 // SGD-TABLE-NEXT: total                      364       9.1000
 
-// BAD-FORMAT: error: --msamp-memory-report: unknown format 'xml'; expected table or json
+// BAD-FORMAT: for the --format option: Cannot find option named 'xml'!
 // NO-STEP: error: --msamp-memory-report needs a compiled train step

@@ -1,4 +1,10 @@
 // RUN: msamp-opt %s --msamp-synthesize-train-step -split-input-file -verify-diagnostics
+// A level or optimizer outside TrainStepLevel / OptimizerKind (RecipeEnums.td)
+// is the option parser's error.
+// RUN: not msamp-opt %s --msamp-synthesize-train-step=level=O4 2>&1 | FileCheck %s --check-prefix=BAD-LEVEL
+// BAD-LEVEL: for the --level option: Cannot find option named 'O4'!
+// RUN: not msamp-opt %s --msamp-synthesize-train-step=optimizer=lamb 2>&1 | FileCheck %s --check-prefix=BAD-OPTIMIZER
+// BAD-OPTIMIZER: for the --optimizer option: Cannot find option named 'lamb'!
 
 // expected-error @+1 {{no function with msamp.kind = "forward_backward"}}
 module {

@@ -1,5 +1,7 @@
 // RUN: msamp-opt %s --msamp-synthesize-train-step -split-input-file | FileCheck %s
 // RUN: msamp-opt %s --msamp-synthesize-train-step="optimizer=sgd lr=0.5 weight-decay=0.25" -split-input-file | FileCheck %s --check-prefix=OVERRIDE
+// RUN: msamp-opt %s --msamp-synthesize-train-step=level=amp-fp16 -split-input-file | FileCheck %s --check-prefix=LEVEL
+// LEVEL: msamp.level = "amp-fp16"
 
 // A linear model y = x w^T + b with MSE loss, AdamW declared on the module:
 // the graph is inlined, every gradient is all-reduced (mean), AdamW updates

@@ -16,6 +16,12 @@
  * step would write through a null pointer): msamp_rt_gpu_alloc prints the
  * reason to stderr and aborts.
  *
+ * MSAMP_RT_GPU_HOST_LIST below is the one list of these wrappers: the
+ * compiler renames upstream's calls from it (GPURuntimeSymbols.cpp) and the
+ * runtime's build checks every prototype of this file against it
+ * (lib/Runtime/EntryPoints.cpp). Adding a wrapper: one line in the list,
+ * its documented prototype here and its definition in GpuHostABI.cpp.
+ *
  *===----------------------------------------------------------------------===*/
 
 #ifndef MSAMP_RUNTIME_MSAMP_GPU_HOST_H
@@ -58,6 +64,30 @@ MSAMP_RT_EXPORT void *msamp_rt_gpu_alloc(size_t bytes);
 MSAMP_RT_EXPORT void *msamp_rt_gpu_aligned_alloc(size_t alignment,
                                                  size_t bytes);
 MSAMP_RT_EXPORT void msamp_rt_gpu_free(void *ptr);
+
+/* Every wrapper a GPU-compiled step calls, as
+ * X(upstream, symbol, RESULT, PARAM...): `upstream` is the function that
+ * upstream MLIR's lowering declares (MLIR's CUDA runtime wrappers mgpu*, and
+ * finalize-memref-to-llvm's generic allocation functions), which the
+ * compiler renames to `symbol`, the runtime's function above, whose C result
+ * and parameter types follow in order (`void` alone for none). */
+#define MSAMP_RT_GPU_HOST_LIST(X)                                              \
+  X(mgpuModuleLoad, msamp_rt_gpu_module_load, void *, const void *, size_t)    \
+  X(mgpuModuleLoadJIT, msamp_rt_gpu_module_load_jit, void *, const char *,     \
+    int32_t)                                                                   \
+  X(mgpuModuleUnload, msamp_rt_gpu_module_unload, void, void *)                \
+  X(mgpuModuleGetFunction, msamp_rt_gpu_module_get_function, void *, void *,   \
+    const char *)                                                              \
+  X(mgpuStreamCreate, msamp_rt_gpu_stream_create, void *, void)                \
+  X(mgpuStreamSynchronize, msamp_rt_gpu_stream_synchronize, void, void *)      \
+  X(mgpuStreamDestroy, msamp_rt_gpu_stream_destroy, void, void *)              \
+  X(mgpuLaunchKernel, msamp_rt_gpu_launch_kernel, void, void *, intptr_t,      \
+    intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, int32_t, void *,         \
+    void **, void **, size_t)                                                  \
+  X(_mlir_memref_to_llvm_alloc, msamp_rt_gpu_alloc, void *, size_t)            \
+  X(_mlir_memref_to_llvm_aligned_alloc, msamp_rt_gpu_aligned_alloc, void *,    \
+    size_t, size_t)                                                            \
+  X(_mlir_memref_to_llvm_free, msamp_rt_gpu_free, void, void *)
 
 /* 1 when the GPU wrappers can run (the cuda backend was created). */
 MSAMP_RT_EXPORT int32_t msamp_rt_gpu_available(void);

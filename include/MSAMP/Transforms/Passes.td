@@ -70,14 +70,20 @@ def MSAMPSynthesizeTrainStep
     docs/TrainStep.md. Options override the module's `msamp.optimizer`.
   }];
   let options = [
-    Option<"optimizer", "optimizer", "std::string", "\"\"",
-           "Override the optimizer kind: sgd, adam or adamw">,
+    Option<"optimizer", "optimizer", "::mlir::msamp::OptimizerKind",
+           "::mlir::msamp::OptimizerKind::Keep",
+           "Override the optimizer kind: sgd, adam or adamw (empty: keep "
+           "the module's)",
+           "::mlir::msamp::enumValues<::mlir::msamp::OptimizerKind>()">,
     Option<"lr", "lr", "double", "-1.0",
            "Override the default learning rate (negative: keep)">,
     Option<"weightDecay", "weight-decay", "double", "-1.0",
            "Override the weight decay (negative: keep)">,
-    Option<"level", "level", "std::string", "\"O0\"",
-           "Value of the msamp.level attribute of the train step">
+    Option<"level", "level", "::mlir::msamp::TrainStepLevel",
+           "::mlir::msamp::TrainStepLevel::O0",
+           "Value of the msamp.level attribute of the train step: O0, O1, "
+           "O2, O3, amp-bf16, amp-fp16 or te",
+           "::mlir::msamp::enumValues<::mlir::msamp::TrainStepLevel>()">
   ];
   let dependentDialects = ["::mlir::msamp::MSAMPDialect",
                            "::mlir::arith::ArithDialect",
@@ -513,7 +519,9 @@ def MSAMPMemoryReport : Pass<"msamp-memory-report", "::mlir::ModuleOp"> {
     of docs/Interfaces.md 4.
   }];
   let options = [
-    Option<"format", "format", "std::string", "\"table\"", "table or json">
+    Option<"format", "format", "::mlir::msamp::MemoryReportFormat",
+           "::mlir::msamp::MemoryReportFormat::Table", "table or json",
+           "::mlir::msamp::enumValues<::mlir::msamp::MemoryReportFormat>()">
   ];
 }
 

@@ -1,12 +1,12 @@
 //===- RecipeEnums.h - the enum-valued recipe options -----------*- C++ -*-===//
 //
 // The enums of RecipeEnums.td (FP8Format, ScalingMode, AMPDtype,
-// LossScaleMode) and enumValues<E>(), the llvm::cl modifier that gives an
-// option of enum type E the spellings of E's cases: every pass and pipeline
-// option of such a type takes its values from here, so a spelling is
-// written once (in the .td file) and an unknown value is rejected by the
-// option parser before any pass runs. EnumParser<E> is the pipelines'
-// parser, whose error lists the spellings.
+// LossScaleMode, OptimizerKind, TrainStepLevel, MemoryReportFormat) and
+// enumValues<E>(), the llvm::cl modifier that gives an option of enum type E
+// the spellings of E's cases: every pass and pipeline option of such a type
+// takes its values from here, so a spelling is written once (in the .td file)
+// and an unknown value is rejected by the option parser before any pass runs.
+// EnumParser<E> is the pipelines' parser, whose error lists the spellings.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,14 +28,16 @@ namespace mlir::msamp {
 
 /// The cl::values of enum E, read from its generated stringifyEnum: cases
 /// numbered 0, 1, ... (as every enum of RecipeEnums.td and MSAMPEnums.td
-/// is), each spelled as in the .td file.
+/// is), each spelled as in the .td file. A case may be spelled as the empty
+/// string (OptimizerKind::Keep): the loop ends at the first number that is
+/// no case, whose spelling is empty and names another case or none.
 template <typename E>
 struct EnumValues {
   template <typename Opt>
   void apply(Opt &option) const {
     for (uint32_t i = 0;; ++i) {
       llvm::StringRef name = stringifyEnum(static_cast<E>(i));
-      if (name.empty())
+      if (name.empty() && symbolizeEnum<E>(name) != static_cast<E>(i))
         return;
       option.getParser().addLiteralOption(name, static_cast<E>(i), name);
     }
@@ -64,7 +66,9 @@ struct EnumParser : llvm::cl::parser<E> {
         value = entry.V.getValue();
         return false;
       }
-      names += (names.empty() ? "" : ", ") + entry.Name.str();
+      // The empty spelling (OptimizerKind::Keep) is the default, not listed.
+      if (!entry.Name.empty())
+        names += (names.empty() ? "" : ", ") + entry.Name.str();
     }
     return option.error("'" + arg + "' is not one of: " + names);
   }

@@ -34,9 +34,10 @@ namespace mlir::msamp {
 template <typename Derived>
 struct OptimizerOptions : ActivationOptions<Derived> {
   using Base = PassPipelineOptions<Derived>;
-  typename Base::template Option<std::string> optimizer{
-      *this, "optimizer", llvm::cl::desc("override the optimizer kind"),
-      llvm::cl::init("")};
+  typename Base::template Option<OptimizerKind, EnumParser<OptimizerKind>>
+      optimizer{
+          *this, "optimizer", llvm::cl::desc("override the optimizer kind"),
+          llvm::cl::init(OptimizerKind::Keep), enumValues<OptimizerKind>()};
   typename Base::template Option<double> lr{
       *this, "lr", llvm::cl::desc("override the default learning rate"),
       llvm::cl::init(-1.0)};
@@ -45,12 +46,12 @@ struct OptimizerOptions : ActivationOptions<Derived> {
       llvm::cl::init(-1.0)};
 
   /// The train-step synthesis of level `level` with these overrides.
-  MSAMPSynthesizeTrainStepOptions synthesize(StringRef level) const {
+  MSAMPSynthesizeTrainStepOptions synthesize(TrainStepLevel level) const {
     MSAMPSynthesizeTrainStepOptions synth;
     synth.optimizer = optimizer;
     synth.lr = lr;
     synth.weightDecay = weightDecay;
-    synth.level = level.str();
+    synth.level = level;
     return synth;
   }
 };

@@ -34,12 +34,10 @@ struct GPUHostSymbol {
   llvm::StringLiteral upstream;
   /// The runtime's exported function.
   llvm::StringLiteral name;
-  /// C signature, for the documentation and the runtime's declaration.
-  llvm::StringLiteral signature;
 };
 
-/// Every host wrapper (keep in sync with lib/Runtime/GpuHostABI.cpp and
-/// docs/RuntimeABI.md 13).
+/// Every host wrapper, read from the runtime's MSAMP_RT_GPU_HOST_LIST
+/// (msamp_gpu_host.h, docs/RuntimeABI.md 13).
 llvm::ArrayRef<GPUHostSymbol> getGPUHostSymbols();
 
 /// Name of the exported constant string a GPU-compiled train_step.so
