@@ -19,6 +19,11 @@ the group" (issue 20):
    timed alternately so that the machine's load hits both alike).
 
     .venv/bin/python benchmarks/bench_zero.py --build build [--repeat 3]
+
+--gpt2 adds to table 1 a GPT-2 exported from transformers (GPT2LMHeadModel,
+tied head, GPT2_CONFIG below: 430,592 params) by msamp.export with
+python/tests/stock_families.py's loss and AdamW groups; --gpt2-only prints
+just its rows (no mpirun).
 """
 
 import argparse
@@ -43,6 +48,10 @@ MODELS = {
     "transformer-lm": ["transformer-lm"],
     "transformer-lm, tied head": ["transformer-lm", "--tie-embeddings"],
 }
+# Small enough to export in seconds, >= 100k params (the issue's balance
+# bound), GPT-2's layout otherwise (tied token embedding, ~8% of params).
+GPT2_CONFIG = dict(vocab_size=256, n_positions=8, n_embd=128, n_layer=2,
+                   n_head=4, bos_token_id=0, eos_token_id=0)
 STATE = ("weights", "master_weights", "weight_grads", "optimizer_m", "optimizer_v")
 COLLECTIVES = ("msamp.all_reduce", "msamp.reduce", "msamp.broadcast",
                "msamp.reduce_scatter", "msamp.all_gather")
@@ -61,6 +70,25 @@ def report(opt, graph, pipeline):
 def collectives(opt, graph, pipeline):
     text = run([opt, graph, pipeline]).stdout
     return sum(len(re.findall(r"= %s\b" % re.escape(op), text)) for op in COLLECTIVES)
+
+
+def export_gpt2(path):
+    """GPT2_CONFIG's GPT-2 from transformers as a forward_backward graph."""
+    sys.path.insert(0, os.path.join(ROOT, "python"))
+    sys.path.insert(0, os.path.join(ROOT, "python", "tests"))
+    import msamp
+    import stock_families as families
+    import torch
+    import transformers
+    family = families.FAMILIES["gpt2"]
+    torch.manual_seed(0)
+    model = transformers.GPT2LMHeadModel(transformers.GPT2Config(**GPT2_CONFIG))
+    model.train()
+    batch = families.batches(family, 1, 4)[0]
+    graph = msamp.export(model, families.loss_fn(family), batch,
+                         optimizer=families.optimizer(family, model))
+    with open(path, "w") as f:
+        f.write(graph.text)
 
 
 def memory_table(opt, graphs):
@@ -142,18 +170,26 @@ def main():
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--no-runs", action="store_true",
                    help="only the compiler tables (no mpirun)")
+    p.add_argument("--gpt2", action="store_true",
+                   help="also a GPT-2 from transformers in the memory table")
+    p.add_argument("--gpt2-only", action="store_true",
+                   help="only the GPT-2's memory rows")
     args = p.parse_args()
     args.build = os.path.abspath(args.build)
     opt = os.path.join(args.build, "bin", "msamp-opt")
     env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
     with tempfile.TemporaryDirectory() as tmp:
         graphs = {}
-        for name, argv in MODELS.items():
+        for name, argv in MODELS.items() if not args.gpt2_only else ():
             path = os.path.join(tmp, re.sub(r"\W+", "_", name) + ".mlir")
             run([sys.executable, "-m", "msamp.graphs", *argv, "-o", path], env=env)
             graphs[name] = path
-        print(memory_table(opt, graphs))
-        if args.no_runs:
+        mem_graphs = dict(graphs)
+        if args.gpt2 or args.gpt2_only:
+            mem_graphs["gpt2 (transformers)"] = os.path.join(tmp, "gpt2.mlir")
+            export_gpt2(mem_graphs["gpt2 (transformers)"])
+        print(memory_table(opt, mem_graphs))
+        if args.no_runs or args.gpt2_only:
             return
         print()
         print(comm_table(opt, args.build, graphs, tmp))

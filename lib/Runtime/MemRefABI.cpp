@@ -387,6 +387,16 @@ _mlir_ciface_msamp_rt_gemm(UMR *a, UMR *a_scale_inv, UMR *b, UMR *b_scale_inv,
 // Collectives
 //===----------------------------------------------------------------------===//
 
+/// Whether a collective's bytes count in msamp_rt_collective_bytes (the
+/// log's comm_bytes: tensor payload, scaling state excluded). The compiled
+/// step reduces gradients and partial results with sum or mean; a max
+/// reduction is always scaling state (the amaxes MAX-combined over ranks,
+/// one or a vector of them), and a 0-d payload is a scalar statistic (the
+/// gradient norm's partial sums). Neither grows with the model.
+static bool isTensorPayload(const View &payload, ReduceKind kind) {
+  return kind != ReduceKind::Max && payload.rank > 0;
+}
+
 /// msamp_rt_all_reduce (root -1) and msamp_rt_reduce (root >= 0): one
 /// unpacking and validation for both.
 static void reduceThroughCollective(const char *fn, UMR *in, UMR *scale_inv,
@@ -431,8 +441,10 @@ static void reduceThroughCollective(const char *fn, UMR *in, UMR *scale_inv,
   if (!backend)
     return;
   // Payload bytes handed to the data-parallel group
-  // (msamp_rt_collective_bytes).
-  countCollectiveBytes(p.numel * dtypeSize(dtype));
+  // (msamp_rt_collective_bytes): tensor payload only, see
+  // isTensorPayload.
+  if (isTensorPayload(vin, p.kind))
+    countCollectiveBytes(p.numel * dtypeSize(dtype));
   finish(fn, backend, backend->allReduce(p, currentCollective()));
 }
 

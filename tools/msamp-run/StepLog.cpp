@@ -65,8 +65,9 @@ void writeLogLine(FILE *log, int64_t step, float loss, double lr, bool eval,
     else
       std::fprintf(log, ", \"grad_norm\": null");
   }
-  // Payload bytes the step's gradient all-reduces handed to the group
-  // (identical on every rank; msamp_rt_collective_bytes). Only with more
+  // Tensor payload bytes the step's collectives handed to the group, amaxes
+  // and scalars excluded (identical on every rank;
+  // msamp_rt_collective_bytes). Only with more
   // than one rank: alone, nothing goes on a wire.
   if (group.multi())
     std::fprintf(log, ", \"comm_bytes\": %lld",

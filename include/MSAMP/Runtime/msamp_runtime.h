@@ -198,9 +198,11 @@ MSAMP_RT_EXPORT void msamp_rt_abort(const char *message, int32_t code);
  *  1 max, combined in rank order (identical on every rank). */
 MSAMP_RT_EXPORT msamp_rt_status msamp_rt_allreduce_f32(float *values, int64_t n,
                                                        int32_t op);
-/** Payload bytes this process handed to the group's all-reduces since the
- *  last reset (the sum over calls of elements x element size; a ring
- *  all-reduce moves about 2 (N-1)/N times that over the wire). */
+/** Tensor payload bytes this process handed to the group's collectives
+ *  since the last reset (the sum over calls of elements x element size; a
+ *  ring all-reduce moves about 2 (N-1)/N times that over the wire). Max
+ *  reductions (amaxes) and 0-d reductions (scalar statistics) are not
+ *  counted. */
 MSAMP_RT_EXPORT int64_t msamp_rt_collective_bytes(void);
 MSAMP_RT_EXPORT void msamp_rt_reset_collective_bytes(void);
 

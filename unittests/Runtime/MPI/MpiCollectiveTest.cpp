@@ -90,6 +90,9 @@ int main() {
     Tensor<float> z({2}, std::vector<float>{2.0f, float(rank)});
     allReduce(z, dummy, z, dummy, MSAMP_RT_F32, 2, 0);
     check(z[0] == 2.0f, "f32 mean over ranks");
+    Tensor<float> t = scalar(float(rank));
+    allReduce(t, dummy, t, dummy, MSAMP_RT_F32, 0, 0);
+    check(t[0] == float(world * (world - 1) / 2), "0-d f32 sum over ranks");
   }
 
   // FP8 sums: each hop is fp8(half(a) + half(b)), in rank order. MS-AMP's
@@ -143,9 +146,10 @@ int main() {
     check(identicalAcrossRanks(g.data), "1 MiB FP8 payload identical");
   }
 
-  // The byte counter counts payloads handed to the group by compiled code.
+  // The byte counter counts tensor payloads handed to the group by compiled
+  // code: not the max reduction (scaling state) nor the 0-d sum.
   int64_t bytes = msamp_rt_collective_bytes();
-  check(bytes == 1000 * 4 + 4 * 4 + 2 * 4 + 4 + 1 + (1 << 20),
+  check(bytes == 1000 * 4 + 2 * 4 + 4 + 1 + (1 << 20),
         "collective payload bytes counted (" + std::to_string(bytes) + ")");
 
   // O3's reduce-to-owner: the owner receives exactly what an all-reduce

@@ -16,6 +16,11 @@ DataParallel), with numpy and the reference `safetensors` package.
       the params whose name matches)
   dp.py ratio O0.jsonl O1.jsonl --below X  comm_bytes per step of O1 over
                                            O0's; prints it
+      (--near E --rel R instead of --below: the ratio is within R of E,
+      relative; with an O2 log first, whose comm_bytes is the params bytes,
+      an O3 log's ratio is 2 (N-1)/N; --weights REPORT.json --world N
+      instead of --near: E = (N-1)/N x (A's bytes + the report's weights
+      bytes) / A's bytes, for a weight all-gathered wider than its gradient)
   dp.py memory RUN.out REPORT_0.json REPORT_1.json ...
       the per-rank memory totals msamp-run prints at O3 (measured from the
       session's allocations) equal each rank's compiler report
@@ -158,6 +163,10 @@ def state(args):
 
 def ratio(args):
     below = option(args, "--below", 0.5)
+    near = option(args, "--near", None)
+    rel = option(args, "--rel", 0.01)
+    weights = option(args, "--weights", None, str)
+    world = option(args, "--world", None, int)
     o0, o1 = read_log(args[0]), read_log(args[1])
     b0 = {e["comm_bytes"] for e in o0}
     b1 = {e["comm_bytes"] for e in o1}
@@ -165,6 +174,16 @@ def ratio(args):
         fail(f"comm_bytes varies between steps: {sorted(b0)} / {sorted(b1)}")
     b0, b1 = b0.pop(), b1.pop()
     r = b1 / b0
+    if weights is not None:
+        with open(weights) as f:
+            w = json.load(f)["categories"]["weights"]["bytes"]
+        near = (world - 1) / world * (b0 + w) / b0
+        print(f"weights {w} bytes: expected ratio {near:.4f}")
+    if near is not None:
+        print(f"comm_bytes per step: {b0}, {b1}, ratio {r:.4f}")
+        if not abs(r - near) <= rel * near:
+            fail(f"ratio {r:.4f} is not within {rel} of {near}")
+        return
     print(f"comm_bytes per step: O0 {b0}, O1 {b1}, ratio {r:.4f}")
     if not r < below:
         fail(f"ratio {r:.4f} is not below {below}")
