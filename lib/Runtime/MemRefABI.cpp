@@ -16,13 +16,14 @@
 // memory even for a device backend. A failure records a sticky error and
 // returns; nothing here aborts.
 //
-// The descriptors are read by MemRefView.cpp.
+// The descriptors are read by MemRefView.cpp; the collectives' adapters
+// are in CollectiveABI.cpp.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Backend.h"
-#include "Collective.h"
 #include "DType.h"
+#include "EntryPointSupport.h"
 #include "MemRefView.h"
 #include "Status.h"
 
@@ -39,32 +40,6 @@
 using namespace msamp::runtime;
 
 namespace {
-
-msamp_rt_status unsupportedDType(const char *fn, const char *what,
-                                 int32_t dtype, const char *allowed) {
-  return recordError(MSAMP_RT_ERROR_UNSUPPORTED_DTYPE,
-                     "%s: %s dtype %d (%s) is not supported; expected %s", fn,
-                     what, dtype, dtypeName(dtype), allowed);
-}
-
-/// The current backend, or null with the error recorded.
-Backend *backendFor(const char *fn) {
-  Backend *backend = currentBackend();
-  if (!backend)
-    recordError(MSAMP_RT_ERROR_NO_BACKEND, "%s: no backend is selected", fn);
-  return backend;
-}
-
-/// Records a generic message for a backend failure that recorded nothing
-/// itself (the first recorded error wins, so a specific one is kept).
-void finish(const char *fn, const Backend *backend, msamp_rt_status status) {
-  if (status != MSAMP_RT_OK)
-    recordError(status, "%s: backend '%s' failed", fn, backend->name());
-}
-
-TensorRef tensor(const View &view, int32_t dtype) {
-  return TensorRef{view.data, dtype, view.numel};
-}
 
 bool isStateType(int32_t dtype) {
   return dtype == MSAMP_RT_F32 || isScaledFormat(dtype);
@@ -142,16 +117,6 @@ msamp_rt_status checkBeta(const char *fn, const char *what, double beta) {
 }
 
 } // namespace
-
-/// Returns from the enclosing void adapter when `expr` is not MSAMP_RT_OK
-/// (the error is already recorded).
-#define MSAMP_RT_TRY(expr)                                                     \
-  do {                                                                         \
-    if ((expr) != MSAMP_RT_OK)                                                 \
-      return;                                                                  \
-  } while (false)
-
-using UMR = msamp_rt_unranked_memref;
 
 extern "C" {
 
@@ -381,214 +346,6 @@ _mlir_ciface_msamp_rt_gemm(UMR *a, UMR *a_scale_inv, UMR *b, UMR *b_scale_inv,
   if (!backend)
     return;
   finish(fn, backend, backend->gemm(p));
-}
-
-//===----------------------------------------------------------------------===//
-// Collectives
-//===----------------------------------------------------------------------===//
-
-/// Whether a collective's bytes count in msamp_rt_collective_bytes (the
-/// log's comm_bytes: tensor payload, scaling state excluded). The compiled
-/// step reduces gradients and partial results with sum or mean; a max
-/// reduction is always scaling state (the amaxes MAX-combined over ranks,
-/// one or a vector of them), and a 0-d payload is a scalar statistic (the
-/// gradient norm's partial sums). Neither grows with the model.
-static bool isTensorPayload(const View &payload, ReduceKind kind) {
-  return kind != ReduceKind::Max && payload.rank > 0;
-}
-
-/// msamp_rt_all_reduce (root -1) and msamp_rt_reduce (root >= 0): one
-/// unpacking and validation for both.
-static void reduceThroughCollective(const char *fn, UMR *in, UMR *scale_inv,
-                                    UMR *out, UMR *out_scale_inv, int32_t dtype,
-                                    int32_t kind, int32_t has_scale,
-                                    int32_t root) {
-  if (kind < 0 || kind > 2)
-    return (void)recordError(MSAMP_RT_ERROR_INVALID_ARGUMENT,
-                             "%s: kind %d is not 0 (sum), 1 (max) or 2 (mean)",
-                             fn, kind);
-  if (isFP8(dtype) && !has_scale)
-    return (void)recordError(MSAMP_RT_ERROR_INVALID_ARGUMENT,
-                             "%s: an FP8 payload (%s) needs has_scale = 1", fn,
-                             dtypeName(dtype));
-  if (isHighPrecision(dtype) && has_scale)
-    return (void)recordError(MSAMP_RT_ERROR_INVALID_ARGUMENT,
-                             "%s: has_scale is set for a %s payload; only FP8 "
-                             "payloads carry an inverse scale",
-                             fn, dtypeName(dtype));
-  if (!isFP8(dtype) && !isHighPrecision(dtype))
-    return (void)unsupportedDType(fn, "payload", dtype,
-                                  "f32, bf16, f16, f8E4M3FN or f8E5M2");
-  AllReduceParams p;
-  View vin, vout;
-  MSAMP_RT_TRY(unpack(fn, "input", in, dtype, vin));
-  MSAMP_RT_TRY(unpack(fn, "output", out, dtype, vout));
-  MSAMP_RT_TRY(sameShape(fn, "input", vin, "output", vout));
-  if (has_scale) {
-    float *s = nullptr;
-    MSAMP_RT_TRY(unpackF32Scalar(fn, "scale_inv", scale_inv, s));
-    MSAMP_RT_TRY(
-        unpackF32Scalar(fn, "out_scale_inv", out_scale_inv, p.outScaleInv));
-    p.scaleInv = s;
-  }
-  p.in = vin.data;
-  p.out = vout.data;
-  p.numel = vin.numel;
-  p.dtype = dtype;
-  p.kind = static_cast<ReduceKind>(kind);
-  p.root = root;
-  Backend *backend = backendFor(fn);
-  if (!backend)
-    return;
-  // Payload bytes handed to the data-parallel group
-  // (msamp_rt_collective_bytes): tensor payload only, see
-  // isTensorPayload.
-  if (isTensorPayload(vin, p.kind))
-    countCollectiveBytes(p.numel * dtypeSize(dtype));
-  finish(fn, backend, backend->allReduce(p, currentCollective()));
-}
-
-MSAMP_RT_EXPORT void
-_mlir_ciface_msamp_rt_all_reduce(UMR *in, UMR *scale_inv, UMR *out,
-                                 UMR *out_scale_inv, int32_t dtype,
-                                 int32_t kind, int32_t has_scale) {
-  reduceThroughCollective("msamp_rt_all_reduce", in, scale_inv, out,
-                          out_scale_inv, dtype, kind, has_scale, /*root=*/-1);
-}
-
-/// The owner rank of msamp_rt_reduce / msamp_rt_broadcast must be in the
-/// current group; records the error otherwise.
-static bool rootInGroup(const char *fn, int32_t root) {
-  const int32_t world = currentCollective().worldSize();
-  if (root >= 0 && root < world)
-    return true;
-  recordError(MSAMP_RT_ERROR_INVALID_ARGUMENT,
-              "%s: root %d is not a rank of this group of %d (the step was "
-              "compiled for another world size)",
-              fn, root, world);
-  return false;
-}
-
-MSAMP_RT_EXPORT void _mlir_ciface_msamp_rt_reduce(UMR *in, UMR *scale_inv,
-                                                  UMR *out, UMR *out_scale_inv,
-                                                  int32_t dtype, int32_t kind,
-                                                  int32_t has_scale,
-                                                  int32_t root) {
-  static const char *const fn = "msamp_rt_reduce";
-  if (!rootInGroup(fn, root))
-    return;
-  reduceThroughCollective(fn, in, scale_inv, out, out_scale_inv, dtype, kind,
-                          has_scale, root);
-}
-
-MSAMP_RT_EXPORT void _mlir_ciface_msamp_rt_broadcast(UMR *in, UMR *out,
-                                                     int32_t dtype,
-                                                     int32_t root) {
-  static const char *const fn = "msamp_rt_broadcast";
-  if (!rootInGroup(fn, root))
-    return;
-  if (!isFP8(dtype) && !isHighPrecision(dtype) && dtype != MSAMP_RT_I64)
-    return (void)unsupportedDType(fn, "payload", dtype,
-                                  "f32, bf16, f16, f8E4M3FN, f8E5M2 or i64");
-  View vin, vout;
-  MSAMP_RT_TRY(unpack(fn, "input", in, dtype, vin));
-  MSAMP_RT_TRY(unpack(fn, "output", out, dtype, vout));
-  MSAMP_RT_TRY(sameShape(fn, "input", vin, "output", vout));
-  Backend *backend = backendFor(fn);
-  if (!backend)
-    return;
-  const int64_t bytes = vin.numel * dtypeSize(dtype);
-  countCollectiveBytes(bytes);
-  finish(fn, backend,
-         backend->broadcast(vin.data, vout.data, bytes, root,
-                            currentCollective()));
-}
-
-/// ZeRO's flat-shard collectives count what a rank sends in the
-/// bandwidth-optimal (ring) schedule: (N - 1) shards, so that a
-/// reduce-scatter plus an all-gather of P bytes counts 2 (N - 1) / N P.
-static int64_t shardTraffic(int64_t shardBytes) {
-  return shardBytes * (currentCollective().worldSize() - 1);
-}
-
-MSAMP_RT_EXPORT void
-_mlir_ciface_msamp_rt_reduce_scatter(UMR *in, UMR *scale_inv, UMR *out,
-                                     UMR *out_scale_inv, int32_t dtype,
-                                     int32_t kind, int32_t has_scale) {
-  static const char *const fn = "msamp_rt_reduce_scatter";
-  if (kind < 0 || kind > 2)
-    return (void)recordError(MSAMP_RT_ERROR_INVALID_ARGUMENT,
-                             "%s: kind %d is not 0 (sum), 1 (max) or 2 (mean)",
-                             fn, kind);
-  if (!isFP8(dtype) && dtype != MSAMP_RT_F32)
-    return (void)unsupportedDType(fn, "payload", dtype,
-                                  "f32, f8E4M3FN or f8E5M2");
-  if (isFP8(dtype) != (has_scale != 0))
-    return (void)recordError(MSAMP_RT_ERROR_INVALID_ARGUMENT,
-                             "%s: has_scale is %d for a %s payload; FP8 "
-                             "payloads, and only they, carry an inverse scale",
-                             fn, has_scale, dtypeName(dtype));
-  View vin, vout;
-  MSAMP_RT_TRY(unpack(fn, "input", in, dtype, vin));
-  MSAMP_RT_TRY(unpack(fn, "output", out, dtype, vout));
-  const int64_t world = currentCollective().worldSize();
-  if (vin.numel != vout.numel * world)
-    return (void)recordError(
-        MSAMP_RT_ERROR_SHAPE_MISMATCH,
-        "%s: input has %lld elements, expected %lld shards of the output's "
-        "%lld (the step was compiled for another world size?)",
-        fn, static_cast<long long>(vin.numel), static_cast<long long>(world),
-        static_cast<long long>(vout.numel));
-  if (vin.data == vout.data && vout.numel > 0)
-    return (void)recordError(MSAMP_RT_ERROR_INVALID_ARGUMENT,
-                             "%s: the output aliases the input", fn);
-  AllReduceParams p;
-  if (has_scale) {
-    float *s = nullptr;
-    MSAMP_RT_TRY(unpackF32Scalar(fn, "scale_inv", scale_inv, s));
-    MSAMP_RT_TRY(
-        unpackF32Scalar(fn, "out_scale_inv", out_scale_inv, p.outScaleInv));
-    p.scaleInv = s;
-  }
-  p.in = vin.data;
-  p.out = vout.data;
-  p.numel = vout.numel;
-  p.dtype = dtype;
-  p.kind = static_cast<ReduceKind>(kind);
-  Backend *backend = backendFor(fn);
-  if (!backend)
-    return;
-  countCollectiveBytes(shardTraffic(vout.numel * dtypeSize(dtype)));
-  finish(fn, backend, backend->reduceScatter(p, currentCollective()));
-}
-
-MSAMP_RT_EXPORT void _mlir_ciface_msamp_rt_all_gather(UMR *in, UMR *out,
-                                                      int32_t dtype) {
-  static const char *const fn = "msamp_rt_all_gather";
-  if (!isFP8(dtype) && !isHighPrecision(dtype))
-    return (void)unsupportedDType(fn, "payload", dtype,
-                                  "f32, bf16, f16, f8E4M3FN or f8E5M2");
-  View vin, vout;
-  MSAMP_RT_TRY(unpack(fn, "input", in, dtype, vin));
-  MSAMP_RT_TRY(unpack(fn, "output", out, dtype, vout));
-  const int64_t world = currentCollective().worldSize();
-  if (vout.numel != vin.numel * world)
-    return (void)recordError(
-        MSAMP_RT_ERROR_SHAPE_MISMATCH,
-        "%s: output has %lld elements, expected %lld shards of the input's "
-        "%lld (the step was compiled for another world size?)",
-        fn, static_cast<long long>(vout.numel), static_cast<long long>(world),
-        static_cast<long long>(vin.numel));
-  if (vin.data == vout.data && vin.numel > 0)
-    return (void)recordError(MSAMP_RT_ERROR_INVALID_ARGUMENT,
-                             "%s: the output aliases the input", fn);
-  Backend *backend = backendFor(fn);
-  if (!backend)
-    return;
-  const int64_t bytes = vin.numel * dtypeSize(dtype);
-  countCollectiveBytes(shardTraffic(bytes));
-  finish(fn, backend,
-         backend->allGather(vin.data, vout.data, bytes, currentCollective()));
 }
 
 //===----------------------------------------------------------------------===//
