@@ -35,16 +35,36 @@ static bool isTensorPayload(const View &payload, ReduceKind kind) {
   return kind != ReduceKind::Max && payload.rank > 0;
 }
 
+/// The reduction kind of msamp_rt_all_reduce, _reduce and _reduce_scatter.
+static msamp_rt_status checkReduceKind(const char *fn, int32_t kind) {
+  if (kind >= 0 && kind <= 2)
+    return MSAMP_RT_OK;
+  return recordError(MSAMP_RT_ERROR_INVALID_ARGUMENT,
+                     "%s: kind %d is not 0 (sum), 1 (max) or 2 (mean)", fn,
+                     kind);
+}
+
+/// An FP8 payload's inverse scale and its output's, into `p`.
+static msamp_rt_status unpackPayloadScales(const char *fn, UMR *scaleInv,
+                                           UMR *outScaleInv,
+                                           AllReduceParams &p) {
+  float *in = nullptr;
+  if (msamp_rt_status s = unpackF32Scalar(fn, "scale_inv", scaleInv, in))
+    return s;
+  if (msamp_rt_status s =
+          unpackF32Scalar(fn, "out_scale_inv", outScaleInv, p.outScaleInv))
+    return s;
+  p.scaleInv = in;
+  return MSAMP_RT_OK;
+}
+
 /// msamp_rt_all_reduce (root -1) and msamp_rt_reduce (root >= 0): one
 /// unpacking and validation for both.
 static void reduceThroughCollective(const char *fn, UMR *in, UMR *scale_inv,
                                     UMR *out, UMR *out_scale_inv, int32_t dtype,
                                     int32_t kind, int32_t has_scale,
                                     int32_t root) {
-  if (kind < 0 || kind > 2)
-    return (void)recordError(MSAMP_RT_ERROR_INVALID_ARGUMENT,
-                             "%s: kind %d is not 0 (sum), 1 (max) or 2 (mean)",
-                             fn, kind);
+  MSAMP_RT_TRY(checkReduceKind(fn, kind));
   if (isFP8(dtype) && !has_scale)
     return (void)recordError(MSAMP_RT_ERROR_INVALID_ARGUMENT,
                              "%s: an FP8 payload (%s) needs has_scale = 1", fn,
@@ -62,13 +82,8 @@ static void reduceThroughCollective(const char *fn, UMR *in, UMR *scale_inv,
   MSAMP_RT_TRY(unpack(fn, "input", in, dtype, vin));
   MSAMP_RT_TRY(unpack(fn, "output", out, dtype, vout));
   MSAMP_RT_TRY(sameShape(fn, "input", vin, "output", vout));
-  if (has_scale) {
-    float *s = nullptr;
-    MSAMP_RT_TRY(unpackF32Scalar(fn, "scale_inv", scale_inv, s));
-    MSAMP_RT_TRY(
-        unpackF32Scalar(fn, "out_scale_inv", out_scale_inv, p.outScaleInv));
-    p.scaleInv = s;
-  }
+  if (has_scale)
+    MSAMP_RT_TRY(unpackPayloadScales(fn, scale_inv, out_scale_inv, p));
   p.in = vin.data;
   p.out = vout.data;
   p.numel = vin.numel;
@@ -178,10 +193,7 @@ _mlir_ciface_msamp_rt_reduce_scatter(UMR *in, UMR *scale_inv, UMR *out,
                                      UMR *out_scale_inv, int32_t dtype,
                                      int32_t kind, int32_t has_scale) {
   static const char *const fn = "msamp_rt_reduce_scatter";
-  if (kind < 0 || kind > 2)
-    return (void)recordError(MSAMP_RT_ERROR_INVALID_ARGUMENT,
-                             "%s: kind %d is not 0 (sum), 1 (max) or 2 (mean)",
-                             fn, kind);
+  MSAMP_RT_TRY(checkReduceKind(fn, kind));
   if (!isFP8(dtype) && dtype != MSAMP_RT_F32)
     return (void)unsupportedDType(fn, "payload", dtype,
                                   "f32, f8E4M3FN or f8E5M2");
@@ -196,13 +208,8 @@ _mlir_ciface_msamp_rt_reduce_scatter(UMR *in, UMR *scale_inv, UMR *out,
   if (!checkShards(fn, "input", vin, "output", vout))
     return;
   AllReduceParams p;
-  if (has_scale) {
-    float *s = nullptr;
-    MSAMP_RT_TRY(unpackF32Scalar(fn, "scale_inv", scale_inv, s));
-    MSAMP_RT_TRY(
-        unpackF32Scalar(fn, "out_scale_inv", out_scale_inv, p.outScaleInv));
-    p.scaleInv = s;
-  }
+  if (has_scale)
+    MSAMP_RT_TRY(unpackPayloadScales(fn, scale_inv, out_scale_inv, p));
   p.in = vin.data;
   p.out = vout.data;
   p.numel = vout.numel;
