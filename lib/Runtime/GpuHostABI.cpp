@@ -107,8 +107,18 @@ void msamp_rt_gpu_module_unload(void *module) {
 void *msamp_rt_gpu_module_get_function(void *module, const char *name) {
   const char *op = "msamp_rt_gpu_module_get_function";
   const GpuHostTable *table = tableOrError(op);
-  if (!table || !module)
+  if (!table)
     return nullptr;
+  if (!module) {
+    // The step registers its modules in global constructors at dlopen;
+    // without them every launch would be skipped and the step "succeed".
+    recordError(MSAMP_RT_ERROR_INTERNAL,
+                "%s: kernel %s has no loaded module: the step's global "
+                "constructors did not run (was train_step.so linked without "
+                ".init_array?)",
+                op, name ? name : "?");
+    return nullptr;
+  }
   auto *record = static_cast<ModuleRecord *>(module);
   std::lock_guard<std::mutex> guard(record->lock);
   auto found = record->functions.find(name);
@@ -148,8 +158,16 @@ void msamp_rt_gpu_launch_kernel(void *function, intptr_t grid_x,
                                 void *stream, void **params, void **extra,
                                 size_t) {
   const GpuHostTable *table = tableOrError("msamp_rt_gpu_launch_kernel");
-  if (!table || !function)
-    return; // the failed lookup is the recorded error
+  if (!table)
+    return;
+  if (!function) {
+    // The failed lookup recorded why; never skip a kernel in silence.
+    if (msamp_rt_get_last_error() == MSAMP_RT_OK)
+      recordError(MSAMP_RT_ERROR_INTERNAL,
+                  "msamp_rt_gpu_launch_kernel: no kernel to launch (its "
+                  "lookup failed)");
+    return;
+  }
   std::string name;
   {
     KernelNames &names = kernelNames();

@@ -381,10 +381,16 @@ int main(int argc, char **argv) {
   llvm::SubtargetFeatures features;
   for (auto &feature : llvm::sys::getHostCPUFeatures())
     features.AddFeature(feature.first(), feature.second);
+  // The step's global constructors (a CUDA step registers its kernel
+  // modules in them) must be in .init_array: LLVM's default, .ctors, is run
+  // only by crtbegin.o, which the step's link leaves out, so glibc never
+  // called them and every kernel launch was skipped (first GPU run).
+  llvm::TargetOptions targetOptions;
+  targetOptions.UseInitArray = true;
   auto makeMachine = [&] {
     return std::unique_ptr<llvm::TargetMachine>(target->createTargetMachine(
         triple, llvm::sys::getHostCPUName(), features.getString(),
-        llvm::TargetOptions(), llvm::Reloc::PIC_));
+        targetOptions, llvm::Reloc::PIC_));
   };
   std::unique_ptr<llvm::TargetMachine> machine = makeMachine();
   llvmModule->setDataLayout(machine->createDataLayout());
