@@ -26,10 +26,28 @@ import time
 
 CUDA_DRIVER_MIN = {13: 580, 12: 525}  # CUDA major -> minimum driver branch
 
+# $MSAMP_KIT_DEADLINE_S bounds the whole run: every command gets at most the
+# time left, and once it is spent the remaining ones are reported as not run
+# (timeouts, status 124) instead of the run being killed from outside with
+# no report written; one command gets at most half of the time left, so a
+# hang early on leaves time for the later checks. Leased GPU time is often counted in minutes.
+DEADLINE = None
+
+
+def time_left():
+    return None if DEADLINE is None else DEADLINE - time.time()
+
 
 def sh(cmd, env=None, timeout=600, cwd=None):
     """(exit status, stdout+stderr); a missing program or a timeout is
     reported as status 127 / 124 with the reason as output."""
+    left = time_left()
+    if left is not None:
+        if left < 1:
+            return 124, "(not run: the kit's deadline, MSAMP_KIT_DEADLINE_S, " \
+                "has passed)"
+        # One hung command may take half of what is left, not all of it.
+        timeout = min(timeout, left, max(30.0, left / 2))
     try:
         p = subprocess.run(cmd, env=env, cwd=cwd, stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT, timeout=timeout)
@@ -474,6 +492,9 @@ def main(argv):
         return 2
     kit, out = os.path.abspath(argv[1]), os.path.abspath(argv[2])
     os.makedirs(out, exist_ok=True)
+    global DEADLINE
+    if os.environ.get("MSAMP_KIT_DEADLINE_S"):
+        DEADLINE = time.time() + float(os.environ["MSAMP_KIT_DEADLINE_S"])
     r = Report(kit, out)
     kit_info = json.load(open(os.path.join(kit, "kit.json")))
     r.data["kit"] = kit_info
