@@ -24,7 +24,9 @@
 namespace msamp::runtime {
 
 /// 2: launchKernel takes the kernel's name (for its error message).
-constexpr uint32_t kGpuHostVersion = 2;
+/// 3: copyBuffers and findAllOnes (the session's snapshot and non-finite
+///    check of a GPU step's state, on the device).
+constexpr uint32_t kGpuHostVersion = 3;
 
 /// What the plugin implements. Every function records its failure in the
 /// runtime's sticky error state (the plugin's recordError hook) and
@@ -51,6 +53,16 @@ struct GpuHostTable {
   /// Managed memory, reachable from kernels, the host and the backend.
   msamp_rt_status (*alloc)(size_t bytes, void **ptr);
   void (*free)(void *ptr);
+  /// dst[k] <- src[k] (bytes[k] each; managed or device memory) on the
+  /// stream, then one wait for all `n`: the host touches none of it.
+  msamp_rt_status (*copyBuffers)(void *const *dst, const void *const *src,
+                                 const size_t *bytes, int64_t n);
+  /// first[k] = the index of the first element of data[k] (counts[k]
+  /// elements of widths[k] bytes) whose bits hold every bit of masks[k], or
+  /// -1; one wait for all `n`.
+  msamp_rt_status (*findAllOnes)(const void *const *data, const int64_t *counts,
+                                 const int32_t *widths, const uint64_t *masks,
+                                 int64_t n, int64_t *first);
 };
 
 /// The plugin's second exported symbol: returns its table.

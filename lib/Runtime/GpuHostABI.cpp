@@ -212,4 +212,22 @@ int32_t msamp_rt_gpu_available(void) {
   return theTable.load(std::memory_order_acquire) ? 1 : 0;
 }
 
+msamp_rt_status msamp_rt_gpu_copy_buffers(void *const *dst,
+                                          const void *const *src,
+                                          const size_t *bytes, int64_t n) {
+  const GpuHostTable *table = tableOrError("msamp_rt_gpu_copy_buffers");
+  return table ? table->copyBuffers(dst, src, bytes, n)
+               : MSAMP_RT_ERROR_BACKEND_UNAVAILABLE;
+}
+
+msamp_rt_status msamp_rt_gpu_find_all_ones(const void *const *data,
+                                           const int64_t *counts,
+                                           const int32_t *widths,
+                                           const uint64_t *masks, int64_t n,
+                                           int64_t *first) {
+  const GpuHostTable *table = tableOrError("msamp_rt_gpu_find_all_ones");
+  return table ? table->findAllOnes(data, counts, widths, masks, n, first)
+               : MSAMP_RT_ERROR_BACKEND_UNAVAILABLE;
+}
+
 } // extern "C"

@@ -92,6 +92,19 @@ MSAMP_RT_EXPORT void msamp_rt_gpu_free(void *ptr);
 /* 1 when the GPU wrappers can run (the cuda backend was created). */
 MSAMP_RT_EXPORT int32_t msamp_rt_gpu_available(void);
 
+/* For the session (not called by steps): a GPU step's state stays on the
+ * device, where a host read or write would migrate its managed pages.
+ * msamp_rt_gpu_copy_buffers copies dst[k] <- src[k] (bytes[k] each) for
+ * k < n and waits once. msamp_rt_gpu_find_all_ones sets first[k] to the
+ * index of the first element of data[k] (counts[k] elements of widths[k]
+ * = 1, 2, 4 or 8 bytes) whose bits hold every bit of masks[k], or -1, and
+ * waits once. Both return the status, recorded as the sticky error too. */
+MSAMP_RT_EXPORT msamp_rt_status msamp_rt_gpu_copy_buffers(
+    void *const *dst, const void *const *src, const size_t *bytes, int64_t n);
+MSAMP_RT_EXPORT msamp_rt_status msamp_rt_gpu_find_all_ones(
+    const void *const *data, const int64_t *counts, const int32_t *widths,
+    const uint64_t *masks, int64_t n, int64_t *first);
+
 #ifdef __cplusplus
 }
 #endif

@@ -210,6 +210,17 @@ cudaError_t launchDivide(float *data, int64_t n, float divisor,
 cudaError_t launchDivideScalar(const float *scaleInv, float divisor, float *out,
                                cudaStream_t stream);
 
+//===--- gpu/state_scan.cu ------------------------------------------------===//
+
+/// atomicMin(*first, i) over the elements of `data` (`count` elements of
+/// `width` = 1, 2, 4 or 8 bytes) whose bits have every bit of `mask` set:
+/// the session's non-finite check (NaN/Inf: all exponent bits) of a GPU
+/// step's state, which the host must not read (each read migrates managed
+/// pages). The caller sets *first to ~0 first.
+cudaError_t launchFindAllOnes(const void *data, int64_t count, int32_t width,
+                              uint64_t mask, unsigned long long *first,
+                              cudaStream_t stream);
+
 } // namespace msamp::runtime::cuda
 
 #endif // MSAMP_LIB_RUNTIME_CUDA_KERNELS_H

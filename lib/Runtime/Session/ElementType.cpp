@@ -112,22 +112,35 @@ int64_t findAllOnes(const void *data, int64_t count, uint64_t mask64) {
 
 } // namespace
 
-int64_t findNonFinite(ElementType type, const void *data, int64_t count) {
+bool nonFiniteBits(ElementType type, int32_t &width, uint64_t &mask) {
   // f8E4M3FN's NaNs are the bytes with all seven magnitude bits set.
-  if (type == ElementType::F8E4M3FN)
-    return findAllOnes<uint8_t>(data, count, 0x7F);
+  if (type == ElementType::F8E4M3FN) {
+    width = 1;
+    mask = 0x7F;
+    return true;
+  }
   std::optional<FloatBits> f = floatBits(type);
   if (!f)
+    return false;
+  width = f->bytes;
+  mask = f->exponent;
+  return true;
+}
+
+int64_t findNonFinite(ElementType type, const void *data, int64_t count) {
+  int32_t width = 0;
+  uint64_t mask = 0;
+  if (!nonFiniteBits(type, width, mask))
     return -1;
-  switch (f->bytes) {
+  switch (width) {
   case 1:
-    return findAllOnes<uint8_t>(data, count, f->exponent);
+    return findAllOnes<uint8_t>(data, count, mask);
   case 2:
-    return findAllOnes<uint16_t>(data, count, f->exponent);
+    return findAllOnes<uint16_t>(data, count, mask);
   case 4:
-    return findAllOnes<uint32_t>(data, count, f->exponent);
+    return findAllOnes<uint32_t>(data, count, mask);
   default:
-    return findAllOnes<uint64_t>(data, count, f->exponent);
+    return findAllOnes<uint64_t>(data, count, mask);
   }
 }
 

@@ -72,6 +72,11 @@ inline bool isFloatType(ElementType type) {
 /// type is not a floating-point type.
 int64_t findNonFinite(ElementType type, const void *data, int64_t count);
 
+/// The rule findNonFinite applies, for a scan elsewhere (a GPU step's state
+/// on the device): an element of `width` bytes is non-finite when its bits
+/// hold every bit of `mask`. False for types that cannot be non-finite.
+bool nonFiniteBits(ElementType type, int32_t &width, uint64_t &mask);
+
 /// "nan", "inf" or "-inf" for the element at `index` (which findNonFinite
 /// returned).
 const char *spellNonFinite(ElementType type, const void *data, int64_t index);

@@ -234,7 +234,13 @@ Error Session::open(const std::string &dir, std::unique_ptr<Session> &out) {
                        std::to_string(available >> 20) +
                        " MiB) of memory are available (MemAvailable)");
   }
-  s->snapshot_.resize(static_cast<size_t>(stateBytes));
+  s->memory_ = memory;
+  if (memory == BufferMemory::Managed)
+    // Touched by the device only (copyState), so its pages stay there.
+    s->deviceSnapshot_.reset(msamp_rt_gpu_aligned_alloc(
+        64, static_cast<size_t>(stateBytes ? stateBytes : 1)));
+  else
+    s->snapshot_.resize(static_cast<size_t>(stateBytes));
 
   s->descriptors_.assign(static_cast<size_t>(m.numArgs + 1 + numMetrics),
                          nullptr);
@@ -361,21 +367,50 @@ void Session::setCompletedSteps(int64_t steps) {
     localSteps_ = steps;
 }
 
-void Session::snapshotState() {
-  size_t at = 0;
-  for (const auto &buffer : state_) {
-    std::memcpy(snapshot_.data() + at, buffer->data(), buffer->numBytes());
-    at += buffer->numBytes();
-  }
+/// The runtime's sticky error as a session error, cleared.
+static Error runtimeFailure(const std::string &what) {
+  std::string message = msamp_rt_get_last_error_message();
+  msamp_rt_clear_error();
+  return Error(MSAMP_ERROR_RUNTIME, what + ": " + message);
 }
 
-void Session::restoreState() {
+Error Session::copyState(bool toSnapshot) {
+  if (memory_ == BufferMemory::Managed) {
+    // On the device: a host memcpy would migrate every page of the state
+    // to the host and the next kernels would fault it back.
+    std::vector<void *> dst;
+    std::vector<const void *> src;
+    std::vector<size_t> bytes;
+    char *snapshot = static_cast<char *>(deviceSnapshot_.get());
+    for (const auto &buffer : state_) {
+      dst.push_back(toSnapshot ? snapshot : buffer->data());
+      src.push_back(toSnapshot ? buffer->data() : snapshot);
+      bytes.push_back(buffer->numBytes());
+      snapshot += buffer->numBytes();
+    }
+    if (msamp_rt_gpu_copy_buffers(dst.data(), src.data(), bytes.data(),
+                                  static_cast<int64_t>(dst.size())) !=
+        MSAMP_RT_OK)
+      return runtimeFailure(toSnapshot ? "copying the state before the step"
+                                       : "undoing the step's update");
+    return Error::success();
+  }
   size_t at = 0;
   for (const auto &buffer : state_) {
-    std::memcpy(buffer->data(), snapshot_.data() + at, buffer->numBytes());
+    if (toSnapshot)
+      std::memcpy(snapshot_.data() + at, buffer->data(), buffer->numBytes());
+    else
+      std::memcpy(buffer->data(), snapshot_.data() + at, buffer->numBytes());
     at += buffer->numBytes();
   }
+  return Error::success();
 }
+
+Error Session::snapshotState() { return copyState(/*toSnapshot=*/true); }
+
+Error Session::restoreState() { return copyState(/*toSnapshot=*/false); }
+
+void Session::GpuFree::operator()(void *ptr) const { msamp_rt_gpu_free(ptr); }
 
 /// "nan", "inf" or "-inf".
 static std::string spellFloat(float v) {
@@ -385,16 +420,52 @@ static std::string spellFloat(float v) {
 std::string Session::findNonFiniteTensor(
     const std::vector<std::unique_ptr<TensorBuffer>> &buffers,
     bool dataOnly) const {
+  std::vector<const TensorBuffer *> scanned;
   for (const auto &buffer : buffers) {
-    const TensorSpec &spec = buffer->spec();
-    if (dataOnly && spec.role != "input" && spec.role != "target")
-      continue;
-    int64_t at = findNonFinite(spec.dtype, buffer->data(), spec.numElements);
-    if (at >= 0)
-      return "'" + spec.name + "' holds " +
-             spellNonFinite(spec.dtype, buffer->data(), at) + " at element " +
-             std::to_string(at);
+    const std::string &role = buffer->spec().role;
+    if (!dataOnly || role == "input" || role == "target")
+      scanned.push_back(buffer.get());
   }
+  std::vector<int64_t> first(scanned.size(), -1);
+  if (memory_ == BufferMemory::Managed) {
+    // On the device, for the reason of copyState; one wait for all.
+    std::vector<const void *> data;
+    std::vector<int64_t> counts, at;
+    std::vector<int32_t> widths;
+    std::vector<uint64_t> masks;
+    for (size_t k = 0; k < scanned.size(); ++k) {
+      int32_t width = 0;
+      uint64_t mask = 0;
+      if (!nonFiniteBits(scanned[k]->spec().dtype, width, mask))
+        continue;
+      data.push_back(scanned[k]->data());
+      counts.push_back(scanned[k]->spec().numElements);
+      widths.push_back(width);
+      masks.push_back(mask);
+      at.push_back(static_cast<int64_t>(k));
+    }
+    std::vector<int64_t> found(data.size(), -1);
+    if (msamp_rt_gpu_find_all_ones(
+            data.data(), counts.data(), widths.data(), masks.data(),
+            static_cast<int64_t>(data.size()), found.data()) != MSAMP_RT_OK) {
+      std::string message = msamp_rt_get_last_error_message();
+      msamp_rt_clear_error();
+      return "(the check on the device failed: " + message + ")";
+    }
+    for (size_t j = 0; j < found.size(); ++j)
+      first[static_cast<size_t>(at[j])] = found[j];
+  } else {
+    for (size_t k = 0; k < scanned.size(); ++k)
+      first[k] = findNonFinite(scanned[k]->spec().dtype, scanned[k]->data(),
+                               scanned[k]->spec().numElements);
+  }
+  for (size_t k = 0; k < scanned.size(); ++k)
+    if (first[k] >= 0) {
+      const TensorSpec &spec = scanned[k]->spec();
+      return "'" + spec.name + "' holds " +
+             spellNonFinite(spec.dtype, scanned[k]->data(), first[k]) +
+             " at element " + std::to_string(first[k]);
+    }
   return "";
 }
 
@@ -461,7 +532,8 @@ Error Session::step(float lr, uint32_t flags, float &loss) {
   // Every step may be refused after it ran (a non-finite update, a
   // computed index out of range, another rank's fault): the copy it is
   // undone from is taken always, into the buffer allocated at open.
-  snapshotState();
+  if (Error e = snapshotState())
+    return e;
 
   msamp_rt_clear_error();
   // The step's own heap (RuntimeABI.md 14), counted on this thread.
@@ -483,7 +555,8 @@ Error Session::step(float lr, uint32_t flags, float &loss) {
     std::string agreed;
     Error e = agreeOnRefusal(!runtimeError.empty(), runtimeError, agreed);
     if (e || !agreed.empty()) {
-      restoreState();
+      if (Error undone = restoreState())
+        return undone;
       if (e)
         return e;
       return Error(MSAMP_ERROR_RUNTIME,
@@ -492,7 +565,8 @@ Error Session::step(float lr, uint32_t flags, float &loss) {
   }
   std::memcpy(&loss, loss_->data(), sizeof(loss));
   if (eval) {
-    restoreState();
+    if (Error undone = restoreState())
+      return undone;
     if (!badInput.empty())
       return Error(MSAMP_ERROR_NONFINITE,
                    "non-finite input" + at + ": " + badInput);
@@ -526,7 +600,8 @@ Error Session::step(float lr, uint32_t flags, float &loss) {
     if (msamp_rt_allreduce_f32(flags, 4, /*max=*/1) != MSAMP_RT_OK) {
       std::string message = msamp_rt_get_last_error_message();
       msamp_rt_clear_error();
-      restoreState();
+      if (Error undone = restoreState())
+        return undone;
       return Error(MSAMP_ERROR_RUNTIME,
                    "step " + std::to_string(number) +
                        ": agreeing on the non-finite check across ranks "
@@ -574,7 +649,8 @@ Error Session::step(float lr, uint32_t flags, float &loss) {
 
 Error Session::finishNonFinite(bool skip, int64_t before,
                                const std::string &message) {
-  restoreState();
+  if (Error undone = restoreState())
+    return undone;
   if (!skip) {
     setCompletedSteps(before);
     return Error(MSAMP_ERROR_NONFINITE, message);

@@ -119,7 +119,7 @@ public:
 private:
   Session() = default;
   void setCompletedSteps(int64_t steps);
-  void snapshotState();
+  Error snapshotState();
   /// A non-finite step that ran: the state restored from the snapshot,
   /// then skipped (counted, the counter advanced) when `skip`, else the
   /// MSAMP_ERROR_NONFINITE `message`.
@@ -132,7 +132,10 @@ private:
   /// and checks that every source is a param or buffer of this step.
   Error readStateDictLayout(const SafeTensorsReader &file,
                             std::vector<LayoutEntry> &layout) const;
-  void restoreState();
+  Error restoreState();
+  /// snapshotState (toSnapshot) and restoreState: on the device for a GPU
+  /// step's managed state, else memcpy.
+  Error copyState(bool toSnapshot);
 
   std::string dir_;
   Manifest manifest_;
@@ -173,8 +176,16 @@ private:
   int64_t numBatches_ = 0;
 
   /// The state before the current step, taken before every step: sized
-  /// once at open (the memory check counts it).
+  /// once at open (the memory check counts it). A GPU step's is
+  /// deviceSnapshot_ instead, managed memory only the device touches.
   std::vector<uint8_t> snapshot_;
+  struct GpuFree {
+    void operator()(void *ptr) const;
+  };
+  std::unique_ptr<void, GpuFree> deviceSnapshot_;
+  /// Managed for a step compiled with --target cuda: the state must not be
+  /// read or written on the host every step (its pages would migrate).
+  BufferMemory memory_ = BufferMemory::Host;
   std::vector<LayoutEntry> stateDictLayout_;
 };
 

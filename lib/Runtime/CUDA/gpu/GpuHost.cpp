@@ -31,6 +31,7 @@
 #include "../../GpuHost.h"
 #include "../../Status.h"
 #include "../CudaBackend.h"
+#include "../Kernels.h"
 #include "../common/CudaCheck.h"
 #include "../common/LibrarySearch.h"
 
@@ -277,14 +278,61 @@ void release(void *ptr) {
   c.live.erase(it);
 }
 
-const GpuHostTable theTable = {kGpuHostVersion,
-                               moduleLoad,
-                               moduleGetFunction,
-                               stream,
-                               streamSynchronize,
-                               launchKernel,
-                               alloc,
-                               release};
+msamp_rt_status copyBuffers(void *const *dst, const void *const *src,
+                            const size_t *bytes, int64_t n) {
+  return withActiveBackend(
+      "msamp_rt_gpu_copy_buffers", [&](const DeviceContext &ctx) {
+        for (int64_t k = 0; k < n; ++k)
+          if (bytes[k])
+            MSAMP_CUDA_TRY_CTX(cudaMemcpyAsync(dst[k], src[k], bytes[k],
+                                               cudaMemcpyDefault, ctx.stream),
+                               "buffer %lld of %lld, %zu bytes",
+                               static_cast<long long>(k),
+                               static_cast<long long>(n), bytes[k]);
+        MSAMP_CUDA_TRY(cudaStreamSynchronize(ctx.stream));
+        return MSAMP_RT_OK;
+      });
+}
+
+msamp_rt_status findAllOnes(const void *const *data, const int64_t *counts,
+                            const int32_t *widths, const uint64_t *masks,
+                            int64_t n, int64_t *first) {
+  return withActiveBackend(
+      "msamp_rt_gpu_find_all_ones", [&](const DeviceContext &ctx) {
+        if (n <= 0)
+          return MSAMP_RT_OK;
+        // One result per buffer, all launched before the one wait.
+        unsigned long long *results = nullptr;
+        const size_t bytes = static_cast<size_t>(n) * sizeof(*results);
+        MSAMP_CUDA_TRY(cudaMallocAsync(reinterpret_cast<void **>(&results),
+                                       bytes, ctx.stream));
+        msamp_rt_status status = [&]() -> msamp_rt_status {
+          MSAMP_CUDA_TRY(cudaMemsetAsync(results, 0xFF, bytes, ctx.stream));
+          for (int64_t k = 0; k < n; ++k)
+            MSAMP_CUDA_TRY_CTX(launchFindAllOnes(data[k], counts[k], widths[k],
+                                                 masks[k], results + k,
+                                                 ctx.stream),
+                               "buffer %lld, %lld elements of %d bytes",
+                               static_cast<long long>(k),
+                               static_cast<long long>(counts[k]), widths[k]);
+          std::vector<unsigned long long> host(static_cast<size_t>(n));
+          MSAMP_CUDA_TRY(cudaMemcpyAsync(host.data(), results, bytes,
+                                         cudaMemcpyDeviceToHost, ctx.stream));
+          MSAMP_CUDA_TRY(cudaStreamSynchronize(ctx.stream));
+          for (int64_t k = 0; k < n; ++k)
+            first[k] = host[k] == ~0ull ? -1 : static_cast<int64_t>(host[k]);
+          return MSAMP_RT_OK;
+        }();
+        cudaFreeAsync(results, ctx.stream);
+        return status;
+      });
+}
+
+const GpuHostTable theTable = {
+    kGpuHostVersion, moduleLoad,        moduleGetFunction,
+    stream,          streamSynchronize, launchKernel,
+    alloc,           release,           copyBuffers,
+    findAllOnes};
 
 } // namespace
 } // namespace msamp::runtime::cuda

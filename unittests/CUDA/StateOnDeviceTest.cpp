@@ -1,0 +1,125 @@
+//===- StateOnDeviceTest.cpp - The session's state operations on the GPU --===//
+//
+// Part of the msamp project.
+//
+//===----------------------------------------------------------------------===//
+//
+// msamp_rt_gpu_copy_buffers and msamp_rt_gpu_find_all_ones: the session's
+// snapshot and non-finite check of a GPU step's state, which run on the
+// device so that the state's managed pages never migrate to the host (on
+// an H200 the host versions made most of a GPT-2-small step's time). The
+// rule is the session's (ElementType.cpp nonFiniteBits): all exponent bits
+// set, or the magnitude bits 0x7F of f8E4M3FN.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CudaDeviceTestUtils.h"
+
+#include "MSAMP/Runtime/msamp_gpu_host.h"
+
+#include "gtest/gtest.h"
+
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <vector>
+
+namespace {
+
+using msamp_cuda_test::CudaTest;
+
+class StateOnDevice : public CudaTest {
+protected:
+  void SetUp() override {
+    CudaTest::SetUp();
+    if (IsSkipped() || HasFatalFailure())
+      return;
+    use("cuda");
+  }
+  void TearDown() override {
+    for (void *p : buffers_)
+      msamp_rt_gpu_free(p);
+    CudaTest::TearDown();
+  }
+  /// Managed memory (as the session's), filled on the host.
+  template <typename T>
+  T *managed(const std::vector<T> &values) {
+    void *p = msamp_rt_gpu_alloc(values.size() * sizeof(T) + 1);
+    buffers_.push_back(p);
+    std::memcpy(p, values.data(), values.size() * sizeof(T));
+    return static_cast<T *>(p);
+  }
+  std::vector<void *> buffers_;
+};
+
+TEST_F(StateOnDevice, FindsTheFirstNonFiniteElementOfEachBuffer) {
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<uint32_t> finite32(0, 0x7F7FFFFF);
+  // f32: a finite random buffer of several grid waves with a NaN and, after
+  // it, an Inf; the NaN's index is the answer.
+  std::vector<uint32_t> f32(3'000'017);
+  for (uint32_t &v : f32)
+    v = finite32(rng) | (rng() & 1u) << 31;
+  f32[2'500'001] = 0xFF800000u; // -inf
+  f32[1'234'567] = 0x7FC00001u; // nan
+  // f16 with +inf at 5; bf16 all finite; f8E4M3FN with 0xFF (nan) at 2 and
+  // 0x7F at 3; f8E5M2 with 0x7C (inf) at the last element.
+  std::vector<uint16_t> f16(100, 0x3C00), bf16(4096, 0x7F7F);
+  f16[5] = 0x7C00;
+  std::vector<uint8_t> e4m3(10, 0x7E), e5m2(33, 0x7B);
+  e4m3[2] = 0xFF;
+  e4m3[3] = 0x7F;
+  e5m2[32] = 0x7C;
+  std::vector<uint64_t> f64(7, 0x3FF0000000000000ull);
+  f64[6] = 0x7FF0000000000001ull;
+
+  const void *data[] = {managed(f32),  managed(f16),  managed(bf16),
+                        managed(e4m3), managed(e5m2), managed(f64),
+                        managed(f32)};
+  const int64_t counts[] = {
+      static_cast<int64_t>(f32.size()), 100, 4096, 10, 33, 7, 0};
+  const int32_t widths[] = {4, 2, 2, 1, 1, 8, 4};
+  const uint64_t masks[] = {0x7F800000u, 0x7C00u, 0x7F80u,
+                            0x7Fu,       0x7Cu,   0x7FF0000000000000ull,
+                            0x7F800000u};
+  int64_t first[7];
+  std::memset(first, 0x55, sizeof(first));
+  ASSERT_EQ(msamp_rt_gpu_find_all_ones(data, counts, widths, masks, 7, first),
+            MSAMP_RT_OK)
+      << msamp_rt_get_last_error_message();
+  EXPECT_EQ(first[0], 1'234'567);
+  EXPECT_EQ(first[1], 5);
+  EXPECT_EQ(first[2], -1);
+  EXPECT_EQ(first[3], 2);
+  EXPECT_EQ(first[4], 32);
+  EXPECT_EQ(first[5], 6);
+  EXPECT_EQ(first[6], -1); // no elements
+  expectNoError("find_all_ones");
+}
+
+TEST_F(StateOnDevice, CopiesEveryBufferAndRestoresThem) {
+  std::vector<uint8_t> a(1'000'003), b(17);
+  for (size_t i = 0; i < a.size(); ++i)
+    a[i] = static_cast<uint8_t>(i * 7 + 3);
+  for (size_t i = 0; i < b.size(); ++i)
+    b[i] = static_cast<uint8_t>(200 - i);
+  uint8_t *state[] = {managed(a), managed(b)};
+  uint8_t *snapshot = managed(std::vector<uint8_t>(a.size() + b.size(), 0));
+  void *dst[] = {snapshot, snapshot + a.size()};
+  const void *src[] = {state[0], state[1]};
+  const size_t bytes[] = {a.size(), b.size()};
+  ASSERT_EQ(msamp_rt_gpu_copy_buffers(dst, src, bytes, 2), MSAMP_RT_OK)
+      << msamp_rt_get_last_error_message();
+  // The "update" overwrites the state; the restore brings it back.
+  std::memset(state[0], 0xEE, a.size());
+  std::memset(state[1], 0xEE, b.size());
+  void *back[] = {state[0], state[1]};
+  const void *from[] = {snapshot, snapshot + a.size()};
+  ASSERT_EQ(msamp_rt_gpu_copy_buffers(back, from, bytes, 2), MSAMP_RT_OK)
+      << msamp_rt_get_last_error_message();
+  EXPECT_EQ(std::memcmp(state[0], a.data(), a.size()), 0);
+  EXPECT_EQ(std::memcmp(state[1], b.data(), b.size()), 0);
+  expectNoError("copy_buffers");
+}
+
+} // namespace
