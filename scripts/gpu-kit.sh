@@ -130,7 +130,7 @@ for spec in "${STEPS[@]}"; do
   read -r name model level steps tol <<<"$spec"
   say "step $name: compiling for sm_90, assembling, CPU reference"
   dir="$OUT/steps/$name"
-  "$BUILD/bin/msamp-compile" --target cuda --chip sm_90 --opt-level "$level" \
+  "$BUILD/bin/msamp-compile" --target cuda --chip sm_90 --host-cpu x86-64-v3 --opt-level "$level" \
     "$model" -o "$dir" >"$TMP/$name.compile.log" 2>&1 ||
     { cat "$TMP/$name.compile.log"; exit 1; }
   mkdir -p "$dir/cubin"

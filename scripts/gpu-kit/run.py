@@ -148,6 +148,15 @@ def find_libraries(r, env):
     libs["complete"] = code == 0
     for line in libs["output"]:
         r.say("  " + line)
+    # The library versions, as each library reports its own (no GPU
+    # needed): cudaRuntimeGetVersion, cublasLtGetVersion, ncclGetVersion.
+    libs["versions"] = {}
+    for line in libs["output"]:
+        parts = line.split()
+        if len(parts) == 3 and parts[0] == "found":
+            version = library_version(parts[1], parts[2])
+            libs["versions"][parts[1]] = version
+            r.say("  version of %s: %s" % (parts[1], version))
     ld = ""
     if code in (0, 1):
         _, ld = sh([tool, "--ld-path"], env=env, timeout=60)
@@ -156,6 +165,29 @@ def find_libraries(r, env):
         r.fail("msamp-cuda-libs exited with %d: %s" % (code, out.strip()))
     libs["ld_path"] = ld
     return code == 0, ld
+
+
+def library_version(soname, path):
+    """The version `path` reports of itself, or why it could not."""
+    import ctypes
+    try:
+        lib = ctypes.CDLL(path)
+        if soname.startswith("libcudart"):
+            v = ctypes.c_int(0)
+            lib.cudaRuntimeGetVersion(ctypes.byref(v))
+            return "%d.%d" % (v.value // 1000, v.value % 1000 // 10)
+        if soname.startswith("libcublasLt"):
+            lib.cublasLtGetVersion.restype = ctypes.c_size_t
+            v = lib.cublasLtGetVersion()
+            return "%d.%d.%d" % (v // 10000, v % 10000 // 100, v % 100)
+        if soname.startswith("libnccl"):
+            v = ctypes.c_int(0)
+            lib.ncclGetVersion(ctypes.byref(v))
+            return "%d.%d.%d" % (v.value // 10000, v.value % 10000 // 100,
+                                 v.value % 100)
+    except (OSError, AttributeError) as e:
+        return "unknown (%s)" % e
+    return "unknown"
 
 
 def run_tests(r, env, gpu):
@@ -449,8 +481,12 @@ def write_report(r, gpu):
                  d["host"].get("driver") or "none"),
              "GPU: %s" % (", ".join(g["name"] for g in d["host"]["gpus"])
                           if gpu else "NO GPU FOUND (only GPU-free checks ran)"),
-             "CUDA libraries: %s" % ("found" if d["libraries"].get("complete")
-                                      else "MISSING (see report.json)"),
+             "CUDA libraries: %s" % (
+                 "found (%s)" % ", ".join(
+                     "%s %s" % kv for kv in
+                     sorted(d["libraries"].get("versions", {}).items()))
+                 if d["libraries"].get("complete")
+                 else "MISSING (see report.json)"),
              "", "%-32s %6s %6s %7s" % ("tests", "pass", "fail", "skip")]
     for t in d["tests"]:
         lines.append("%-32s %6d %6d %7d" % (t["binary"], t["passed"],

@@ -53,10 +53,12 @@
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
 
+#include "MSAMP/Support/HostCpuFeatures.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/GlobalVariable.h"
 #include "llvm/IR/Module.h"
+#include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Pass.h"
 #include "llvm/Support/CommandLine.h"
@@ -112,6 +114,14 @@ static cl::opt<std::string>
     chip("chip", cl::cat(toolOptions),
          cl::desc("GPU architecture for --target cuda: sm_90 or sm_89"),
          cl::init("sm_90"));
+static cl::opt<std::string> hostCpu(
+    "host-cpu", cl::cat(toolOptions),
+    cl::desc("CPU the step's host code is generated for: native (this "
+             "machine's CPU and features) or an LLVM CPU name, e.g. "
+             "x86-64-v3 for a step that runs on any AVX2 machine (the GPU "
+             "kit); manifest.json records its features and a session on a "
+             "CPU without one of them refuses the step"),
+    cl::init("native"));
 static cl::opt<bool> emitLLVMIR("emit-llvm", cl::cat(toolOptions),
                                 cl::desc("also write train_step.ll"),
                                 cl::init(false));
@@ -157,12 +167,15 @@ static LogicalResult writeText(StringRef path,
   return success();
 }
 
-/// Adds "object": {"file", "bytes", "sha256"} of train_step.so to the
+/// Adds "object": {"file", "bytes", "sha256"} of train_step.so and
+/// "host_cpu": {"name", "features"} (the CPU its host code is for) to the
 /// manifest, which the --msamp-write-manifest pass wrote before the object
 /// existed: a session refuses a truncated or replaced object before mapping
 /// it (a truncated one was a SIGBUS at its first call; RuntimeABI.md 12).
 /// Inserted as text before the closing brace, keeping the pass's layout.
-static LogicalResult recordObject(StringRef manifestPath, StringRef soPath) {
+static LogicalResult recordObject(StringRef manifestPath, StringRef soPath,
+                                  StringRef cpuName,
+                                  const std::vector<std::string> &cpuFeatures) {
   auto so = llvm::MemoryBuffer::getFile(soPath, /*IsText=*/false,
                                         /*RequiresNullTerminator=*/false);
   auto manifest = llvm::MemoryBuffer::getFile(manifestPath);
@@ -189,7 +202,11 @@ static LogicalResult recordObject(StringRef manifestPath, StringRef soPath) {
   return writeText(manifestPath, [&](raw_ostream &os) {
     os << text.drop_back().rtrim() << ",\n  \"object\": {\"file\": "
        << "\"train_step.so\", \"bytes\": " << bytes.size() << ", \"sha256\": \""
-       << sha256 << "\"}\n}\n";
+       << sha256 << "\"},\n  \"host_cpu\": {\"name\": \"" << cpuName
+       << "\", \"features\": [";
+    for (size_t i = 0; i < cpuFeatures.size(); ++i)
+      os << (i ? ", " : "") << "\"" << cpuFeatures[i] << "\"";
+    os << "]}\n}\n";
   });
 }
 
@@ -378,9 +395,23 @@ int main(int argc, char **argv) {
       llvm::TargetRegistry::lookupTarget(triple, lookupError);
   if (!target)
     return fail("no LLVM target for " + triple.str() + ": " + lookupError);
+  // The host CPU: this machine's with its features, or a named CPU with
+  // the features it implies (an unknown name would only be a warning of
+  // LLVM's, and the code generated for its generic CPU).
+  std::string cpuName = hostCpu;
   llvm::SubtargetFeatures features;
-  for (auto &feature : llvm::sys::getHostCPUFeatures())
-    features.AddFeature(feature.first(), feature.second);
+  if (hostCpu == "native") {
+    cpuName = llvm::sys::getHostCPUName().str();
+    for (auto &feature : llvm::sys::getHostCPUFeatures())
+      features.AddFeature(feature.first(), feature.second);
+  } else {
+    std::unique_ptr<llvm::MCSubtargetInfo> probe(
+        target->createMCSubtargetInfo(triple, "", ""));
+    if (!probe || !probe->isCPUStringValid(hostCpu))
+      return fail("--host-cpu '" + hostCpu + "' is not a CPU of " +
+                  triple.str() + " (native, or an LLVM CPU name such as " +
+                  "x86-64-v3)");
+  }
   // The step's global constructors (a CUDA step registers its kernel
   // modules in them) must be in .init_array: LLVM's default, .ctors, is run
   // only by crtbegin.o, which the step's link leaves out, so glibc never
@@ -388,11 +419,18 @@ int main(int argc, char **argv) {
   llvm::TargetOptions targetOptions;
   targetOptions.UseInitArray = true;
   auto makeMachine = [&] {
-    return std::unique_ptr<llvm::TargetMachine>(target->createTargetMachine(
-        triple, llvm::sys::getHostCPUName(), features.getString(),
-        targetOptions, llvm::Reloc::PIC_));
+    return std::unique_ptr<llvm::TargetMachine>(
+        target->createTargetMachine(triple, cpuName, features.getString(),
+                                    targetOptions, llvm::Reloc::PIC_));
   };
   std::unique_ptr<llvm::TargetMachine> machine = makeMachine();
+  // What the session checks before loading the step (HostCpuFeatures.h).
+  std::vector<std::string> cpuFeatures;
+  if (const llvm::MCSubtargetInfo *sti = machine->getMCSubtargetInfo())
+    for (const llvm::SubtargetFeatureKV &kv : sti->getAllProcessorFeatures())
+      if (sti->getFeatureBits().test(kv.Value) &&
+          msamp_cpu::isCheckedCpuFeature(kv.Key))
+        cpuFeatures.push_back(kv.Key);
   llvmModule->setDataLayout(machine->createDataLayout());
   llvmModule->setTargetTriple(triple);
   translateTimer.stop();
@@ -434,7 +472,7 @@ int main(int argc, char **argv) {
     return fail("linking " + soPath.str() + " failed: " + linkError);
   for (const std::string &path : *objPaths)
     llvm::sys::fs::remove(path);
-  if (failed(recordObject(manifestPath, soPath)))
+  if (failed(recordObject(manifestPath, soPath, cpuName, cpuFeatures)))
     return 1;
   llvm::outs() << "msamp-compile: wrote " << soPath << ", " << manifestPath
                << ", " << memoryPath << ", " << gemmsPath << ", " << mlirPath

@@ -6,6 +6,8 @@
 
 #include "CompileCache.h"
 
+#include "MSAMP/Support/HostCpuFeatures.h"
+
 #include "MSAMP/Runtime/msamp_session.h"
 
 #include <cerrno>
@@ -182,6 +184,10 @@ bool compileModel(const std::string &model, const std::string &level,
   material += "options=" + pipelineOptions + "\n";
   if (!cudaChip.empty()) // CPU keys are unchanged
     material += "target=cuda:" + cudaChip + "\n";
+  // The host code is generated for this machine's CPU: a cache shared with
+  // a machine of other features (a home directory on NFS) must not hand
+  // over its steps (the session would refuse them).
+  material += "cpu=" + msamp_cpu::hostCpuFeatureList() + "\n";
   material += "version=" + std::string(msamp_version()) + "\n";
   material += "compiler=" + std::to_string(compilerStat.st_size) + ":" +
               std::to_string(compilerStat.st_mtim.tv_sec) + "." +

@@ -12,6 +12,8 @@
 
 #include "Manifest.h"
 
+#include "MSAMP/Support/HostCpuFeatures.h"
+
 #include "gtest/gtest.h"
 
 #include <nlohmann/json.hpp>
@@ -124,6 +126,52 @@ TEST(ManifestTest, OptionalOptimizerLR) {
   ASSERT_FALSE(parseManifest(doc.dump(), "manifest.json", m));
   ASSERT_TRUE(m.lr.has_value());
   EXPECT_DOUBLE_EQ(*m.lr, 0.25);
+}
+
+TEST(ManifestTest, OptionalHostCpu) {
+  json doc = validManifest();
+  Manifest m;
+  ASSERT_FALSE(parseManifest(doc.dump(), "manifest.json", m));
+  EXPECT_FALSE(m.hostCpu.has_value());
+  doc["host_cpu"] = {{"name", "x86-64-v3"},
+                     {"features", {"avx", "avx2", "fma"}}};
+  ASSERT_FALSE(parseManifest(doc.dump(), "manifest.json", m));
+  ASSERT_TRUE(m.hostCpu.has_value());
+  EXPECT_EQ(m.hostCpu->name, "x86-64-v3");
+  EXPECT_EQ(m.hostCpu->features,
+            (std::vector<std::string>{"avx", "avx2", "fma"}));
+
+  const char *expected = "\"host_cpu\" must be";
+  doc["host_cpu"]["features"] = {"avx", 2};
+  expectInvalid(doc, expected);
+  doc["host_cpu"]["features"] = "avx2";
+  expectInvalid(doc, expected);
+  doc["host_cpu"] = "x86-64-v3";
+  expectInvalid(doc, expected);
+}
+
+/// A CPU with AVX2 but no AVX-512.
+bool avx2Only(const std::string &name) { return name.rfind("avx512", 0) != 0; }
+
+TEST(HostCpuFeatures, MissingAreThoseOfTheListThisCpuLacks) {
+  // A step compiled on an AVX-512 machine, loaded on an AVX2 one.
+  EXPECT_EQ(msamp_cpu::missingCpuFeatures(
+                {"avx", "avx2", "avx512f", "avx512bw", "fma"}, avx2Only),
+            (std::vector<std::string>{"avx512f", "avx512bw"}));
+  // Names outside the list (a newer compiler's) are not checked.
+  EXPECT_TRUE(
+      msamp_cpu::missingCpuFeatures({"avx512-future", "amx-tile"}, avx2Only)
+          .empty());
+  // This machine has every feature of its own list.
+  std::vector<std::string> own;
+  std::string list = msamp_cpu::hostCpuFeatureList();
+  for (size_t at = 0; !list.empty() && at != std::string::npos;) {
+    size_t comma = list.find(',', at);
+    own.push_back(
+        list.substr(at, comma == std::string::npos ? comma : comma - at));
+    at = comma == std::string::npos ? comma : comma + 1;
+  }
+  EXPECT_TRUE(msamp_cpu::missingCpuFeatures(own).empty()) << list;
 }
 
 TEST(ManifestTest, OptionalObject) {

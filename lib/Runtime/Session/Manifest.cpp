@@ -376,6 +376,26 @@ Error parseManifest(const std::string &text, const std::string &source,
                   "\"sha256\": 64 hex digits}");
     m.object = Manifest::Object{bytes->get<int64_t>(), sha->get<std::string>()};
   }
+  auto cpu = doc.find("host_cpu");
+  if (cpu != doc.end()) {
+    auto name = cpu->is_object() ? cpu->find("name") : cpu->end();
+    auto features = cpu->is_object() ? cpu->find("features") : cpu->end();
+    bool ok = cpu->is_object() && name != cpu->end() && name->is_string() &&
+              features != cpu->end() && features->is_array();
+    Manifest::HostCpu hostCpu;
+    if (ok) {
+      hostCpu.name = name->get<std::string>();
+      for (const auto &feature : *features) {
+        ok = ok && feature.is_string();
+        if (feature.is_string())
+          hostCpu.features.push_back(feature.get<std::string>());
+      }
+    }
+    if (!ok)
+      return fail("\"host_cpu\" must be {\"name\": CPU, \"features\": "
+                  "[names]}");
+    m.hostCpu = std::move(hostCpu);
+  }
   out = std::move(m);
   return Error::success();
 }

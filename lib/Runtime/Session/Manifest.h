@@ -89,6 +89,14 @@ struct Manifest {
     std::string sha256;
   };
   std::optional<Object> object;
+  /// Optional "host_cpu": {"name": CPU, "features": [...]}: the CPU the
+  /// step's host code was generated for and which of HostCpuFeatures.h's
+  /// features it has; checked against this machine before loading.
+  struct HostCpu {
+    std::string name;
+    std::vector<std::string> features;
+  };
+  std::optional<HostCpu> hostCpu;
 };
 
 /// Parses "normal(0,0.02)", "zeros", "ones", "from_param".

@@ -11,6 +11,7 @@
 
 #include "MSAMP/Runtime/msamp_gpu_host.h"
 #include "MSAMP/Runtime/msamp_runtime.h"
+#include "MSAMP/Support/HostCpuFeatures.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -134,6 +135,22 @@ Error Session::open(const std::string &dir, std::unique_ptr<Session> &out) {
   else if (std::optional<double> lr = findCompiledLR(text))
     s->defaultLR_ = *lr;
 
+  // Host code generated for another CPU stops on an illegal instruction.
+  if (m.hostCpu) {
+    std::vector<std::string> missing =
+        msamp_cpu::missingCpuFeatures(m.hostCpu->features);
+    if (!missing.empty()) {
+      std::string list;
+      for (const std::string &name : missing)
+        list += (list.empty() ? "" : ", ") + name;
+      return Error(MSAMP_ERROR_LOAD,
+                   dir + ": train_step.so was compiled for CPU '" +
+                       m.hostCpu->name + "', and this CPU lacks " + list +
+                       "; compile the model on this machine, or with "
+                       "msamp-compile --host-cpu x86-64-v3 for any AVX2 "
+                       "machine");
+    }
+  }
   promoteRuntimeToGlobalScope();
   const std::string soPath = joinPath(dir, "train_step.so");
   // A truncated object maps fine and faults (SIGBUS) at its first call.
