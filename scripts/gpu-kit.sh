@@ -160,6 +160,31 @@ PY
     "$MSAMP_PYTHON" -c 'import json,sys; print(json.dumps([json.loads(l)["loss"] for l in open(sys.argv[1]) if l.strip()]))' "$TMP/$name.jsonl")}")
 done
 (IFS=,; printf '[%s]\n' "${entries[*]}") | "$MSAMP_PYTHON" -m json.tool >"$OUT/steps/steps.json"
+
+# ---- the multi-rank check: the test LM on 2 data-parallel ranks -------------
+# On the GPU host the ranks meet through NCCL (one GPU each); the reference
+# is the same 2-rank job on the CPU under Open MPI (the build's runtime
+# links MPI). The steps are the replicated lm-o0/lm-o2 above (a manifest of
+# world size 1 runs on any number of ranks).
+MR_STEPS=3
+mr_entries=()
+if command -v mpirun >/dev/null 2>&1 &&
+  ldd "$BUILD/lib/libmsamp_runtime.so" | grep -q libmpi; then
+  for spec in "lm-o0 O0 1e-5" "lm-o2 O2 2e-2"; do
+    read -r name level tol <<<"$spec"
+    say "multi-rank reference: $name on 2 ranks (mpirun, CPU)"
+    OMPI_MCA_mpi_yield_when_idle=1 mpirun --allow-run-as-root --oversubscribe \
+      --mca btl self,vader -np 2 "$BUILD/bin/msamp-run" "$TMP/lm.mlir" \
+      --backend cpu --opt-level "$level" --steps "$MR_STEPS" --synthetic \
+      --seed "$SEED" --quiet --log-json "$TMP/$name.mr.jsonl" \
+      >"$TMP/$name.mr.log" 2>&1 || { cat "$TMP/$name.mr.log"; exit 1; }
+    mr_entries+=("{\"step\": \"$name\", \"level\": \"$level\", \"ranks\": 2, \"seed\": $SEED, \"tolerance\": $tol, \"reference\": $(
+      "$MSAMP_PYTHON" -c 'import json,sys; print(json.dumps([json.loads(l)["loss"] for l in open(sys.argv[1]) if l.strip()]))' "$TMP/$name.mr.jsonl")}")
+  done
+else
+  say "no mpirun with an MPI runtime here: the kit has no multi-rank reference"
+fi
+(IFS=,; printf '[%s]\n' "${mr_entries[*]}") | "$MSAMP_PYTHON" -m json.tool >"$OUT/steps/multi_rank.json"
 # GEMM shapes to time: GPT-2-small's (M = batch x seq = 1024 tokens; the
 # QKV, output, MLP up/down and vocabulary projections) and 8192^3.
 printf '%s\n' '["1024x2304x768", "1024x768x768", "1024x3072x768",' \

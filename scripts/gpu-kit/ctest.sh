@@ -52,6 +52,12 @@ else:
     for s in r["steps"]:
         need(s["status"] == "skipped: no GPU" and s["no_gpu_exit"] != 0,
              "step %s: %s" % (s["name"], s))
+    # The 2-rank checks and their CPU (MPI) references are in the kit, and
+    # say why they did not run.
+    need(len(r["multi_rank"]) == 2 and
+         all(m["status"] == "skipped: 0 GPU(s), needs 2" and
+             len(m["reference"]) == 3 for m in r["multi_rank"]),
+         "multi-rank: %s" % r["multi_rank"])
     need(r["pytorch"].get("status", "").startswith("unavailable: "),
          "pytorch: %s" % r["pytorch"])
 if problems:

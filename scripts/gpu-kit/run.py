@@ -63,7 +63,8 @@ class Report:
     def __init__(self, kit, out):
         self.kit, self.out = kit, out
         self.data = {"kit": {}, "host": {}, "libraries": {}, "tests": [],
-                     "steps": [], "gemm": [], "step_timing": [],
+                     "steps": [], "multi_rank": [], "gemm": [],
+                     "step_timing": [],
                      "pytorch": {}, "failures": []}
 
     def fail(self, what):
@@ -334,6 +335,84 @@ def check_steps(r, env, gpu, sm90):
                     ": " + out.strip()[-300:] if code else ""))
 
 
+def check_multi_rank(r, env, gpu, sm90):
+    """Each multi_rank.json entry: the step on 2 data-parallel ranks, one
+    GPU each, meeting through NCCL (MSAMP_WORLD_SIZE, MSAMP_RANK,
+    MSAMP_NCCL_ID; RuntimeABI.md 10.5), against the same 2-rank job on the
+    CPU (Open MPI) at kit build. Skipped, and said so, with fewer GPUs."""
+    path = os.path.join(r.kit, "steps", "multi_rank.json")
+    entries = json.load(open(path)) if os.path.exists(path) else []
+    gpus = len(r.data["host"]["gpus"])
+    if not entries:
+        r.data["multi_rank"].append({"status": "skipped: the kit has no "
+                                     "multi-rank reference (no MPI where "
+                                     "it was built)"})
+        r.say("  SKIPPED: no multi-rank reference in this kit")
+    for entry in entries:
+        result = {"name": entry["step"] + " x%d ranks" % entry["ranks"],
+                  "tolerance": entry["tolerance"],
+                  "reference": entry["reference"]}
+        r.data["multi_rank"].append(result)
+        if not gpu or gpus < entry["ranks"]:
+            result["status"] = "skipped: %d GPU(s), needs %d" % (
+                gpus if gpu else 0, entry["ranks"])
+            r.say("  %-16s %s" % (result["name"], result["status"]))
+            continue
+        tmp = tempfile.mkdtemp()
+        step_dir = os.path.join(r.kit, "steps", entry["step"])
+        log = os.path.join(tmp, "rank0.jsonl")
+        procs = []
+        for rank in range(entry["ranks"]):
+            e = dict(env, MSAMP_WORLD_SIZE=str(entry["ranks"]),
+                     MSAMP_RANK=str(rank), MSAMP_LOCAL_RANK=str(rank),
+                     MSAMP_NCCL_ID=os.path.join(tmp, "nccl.id"),
+                     MSAMP_NCCL_TIMEOUT_S="120")
+            if sm90:
+                e["MSAMP_CUDA_CUBIN_DIR"] = os.path.join(step_dir, "cubin")
+                e["MSAMP_CUDA_REQUIRE_CUBIN"] = "1"
+            # Every rank names the same --log-json (the ranks must agree on
+            # their options); rank 0 writes it.
+            cmd = [os.path.join(r.kit, "bin", "msamp-run"), step_dir,
+                   "--backend", "cuda", "--cuda-chip", "sm_90", "--steps",
+                   str(len(entry["reference"])), "--synthetic", "--seed",
+                   str(entry["seed"]), "--quiet", "--log-json", log]
+            out = open(os.path.join(tmp, "rank%d.log" % rank), "w")
+            procs.append((subprocess.Popen(cmd, env=e, stdout=out,
+                                           stderr=subprocess.STDOUT), out))
+        left = time_left()
+        limit = 300 if left is None else max(1.0, min(300, left / 2))
+        codes = []
+        for proc, out in procs:
+            try:
+                codes.append(proc.wait(timeout=limit))
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                codes.append(124)
+            out.close()
+        text = "".join(open(os.path.join(tmp, "rank%d.log" % k)).read()
+                       for k in range(len(procs)))
+        open(os.path.join(r.out, "multi_rank_%s.log" % entry["step"]),
+             "w").write(text)
+        losses = read_losses(log)
+        worst, ok = 0.0, all(c == 0 for c in codes) and \
+            len(losses) == len(entry["reference"])
+        for got, want in zip(losses, entry["reference"]):
+            if got is None or got != got:
+                ok = False
+                continue
+            worst = max(worst, abs(got - want) / max(1e-6, abs(want)))
+        ok = ok and worst <= entry["tolerance"]
+        result.update(losses=losses, exits=codes, max_rel_error=worst,
+                      status="pass" if ok else "FAIL")
+        r.say("  %-16s %s  max rel %.2e (tol %.0e)" %
+              (result["name"], result["status"], worst, entry["tolerance"]))
+        if not ok:
+            r.fail("multi-rank %s: exits %s, losses %s vs CPU %s: %s" %
+                   (result["name"], codes, losses, entry["reference"],
+                    text.strip()[-300:]))
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def time_steps(r, env):
     """ms/step of the timed steps (msamp-run N+10 minus N steps, so start-up
     and compilation of nothing are excluded) and sampled peak memory."""
@@ -498,6 +577,11 @@ def write_report(r, gpu):
             s["name"], s["level"],
             "%.2e" % s["max_rel_error"] if "max_rel_error" in s else "-",
             s["status"]))
+    for m in d["multi_rank"]:
+        lines.append("%-18s %-5s %-10s %s" % (
+            m.get("name", "multi-rank"), "",
+            "%.2e" % m["max_rel_error"] if "max_rel_error" in m else "-",
+            m["status"]))
     if d["gemm"]:
         lines += ["", "GEMM (TFLOP/s): " + "; ".join(
             " ".join("%s=%s" % kv for kv in g.items()) for g in d["gemm"])]
@@ -572,6 +656,8 @@ def main(argv):
     run_tests(r, env, gpu)
     r.say("== precompiled steps vs the CPU reference")
     check_steps(r, env, gpu, sm90)
+    r.say("== multi-rank (NCCL, one GPU per rank) vs the CPU under MPI")
+    check_multi_rank(r, env, gpu, sm90)
     if gpu:
         r.say("== FP8 vs BF16 GEMM")
         time_gemms(r, env)

@@ -7,9 +7,9 @@
 // Without MSAMP_WORLD_SIZE the CUDA backend runs under the local
 // world-size-1 collective; the result must be the CPU's (FP8 bytes copied,
 // the inverse scale divided by 1 for a mean, bf16/f16 rounded through f32).
-// Multi-rank NCCL runs need several GPUs and are left to gpu-selftest.sh
-// users with MSAMP_WORLD_SIZE set; the rank-order FP8 fallback is checked
-// in KernelHookTest.cpp.
+// Multi-rank NCCL runs need several GPUs: the GPU kit's multi-rank check
+// runs the test LM on 2 ranks against the CPU under MPI (docs/GPU.md); the
+// rank-order FP8 fallback is checked in KernelHookTest.cpp.
 //
 //===----------------------------------------------------------------------===//
 
