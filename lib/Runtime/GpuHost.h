@@ -24,8 +24,8 @@
 namespace msamp::runtime {
 
 /// 2: launchKernel takes the kernel's name (for its error message).
-/// 3: copyBuffers and findAllOnes (the session's snapshot and non-finite
-///    check of a GPU step's state, on the device).
+/// 3: copyBuffers, findAllOnes (the session's snapshot and non-finite
+///    check of a GPU step's state, on the device) and memoryInfo.
 constexpr uint32_t kGpuHostVersion = 3;
 
 /// What the plugin implements. Every function records its failure in the
@@ -63,6 +63,9 @@ struct GpuHostTable {
   msamp_rt_status (*findAllOnes)(const void *const *data, const int64_t *counts,
                                  const int32_t *widths, const uint64_t *masks,
                                  int64_t n, int64_t *first);
+  /// The backend device's free and total memory (cudaMemGetInfo): the
+  /// session refuses a step whose state cannot fit before allocating it.
+  msamp_rt_status (*memoryInfo)(size_t *freeBytes, size_t *totalBytes);
 };
 
 /// The plugin's second exported symbol: returns its table.

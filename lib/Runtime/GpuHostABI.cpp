@@ -220,6 +220,13 @@ msamp_rt_status msamp_rt_gpu_copy_buffers(void *const *dst,
                : MSAMP_RT_ERROR_BACKEND_UNAVAILABLE;
 }
 
+msamp_rt_status msamp_rt_gpu_memory_info(size_t *free_bytes,
+                                         size_t *total_bytes) {
+  const GpuHostTable *table = tableOrError("msamp_rt_gpu_memory_info");
+  return table ? table->memoryInfo(free_bytes, total_bytes)
+               : MSAMP_RT_ERROR_BACKEND_UNAVAILABLE;
+}
+
 msamp_rt_status msamp_rt_gpu_find_all_ones(const void *const *data,
                                            const int64_t *counts,
                                            const int32_t *widths,

@@ -122,4 +122,18 @@ TEST_F(StateOnDevice, CopiesEveryBufferAndRestoresThem) {
   expectNoError("copy_buffers");
 }
 
+TEST_F(StateOnDevice, MemoryInfoIsTheDevicesFreeAndTotal) {
+  // The session refuses a GPU step whose state and its copy exceed the free
+  // memory (asking managed memory beyond it can stall the GPU).
+  size_t freeBytes = 0, totalBytes = 0;
+  ASSERT_EQ(msamp_rt_gpu_memory_info(&freeBytes, &totalBytes), MSAMP_RT_OK)
+      << msamp_rt_get_last_error_message();
+  size_t cudaFree = 0, cudaTotal = 0;
+  ASSERT_EQ(cudaMemGetInfo(&cudaFree, &cudaTotal), cudaSuccess);
+  EXPECT_EQ(totalBytes, cudaTotal);
+  EXPECT_GT(totalBytes, size_t(1) << 30);
+  EXPECT_LE(freeBytes, totalBytes);
+  EXPECT_GT(freeBytes, 0u);
+}
+
 } // namespace

@@ -101,6 +101,10 @@ MSAMP_RT_EXPORT int32_t msamp_rt_gpu_available(void);
  * waits once. Both return the status, recorded as the sticky error too. */
 MSAMP_RT_EXPORT msamp_rt_status msamp_rt_gpu_copy_buffers(
     void *const *dst, const void *const *src, const size_t *bytes, int64_t n);
+/* The backend device's free and total bytes (cudaMemGetInfo), for the
+ * session's check that a GPU step's state fits before it allocates it. */
+MSAMP_RT_EXPORT msamp_rt_status msamp_rt_gpu_memory_info(size_t *free_bytes,
+                                                         size_t *total_bytes);
 MSAMP_RT_EXPORT msamp_rt_status msamp_rt_gpu_find_all_ones(
     const void *const *data, const int64_t *counts, const int32_t *widths,
     const uint64_t *masks, int64_t n, int64_t *first);

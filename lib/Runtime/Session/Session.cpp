@@ -97,6 +97,13 @@ static uint64_t availableMemoryBytes() {
   return 0;
 }
 
+/// The runtime's sticky error as a session error, cleared.
+static Error runtimeFailure(const std::string &what) {
+  std::string message = msamp_rt_get_last_error_message();
+  msamp_rt_clear_error();
+  return Error(MSAMP_ERROR_RUNTIME, what + ": " + message);
+}
+
 Error Session::open(const std::string &dir, std::unique_ptr<Session> &out) {
   std::unique_ptr<Session> s(new Session());
   s->dir_ = dir;
@@ -251,6 +258,29 @@ Error Session::open(const std::string &dir, std::unique_ptr<Session> &out) {
                        std::to_string(available >> 20) +
                        " MiB) of memory are available (MemAvailable)");
   }
+  if (memory == BufferMemory::Managed) {
+    // Managed memory can be asked for beyond what the card has free, which
+    // can stall the whole GPU rather than fail: the state, its device copy
+    // and the inputs must fit in the free device memory (the step's own
+    // buffers come on top).
+    uint64_t required = 2 * stateBytes;
+    for (const TensorSpec &spec : m.inputs)
+      required += static_cast<uint64_t>(spec.numBytes);
+    size_t freeBytes = 0, totalBytes = 0;
+    if (msamp_rt_gpu_memory_info(&freeBytes, &totalBytes) != MSAMP_RT_OK)
+      return runtimeFailure(dir + ": reading the GPU's free memory");
+    if (required > freeBytes)
+      return Error(MSAMP_ERROR_OUT_OF_MEMORY,
+                   dir +
+                       ": the state, its copy (to undo a refused step) "
+                       "and the inputs need " +
+                       std::to_string(required) + " bytes (" +
+                       std::to_string(required >> 20) +
+                       " MiB) of GPU "
+                       "memory, but the GPU has " +
+                       std::to_string(freeBytes >> 20) + " MiB free of " +
+                       std::to_string(totalBytes >> 20) + " MiB");
+  }
   s->memory_ = memory;
   if (memory == BufferMemory::Managed)
     // Touched by the device only (copyState), so its pages stay there.
@@ -382,13 +412,6 @@ void Session::setCompletedSteps(int64_t steps) {
     std::memcpy(stepState_->data(), &steps, sizeof(steps));
   else
     localSteps_ = steps;
-}
-
-/// The runtime's sticky error as a session error, cleared.
-static Error runtimeFailure(const std::string &what) {
-  std::string message = msamp_rt_get_last_error_message();
-  msamp_rt_clear_error();
-  return Error(MSAMP_ERROR_RUNTIME, what + ": " + message);
 }
 
 Error Session::copyState(bool toSnapshot) {

@@ -328,11 +328,20 @@ msamp_rt_status findAllOnes(const void *const *data, const int64_t *counts,
       });
 }
 
+msamp_rt_status memoryInfo(size_t *freeBytes, size_t *totalBytes) {
+  return withActiveBackend(
+      "msamp_rt_gpu_memory_info", [&](const DeviceContext &ctx) {
+        MSAMP_CUDA_TRY_CTX(cudaMemGetInfo(freeBytes, totalBytes), "device %d",
+                           ctx.device);
+        return MSAMP_RT_OK;
+      });
+}
+
 const GpuHostTable theTable = {
     kGpuHostVersion, moduleLoad,        moduleGetFunction,
     stream,          streamSynchronize, launchKernel,
     alloc,           release,           copyBuffers,
-    findAllOnes};
+    findAllOnes,     memoryInfo};
 
 } // namespace
 } // namespace msamp::runtime::cuda
