@@ -12,6 +12,7 @@ only what needs none runs, and the report says that no GPU was found.
 
 Standard library only: the host's python3 may have nothing else.
 """
+import glob
 import json
 import os
 import platform
@@ -65,7 +66,7 @@ class Report:
         self.data = {"kit": {}, "host": {}, "libraries": {}, "tests": [],
                      "steps": [], "multi_rank": [], "gemm": [],
                      "step_timing": [],
-                     "pytorch": {}, "failures": []}
+                     "pytorch": {}, "profile": {}, "failures": []}
 
     def fail(self, what):
         self.data["failures"].append(what)
@@ -458,6 +459,93 @@ def time_gemms(r, env):
             r.say("  " + line)
 
 
+def find_ncu():
+    for candidate in [shutil.which("ncu"), "/usr/local/cuda/bin/ncu"] + \
+            sorted(glob.glob("/opt/nvidia/nsight-compute/*/ncu"),
+                   reverse=True):
+        if candidate and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+def kernel_family(name):
+    """Where a kernel comes from: the compiler's, the runtime's, cuBLASLt."""
+    if name.startswith("train_step"):
+        return "generated"
+    if "msamp::" in name:
+        return "runtime"
+    if any(k in name for k in ("nvjet", "xmma", "gemm", "cublas",
+                               "splitKreduce")):
+        return "cublasLt"
+    return "other"
+
+
+def profile_step(r, env):
+    """With MSAMP_KIT_PROFILE=1: every kernel of one GPT-2-small O2 step
+    timed by ncu (one metric, gpu__time_duration), summed by family and by
+    kernel. The first step also pays the first touch of every buffer."""
+    prof = r.data["profile"]
+    ncu = find_ncu()
+    steps = json.load(open(os.path.join(r.kit, "steps", "steps.json")))
+    step = next((s for s in steps if s["name"] == "gpt2s-o2"), None)
+    if not ncu or not step:
+        prof["status"] = "unavailable: %s" % (
+            "no ncu (Nsight Compute) on this host" if not ncu
+            else "this kit has no GPT-2-small step")
+        r.say("  " + prof["status"])
+        return
+    step_dir = os.path.join(r.kit, "steps", step["name"])
+    e = dict(env, MSAMP_CUDA_CUBIN_DIR=os.path.join(step_dir, "cubin"))
+    csv_path = os.path.join(r.out, "ncu-gpt2s-o2.csv")
+    code, out = sh([ncu, "--clock-control", "none", "--metrics",
+                    "gpu__time_duration.sum", "--csv", "--page", "raw",
+                    os.path.join(r.kit, "bin", "msamp-run"), step_dir,
+                    "--backend", "cuda", "--cuda-chip", "sm_90", "--steps",
+                    "1", "--synthetic", "--seed", str(step["seed"]),
+                    "--quiet"], env=e, timeout=400)
+    open(csv_path, "w").write(out)
+    import csv
+    rows = [row for row in csv.reader(out.splitlines())]
+    header = next((i for i, row in enumerate(rows) if "Kernel Name" in row),
+                  None)
+    if code != 0 or header is None:
+        prof["status"] = "failed: ncu exited %d: %s" % (code,
+                                                       out.strip()[-300:])
+        r.say("  " + prof["status"])
+        return
+    names = rows[header]
+    ki, ti = names.index("Kernel Name"), \
+        names.index("gpu__time_duration.sum")
+    gi = names.index("Grid Size") if "Grid Size" in names else None
+    families, kernels = {}, {}
+    for row in rows[header + 1:]:
+        try:
+            ns = float(row[ti].replace(",", ""))
+        except (ValueError, IndexError):
+            continue  # the units row
+        family = kernel_family(row[ki])
+        key = row[ki].split("(")[0][:80]
+        if family == "generated" and gi is not None:
+            # Every generated kernel has the same name: tell them apart by
+            # their grid.
+            key += " grid " + row[gi]
+        for table, k in ((families, family), (kernels, key)):
+            n, t = table.get(k, (0, 0.0))
+            table[k] = (n + 1, t + ns / 1e6)
+    prof["status"] = "measured"
+    prof["kernels"] = sum(n for n, _ in families.values())
+    prof["kernel_ms"] = round(sum(t for _, t in families.values()), 2)
+    prof["families"] = {k: {"kernels": n, "ms": round(t, 2)}
+                        for k, (n, t) in families.items()}
+    prof["top"] = [{"kernel": k, "launches": n, "ms": round(t, 2)}
+                   for k, (n, t) in sorted(kernels.items(),
+                                           key=lambda kv: -kv[1][1])[:10]]
+    r.say("  one step: %d kernels, %.1f ms of kernel time; %s" % (
+        prof["kernels"], prof["kernel_ms"], ", ".join(
+            "%s %.1f ms (%d)" % (k, v["ms"], v["kernels"])
+            for k, v in sorted(prof["families"].items()))))
+
+
 TORCH_SCRIPT = r'''
 import json, sys, time
 import torch, torch.nn as nn
@@ -590,6 +678,14 @@ def write_report(r, gpu):
                      "MiB" % (t["name"], t["level"], t.get("ms_per_step"),
                               t.get("predicted_ms"),
                               t.get("peak_device_mib_sampled")))
+    if d["profile"].get("status") == "measured":
+        lines.append("kernel time of one GPT-2-small O2 step (ncu): %s ms "
+                     "in %d kernels; %s" % (
+                         d["profile"]["kernel_ms"], d["profile"]["kernels"],
+                         ", ".join("%s %s ms" % (k, v["ms"]) for k, v in
+                                   sorted(d["profile"]["families"].items()))))
+    elif d["profile"]:
+        lines.append("kernel profile: %s" % d["profile"]["status"])
     lines += ["PyTorch: %s" % json.dumps(d["pytorch"]), "",
               "RESULT: %s" % ("FAIL (%d): %s" % (len(d["failures"]),
                                                  "; ".join(d["failures"]))
@@ -663,6 +759,9 @@ def main(argv):
         time_gemms(r, env)
         r.say("== step timing")
         time_steps(r, env)
+        if os.environ.get("MSAMP_KIT_PROFILE") == "1":
+            r.say("== kernel profile (ncu)")
+            profile_step(r, env)
     r.say("== PyTorch")
     time_pytorch(r, gpu, kit_info.get("torch_model"))
     write_report(r, gpu)
