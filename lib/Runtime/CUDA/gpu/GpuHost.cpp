@@ -25,6 +25,10 @@
 //    of the step, the session and the backend (which uses managed pointers
 //    in place, 10.2) all reach them. Freed buffers are kept in a per-size
 //    cache: a training step frees and allocates the same sizes every time.
+//  * For the session: its per-step copy and non-finite check of the state
+//    run on the device (copyBuffers, findAllOnes with gpu/state_scan.cu),
+//    so the managed state never migrates to the host; memoryInfo lets it
+//    refuse a state that does not fit before allocating it.
 //
 //===----------------------------------------------------------------------===//
 
