@@ -125,6 +125,10 @@ if [ "$QUICK" = 0 ]; then
   STEPS+=("gpt2s-o0 $TMP/gpt2s.mlir O0 2 1e-5" "gpt2s-o2 $TMP/gpt2s.mlir O2 2 2e-2")
 fi
 SEED=7
+# The per-step losses of an msamp-run --log-json file, as a JSON list.
+losses_of() {
+  "$MSAMP_PYTHON" -c 'import json,sys; print(json.dumps([json.loads(l)["loss"] for l in open(sys.argv[1]) if l.strip()]))' "$1"
+}
 entries=()
 for spec in "${STEPS[@]}"; do
   read -r name model level steps tol <<<"$spec"
@@ -157,7 +161,7 @@ PY
   # The compiler's prediction (gpu_cost.json), printed next to the timing.
   predicted=$("$MSAMP_PYTHON" -c 'import json,sys; print(json.load(open(sys.argv[1]))["predicted_ms"])' "$dir/gpu_cost.json")
   entries+=("{\"name\": \"$name\", \"level\": \"$level\", \"seed\": $SEED, \"tolerance\": $tol, \"timed\": $timed, \"predicted_ms\": $predicted, \"reference\": $(
-    "$MSAMP_PYTHON" -c 'import json,sys; print(json.dumps([json.loads(l)["loss"] for l in open(sys.argv[1]) if l.strip()]))' "$TMP/$name.jsonl")}")
+    losses_of "$TMP/$name.jsonl")}")
 done
 (IFS=,; printf '[%s]\n' "${entries[*]}") | "$MSAMP_PYTHON" -m json.tool >"$OUT/steps/steps.json"
 
@@ -179,7 +183,7 @@ if command -v mpirun >/dev/null 2>&1 &&
       --seed "$SEED" --quiet --log-json "$TMP/$name.mr.jsonl" \
       >"$TMP/$name.mr.log" 2>&1 || { cat "$TMP/$name.mr.log"; exit 1; }
     mr_entries+=("{\"step\": \"$name\", \"level\": \"$level\", \"ranks\": 2, \"seed\": $SEED, \"tolerance\": $tol, \"reference\": $(
-      "$MSAMP_PYTHON" -c 'import json,sys; print(json.dumps([json.loads(l)["loss"] for l in open(sys.argv[1]) if l.strip()]))' "$TMP/$name.mr.jsonl")}")
+      losses_of "$TMP/$name.mr.jsonl")}")
   done
 else
   say "no mpirun with an MPI runtime here: the kit has no multi-rank reference"

@@ -270,18 +270,43 @@ class MemorySampler(threading.Thread):
             time.sleep(0.2)
 
 
-def run_step(r, env, step, steps, log, cubins):
-    kit_run = os.path.join(r.kit, "bin", "msamp-run")
-    step_dir = os.path.join(r.kit, "steps", step["name"])
+def step_command(r, env, name, steps, seed, log=None, cubins=False,
+                 require_cubins=True):
+    """(msamp-run's command line, its environment) for `steps` steps of the
+    precompiled step `name` on the GPU from synthetic data; with `cubins`
+    its kernels come from the kit's ahead-of-time cubins."""
+    step_dir = os.path.join(r.kit, "steps", name)
     e = dict(env)
     if cubins:
         e["MSAMP_CUDA_CUBIN_DIR"] = os.path.join(step_dir, "cubin")
-        e["MSAMP_CUDA_REQUIRE_CUBIN"] = "1"
-    cmd = [kit_run, step_dir, "--backend", "cuda", "--cuda-chip", "sm_90",
-           "--steps", str(steps), "--synthetic", "--seed", str(step["seed"]),
-           "--quiet", "--log-json", log] + step.get("run_args", [])
+        if require_cubins:
+            e["MSAMP_CUDA_REQUIRE_CUBIN"] = "1"
+    cmd = [os.path.join(r.kit, "bin", "msamp-run"), step_dir, "--backend",
+           "cuda", "--cuda-chip", "sm_90", "--steps", str(steps),
+           "--synthetic", "--seed", str(seed), "--quiet"]
+    if log:
+        cmd += ["--log-json", log]
+    return cmd, e
+
+
+def compare_losses(losses, reference, tolerance):
+    """(within tolerance, worst relative error): every step's loss there,
+    finite, and within `tolerance` of the reference relatively."""
+    worst = 0.0
+    ok = len(losses) == len(reference)
+    for got, want in zip(losses, reference):
+        if got is None or want is None or got != got:
+            ok = False
+            continue
+        worst = max(worst, abs(got - want) / max(1e-6, abs(want)))
+    return ok and worst <= tolerance, worst
+
+
+def run_step(r, env, step, steps, log, cubins):
+    cmd, e = step_command(r, env, step["name"], steps, step["seed"], log,
+                          cubins)
     start = time.time()
-    code, out = sh(cmd, env=e, timeout=540)
+    code, out = sh(cmd + step.get("run_args", []), env=e, timeout=540)
     return code, out, time.time() - start
 
 
@@ -316,15 +341,9 @@ def check_steps(r, env, gpu, sm90):
         losses = read_losses(log)
         entry.update(losses=losses, exit=code, seconds=round(secs, 2),
                      cubins=sm90)
-        worst = 0.0
-        ok = code == 0 and len(losses) == len(step["reference"])
-        for got, want in zip(losses, step["reference"]):
-            if got is None or want is None or got != got:
-                ok = False
-                continue
-            rel = abs(got - want) / max(1e-6, abs(want))
-            worst = max(worst, rel)
-        ok = ok and worst <= step["tolerance"]
+        ok, worst = compare_losses(losses, step["reference"],
+                                   step["tolerance"])
+        ok = ok and code == 0
         entry["max_rel_error"] = worst
         entry["status"] = "pass" if ok else "FAIL"
         r.say("  %-16s %s  max rel %.2e (tol %.0e)" %
@@ -360,23 +379,18 @@ def check_multi_rank(r, env, gpu, sm90):
             r.say("  %-16s %s" % (result["name"], result["status"]))
             continue
         tmp = tempfile.mkdtemp()
-        step_dir = os.path.join(r.kit, "steps", entry["step"])
         log = os.path.join(tmp, "rank0.jsonl")
         procs = []
         for rank in range(entry["ranks"]):
-            e = dict(env, MSAMP_WORLD_SIZE=str(entry["ranks"]),
+            # Every rank names the same --log-json (the ranks must agree on
+            # their options); rank 0 writes it.
+            cmd, e = step_command(r, env, entry["step"],
+                                  len(entry["reference"]), entry["seed"], log,
+                                  sm90)
+            e.update(MSAMP_WORLD_SIZE=str(entry["ranks"]),
                      MSAMP_RANK=str(rank), MSAMP_LOCAL_RANK=str(rank),
                      MSAMP_NCCL_ID=os.path.join(tmp, "nccl.id"),
                      MSAMP_NCCL_TIMEOUT_S="120")
-            if sm90:
-                e["MSAMP_CUDA_CUBIN_DIR"] = os.path.join(step_dir, "cubin")
-                e["MSAMP_CUDA_REQUIRE_CUBIN"] = "1"
-            # Every rank names the same --log-json (the ranks must agree on
-            # their options); rank 0 writes it.
-            cmd = [os.path.join(r.kit, "bin", "msamp-run"), step_dir,
-                   "--backend", "cuda", "--cuda-chip", "sm_90", "--steps",
-                   str(len(entry["reference"])), "--synthetic", "--seed",
-                   str(entry["seed"]), "--quiet", "--log-json", log]
             out = open(os.path.join(tmp, "rank%d.log" % rank), "w")
             procs.append((subprocess.Popen(cmd, env=e, stdout=out,
                                            stderr=subprocess.STDOUT), out))
@@ -395,14 +409,9 @@ def check_multi_rank(r, env, gpu, sm90):
         open(os.path.join(r.out, "multi_rank_%s.log" % entry["step"]),
              "w").write(text)
         losses = read_losses(log)
-        worst, ok = 0.0, all(c == 0 for c in codes) and \
-            len(losses) == len(entry["reference"])
-        for got, want in zip(losses, entry["reference"]):
-            if got is None or got != got:
-                ok = False
-                continue
-            worst = max(worst, abs(got - want) / max(1e-6, abs(want)))
-        ok = ok and worst <= entry["tolerance"]
+        ok, worst = compare_losses(losses, entry["reference"],
+                                   entry["tolerance"])
+        ok = ok and all(c == 0 for c in codes)
         result.update(losses=losses, exits=codes, max_rel_error=worst,
                       status="pass" if ok else "FAIL")
         r.say("  %-16s %s  max rel %.2e (tol %.0e)" %
@@ -494,15 +503,12 @@ def profile_step(r, env):
             else "this kit has no GPT-2-small step")
         r.say("  " + prof["status"])
         return
-    step_dir = os.path.join(r.kit, "steps", step["name"])
-    e = dict(env, MSAMP_CUDA_CUBIN_DIR=os.path.join(step_dir, "cubin"))
+    cmd, e = step_command(r, env, step["name"], 1, step["seed"],
+                          cubins=True, require_cubins=False)
     csv_path = os.path.join(r.out, "ncu-gpt2s-o2.csv")
     code, out = sh([ncu, "--clock-control", "none", "--metrics",
-                    "gpu__time_duration.sum", "--csv", "--page", "raw",
-                    os.path.join(r.kit, "bin", "msamp-run"), step_dir,
-                    "--backend", "cuda", "--cuda-chip", "sm_90", "--steps",
-                    "1", "--synthetic", "--seed", str(step["seed"]),
-                    "--quiet"], env=e, timeout=400)
+                    "gpu__time_duration.sum", "--csv", "--page", "raw"] + cmd,
+                   env=e, timeout=400)
     open(csv_path, "w").write(out)
     import csv
     rows = [row for row in csv.reader(out.splitlines())]
