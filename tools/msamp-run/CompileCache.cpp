@@ -182,7 +182,7 @@ bool compileModel(const std::string &model, const std::string &level,
   material += "model=" + std::string(modelHash) + "\n";
   material += "level=" + level + "\n";
   material += "options=" + pipelineOptions + "\n";
-  if (!cudaChip.empty()) // CPU keys are unchanged
+  if (!cudaChip.empty()) // a CPU compile has no target line
     material += "target=cuda:" + cudaChip + "\n";
   // The host code is generated for this machine's CPU: a cache shared with
   // a machine of other features (a home directory on NFS) must not hand
