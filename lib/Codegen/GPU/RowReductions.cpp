@@ -439,7 +439,8 @@ matchRowReduction(linalg::GenericOp op, unsigned &numParallel) {
       return std::nullopt;
   SmallVector<RowReduction> reductions;
   for (OpOperand &init : op.getDpsInitsMutable()) {
-    if (!isa<MemRefType>(init.get().getType()))
+    if (!isa<MemRefType>(init.get().getType()) ||
+        !op.getMatchingIndexingMap(&init).isProjectedPermutation())
       return std::nullopt;
     FailureOr<RowReduction> red = matchOutput(op, &init);
     if (failed(red))
