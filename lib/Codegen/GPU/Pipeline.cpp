@@ -9,8 +9,13 @@
 //     host image), buffers are deallocated, runtime calls finalized;
 //  2. buffer copies become linalg.copy; parallel dimensions are moved
 //     before reductions; full sums become partial sums with an atomic add;
-//     every linalg op becomes an scf.parallel nest
-//     (reduction dimensions are sequential scf.for inside it), collapsed to
+//     f32 add/max reductions over contiguous rows become a gpu.launch with
+//     a warp (or a block, long rows) per row and shuffles
+//     (RowReductions.cpp; not in host emulation, which cannot run shuffles:
+//     there they stay on the loop path below); every other linalg op
+//     becomes an scf.parallel nest (reduction dimensions are sequential
+//     scf.for inside it, the accumulator carried in a register:
+//     RegisterAccumulators.cpp, emulated too), collapsed to
 //     one dimension and tiled into blocks x threads, mapped to gpu.launch
 //     and outlined into gpu.modules. What has no parallel dimension (0-d
 //     arithmetic, full reductions) stays host code;
@@ -81,6 +86,10 @@ void mlir::msamp::buildLowerToGPUPipeline(OpPassManager &pm,
   if (!options.hostEmulation)
     pm.addNestedPass<func::FuncOp>(createMSAMPGPUKernelCosts());
   pm.addNestedPass<func::FuncOp>(createMSAMPGPUAtomicFullReductions());
+  // Shuffles have no host form: emulation keeps row reductions on loops.
+  if (!options.hostEmulation)
+    pm.addNestedPass<func::FuncOp>(createMSAMPGPURowReductions());
+  pm.addNestedPass<func::FuncOp>(createMSAMPGPURegisterAccumulators());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addNestedPass<func::FuncOp>(createMSAMPGPUTileParallelLoops(tile));
   if (options.hostEmulation) {

@@ -13,9 +13,9 @@
 // OUTLINED: call @msamp_rt_gemm(
 // The fill of the row sums: 8 elements, one block of 256 threads.
 // OUTLINED: gpu.launch_func @[[FILL:train_step_kernel]]::@train_step_kernel blocks in (%c1, %c1, %c1) threads in (%c256, %c1, %c1)
-// relu, exp and the row sum, fused: a thread per row, the reduction dimension
-// a loop inside it.
-// OUTLINED: gpu.launch_func @[[ROWS:train_step_kernel_0]]::@train_step_kernel blocks in (%c1, %c1, %c1) threads in (%c256, %c1, %c1) args(%c8 : index, %{{.+}} : memref<8x64xf32>, %{{.+}} : memref<8xf32>
+// relu, exp and the row sum, fused: a warp per row (msamp-gpu-row-reductions),
+// the 8 rows in one block of 8 warps.
+// OUTLINED: gpu.launch_func @[[ROWS:train_step_kernel_0]]::@train_step_kernel blocks in (%c1, %c1, %c1) threads in (%c256, %c1, %c1) args(%c32 : index, %{{.+}} : memref<8x64xf32>
 // The 0-d loss: 8 threads (one element each) add into it atomically.
 // OUTLINED: gpu.launch_func @[[LOSS:train_step_kernel_1]]::@train_step_kernel blocks in (%c1, %c1, %c1) threads in (%c256, %c1, %c1) args(%c8 : index, %{{.+}} : memref<8xf32>
 // OUTLINED: call @msamp_rt_all_reduce(
@@ -24,11 +24,12 @@
 // OUTLINED: call @msamp_rt_sgd_update(
 // OUTLINED: gpu.module @[[ROWS]]
 // OUTLINED: gpu.func @train_step_kernel({{.*}}) kernel attributes {known_block_size = array<i32: 256, 1, 1>
-// OUTLINED: scf.if
-// OUTLINED: scf.for
+// OUTLINED: scf.for {{.+}} iter_args
 // OUTLINED: arith.maximumf
 // OUTLINED: math.exp
 // OUTLINED: arith.addf
+// OUTLINED: gpu.shuffle  xor
+// OUTLINED: scf.if
 // OUTLINED: gpu.module @[[LOSS]]
 // OUTLINED: scf.for {{.+}} iter_args
 // OUTLINED: memref.atomic_rmw addf

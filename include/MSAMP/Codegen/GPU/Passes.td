@@ -77,6 +77,69 @@ def MSAMPGPUAtomicFullReductions
                            "::mlir::arith::ArithDialect"];
 }
 
+def MSAMPGPURowReductions
+    : Pass<"msamp-gpu-row-reductions", "::mlir::func::FuncOp"> {
+  let summary = "f32 add/max reductions over contiguous rows -> a warp or a block per row with shuffles";
+  let description = [{
+    A bufferized `linalg.generic` with static shapes whose reduction
+    dimensions come last (msamp-gpu-parallel-dims-outer) and are the
+    innermost, unit-stride dimensions of every input that uses them (a
+    row: LayerNorm's mean and variance, softmax's max and sum,
+    cross-entropy over the vocabulary), and whose every output is an f32
+    `acc = combine(acc, x)` with `arith.addf`, `arith.maxnumf` or
+    `arith.maximumf` (optionally masked: `select(c, combine(acc, x), acc)`,
+    the causal softmax), becomes one `gpu.launch` in which a warp (rows
+    shorter than `block-threshold`; `warps-per-block` rows per block) or a
+    block of `block-size` threads (longer rows) reduces each row: every
+    lane combines a strided part of the row in a register (starting from
+    the combiner's identity: -0.0 for add, NaN for maxnumf, -inf for
+    maximumf), a `gpu.shuffle xor` butterfly combines the lanes (a block:
+    then its warps, through workgroup memory), and one lane combines the
+    total with the output's initial value, `combine(init, total)`, and
+    stores it. Several outputs (reductions of the same row) are reduced
+    together. The sum is reassociated (a fixed tree, no atomics: the same
+    result every run); max is exact. Everything else is left to the loop
+    path. Not in host emulation (the host cannot run shuffles).
+  }];
+  let options = [
+    Option<"warpsPerBlock", "warps-per-block", "int64_t", /*default=*/"8",
+           "rows (one per warp) per block, for rows shorter than "
+           "block-threshold">,
+    Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
+           "threads per row for rows of at least block-threshold elements: "
+           "a power of two in 64..1024">,
+    Option<"blockThreshold", "block-threshold", "int64_t",
+           /*default=*/"2048",
+           "row length from which a block, not a warp, reduces a row">
+  ];
+  let dependentDialects = ["::mlir::gpu::GPUDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+def MSAMPGPURegisterAccumulators
+    : Pass<"msamp-gpu-register-accumulators", "::mlir::func::FuncOp"> {
+  let summary = "reductions left to loops keep their accumulators in registers";
+  let description = [{
+    convert-linalg-to-parallel-loops loads a reduction's output element and
+    stores it back in every iteration of the reduction loops: on the GPU
+    one global load and store per element reduced (a bias gradient's
+    thread walks all tokens that way). This pass lowers each linalg op
+    with reduction iterators itself (the same loop nest:
+    linalg::linalgOpToParallelLoops) and then carries every output element
+    that the reduction loops load and store at loop-invariant indices
+    through the loops as `scf.for` iter_args: one load before, one store
+    after. The same operations in the same order: results are
+    bit-identical. An output that is a view of the same buffer as another
+    operand of the op (it could be read through it) is left as it is.
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::affine::AffineDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def MSAMPGPUTileParallelLoops
     : Pass<"msamp-gpu-tile-parallel-loops", "::mlir::func::FuncOp"> {
   let summary = "collapse and tile outermost scf.parallel loops into blocks x threads";
