@@ -202,7 +202,7 @@ Value mlir::msamp::oneHotRowInRange(OpBuilder &b, Location loc, Value row,
       return arith::ConstantOp::create(
           b, loc, b.getIntegerAttr(rowType, cast<IntegerAttr>(attr).getInt()));
     Value v = cast<Value>(bound);
-    return rowType.isIndex()
+    return v.getType() == rowType
                ? v
                : arith::IndexCastOp::create(b, loc, rowType, v).getResult();
   };

@@ -64,8 +64,9 @@ Value cloneOneHotRow(OpBuilder &b, linalg::GenericOp op,
                      const OneHotReduction &m, Value id);
 
 /// `lo <= row < hi`, compared in `row`'s own type (an integer or index), so
-/// that no row value is truncated: `lo` and `hi` (index constants or
-/// values) lie in [0, rows], which the matcher made sure that type holds.
+/// that no row value is truncated: `lo` and `hi` (constants, index values
+/// or values of `row`'s type) lie in [0, rows], which the matcher made sure
+/// that type holds.
 Value oneHotRowInRange(OpBuilder &b, Location loc, Value row, OpFoldResult lo,
                        OpFoldResult hi);
 
