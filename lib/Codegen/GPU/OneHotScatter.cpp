@@ -253,16 +253,19 @@ struct OneHotScatterPass
       if (!m)
         return;
       std::optional<Plan> p = planFor(op, *m, threads);
-      Value init = op.getDpsInits()[0];
-      // The scatter reads and writes the output while it reads the inputs.
-      bool aliased = llvm::is_contained(op.getDpsInputs(), init);
+      // The scatter reads and writes the output while it reads the inputs:
+      // neither may be part of the output's allocation.
+      Operation *root = rootAllocation(op.getDpsInits()[0]);
+      bool aliased = llvm::any_of(op.getDpsInputs(), [&](Value in) {
+        return rootAllocation(in) == root;
+      });
       if (!p || aliased || !initIsPositiveZero(op)) {
         remark::missed(op.getLoc(), msamp::remarkOptions("gpu-one-hot-scatter",
                                                          "one-hot-scatter"))
             << remark::reason("the output is not an allocation that a fill "
-                              "of +0.0 wrote last, or a size is dynamic: the "
-                              "one-hot reduction stays one thread per output "
-                              "element");
+                              "of +0.0 wrote last and no input is part of, "
+                              "or a size is dynamic: the one-hot reduction "
+                              "stays one thread per output element");
         return;
       }
       found.emplace_back(op, std::move(*m), *p);

@@ -32,6 +32,7 @@
 // REMARK: remark: [Missed] one-hot-scatter | Category:msamp:gpu-one-hot-scatter | Reason="the output is not an allocation that a fill of +0.0 wrote last
 // REMARK: remark: [Missed] one-hot-scatter
 // REMARK: remark: [Missed] one-hot-scatter
+// REMARK: remark: [Missed] one-hot-scatter
 // REMARK-NOT: remark
 
 // BAD: error: msamp-gpu-one-hot-scatter: threads must be positive, got 0
@@ -236,6 +237,35 @@ func.func @argument_output(%ids: memref<6xi64>, %g: memref<6x4xf32>, %out: memre
     linalg.yield %a : f32
   }
   return
+}
+
+// -----
+
+// The gradient is another part of the output's allocation: the scatter
+// would read rows it has already written; the reduction stays.
+// CHECK-LABEL: func.func @gradient_in_output_allocation(
+// CHECK: linalg.generic
+// CHECK-NOT: scf.parallel
+#ids = affine_map<(v, j, n) -> (n)>
+#g = affine_map<(v, j, n) -> (n, j)>
+#out = affine_map<(v, j, n) -> (v, j)>
+func.func @gradient_in_output_allocation(%ids: memref<6xi64>) -> memref<11x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %buf = memref.alloc() : memref<11x4xf32>
+  %out = memref.subview %buf[0, 0] [5, 4] [1, 1] : memref<11x4xf32> to memref<5x4xf32, strided<[4, 1]>>
+  %g = memref.subview %buf[5, 0] [6, 4] [1, 1] : memref<11x4xf32> to memref<6x4xf32, strided<[4, 1], offset: 20>>
+  linalg.fill ins(%zero : f32) outs(%out : memref<5x4xf32, strided<[4, 1]>>)
+  linalg.generic {indexing_maps = [#ids, #g, #out], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%ids, %g : memref<6xi64>, memref<6x4xf32, strided<[4, 1], offset: 20>>) outs(%out : memref<5x4xf32, strided<[4, 1]>>) {
+  ^bb0(%id: i64, %x: f32, %acc: f32):
+    %v = linalg.index 0 : index
+    %vi = arith.index_cast %v : index to i64
+    %hit = arith.cmpi eq, %vi, %id : i64
+    %s = arith.select %hit, %x, %zero : f32
+    %a = arith.addf %s, %acc : f32
+    linalg.yield %a : f32
+  }
+  return %buf : memref<11x4xf32>
 }
 
 // -----
