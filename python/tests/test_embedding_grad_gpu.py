@@ -32,12 +32,13 @@ BUILD = os.environ.get("MSAMP_BUILD_DIR",
                        os.path.join(os.path.dirname(os.path.dirname(HERE)), "build"))
 MSAMP_RUN = os.path.join(BUILD, "bin", "msamp-run")
 MSAMP_COMPILE = os.path.join(BUILD, "bin", "msamp-compile")
+MSAMP_OPT = os.path.join(BUILD, "bin", "msamp-opt")
 
 safetensors = pytest.importorskip("safetensors.numpy",
                                   reason="needs the safetensors package")
-if not (os.path.exists(MSAMP_RUN) and os.path.exists(MSAMP_COMPILE)):
-    pytest.skip(f"needs a build with msamp-run and msamp-compile ({BUILD})",
-                allow_module_level=True)
+if not all(os.path.exists(t) for t in (MSAMP_RUN, MSAMP_COMPILE, MSAMP_OPT)):
+    pytest.skip(f"needs a build with msamp-run, msamp-compile and msamp-opt "
+                f"({BUILD})", allow_module_level=True)
 
 VOCAB = 8194
 SIZES = dict(dim=16, heads=2, seq=8, batch=2, ffn=32, vocab=VOCAB, layers=1)
@@ -75,6 +76,15 @@ def test_embedding_gradient_matches_numpy_and_cpu(tmp_path):
                    tmp_path / "init.safetensors", tmp_path / "data.safetensors")
     cpu = run_step(tmp_path, g, "cpu", tmp_path / "init.safetensors",
                    tmp_path / "data.safetensors")
+
+    # The emulated step did run the scatter kernel, in the chunks above
+    # (without it the one-hot reduction would give the same numbers).
+    remarks = subprocess.run(
+        [MSAMP_OPT, str(tmp_path / "cpu" / "train_step.mlir"),
+         "--msamp-lower-to-gpu=host-emulation=true", "--remarks-filter=msamp",
+         "-o", os.devnull], check=True, capture_output=True, text=True).stderr
+    assert ("one-hot reduction over 16 ids into a 8194-row output runs as "
+            "2732 chunks of 3 rows x 16 threads") in remarks, remarks
 
     name = "tok_emb.weight"
     want = grads[name]
