@@ -78,20 +78,23 @@ Operation *rootAllocation(Value v) {
 /// of) a fresh allocation, a linalg.fill of +0.0 into that very value
 /// precedes `op` in its block, and no op in between (or nested in one in
 /// between) may write or free any part of the allocation, through any view
-/// or cast of it. Bufferization keeps a zero fill where the tensor-level
-/// fill was, which after CSE can be far from the reduction (at O0).
+/// or cast of it (an op that uses it and does not say which buffers it
+/// writes, a call, counts as writing it). Bufferization keeps a zero fill where
+/// the tensor-level fill was, which after CSE can be far from the reduction (at
+/// O0).
 bool initIsPositiveZero(linalg::GenericOp op) {
   Value init = op.getDpsInits()[0];
   Operation *root = rootAllocation(init);
   if (!root)
     return false;
   // Every op that touches the allocation, not counting views and casts.
-  SmallVector<Value> aliases{root->getResult(0)};
+  llvm::SetVector<Value> aliases;
+  aliases.insert(root->getResult(0));
   SmallVector<Operation *> users;
   for (size_t i = 0; i < aliases.size(); ++i)
     for (Operation *user : aliases[i].getUsers()) {
       if (isa<ViewLikeOpInterface, CastOpInterface>(user))
-        llvm::append_range(aliases, user->getResults());
+        aliases.insert_range(user->getResults());
       else
         users.push_back(user);
     }
@@ -111,10 +114,16 @@ bool initIsPositiveZero(linalg::GenericOp op) {
     if (!inBlock || inBlock == op || inBlock == fill ||
         !fill->isBeforeInBlock(inBlock) || !inBlock->isBeforeInBlock(op))
       continue; // not executed between the fill and op
+    // It may read the allocation (or write other buffers), not write it.
     auto effects = dyn_cast<MemoryEffectOpInterface>(user);
-    if (!effects || effects.hasEffect<MemoryEffects::Write>() ||
-        effects.hasEffect<MemoryEffects::Free>())
+    if (!effects)
       return false;
+    SmallVector<MemoryEffects::EffectInstance> instances;
+    effects.getEffects(instances);
+    for (const MemoryEffects::EffectInstance &e : instances)
+      if (isa<MemoryEffects::Write, MemoryEffects::Free>(e.getEffect()) &&
+          (!e.getValue() || aliases.contains(e.getValue())))
+        return false;
   }
   return true;
 }
