@@ -29,6 +29,7 @@
 
 // REMARK: remark: [Passed] one-hot-scatter | Category:msamp:gpu-one-hot-scatter | Remark="one-hot reduction over 6 ids into a 5-row output runs as 2 chunks of 3 rows x 4 threads, each scanning the ids in order"
 // REMARK: remark: [Passed] one-hot-scatter | Category:msamp:gpu-one-hot-scatter | Remark="one-hot reduction over 3 ids into a 10-row output runs as 5 chunks of 2 rows x 1 threads
+// REMARK: remark: [Passed] one-hot-scatter | Category:msamp:gpu-one-hot-scatter | Remark="one-hot reduction over 6 ids into a 5-row output runs as 2 chunks of 3 rows x 4 threads
 // REMARK: remark: [Missed] one-hot-scatter | Category:msamp:gpu-one-hot-scatter | Reason="the output is not an allocation that a fill of +0.0 wrote last
 // REMARK: remark: [Missed] one-hot-scatter
 // REMARK: remark: [Missed] one-hot-scatter
@@ -155,6 +156,38 @@ func.func @gather_grad_1d(%g: memref<3xf32>, %ids: memref<3xi32>, %other: memref
   memref.dealloc %tmp : memref<4xf32>
   memref.dealloc %copy : memref<10xf32>
   return %out, %read : memref<10xf32>, f32
+}
+
+// -----
+
+// The compared dim is the output's last (out[j, v]): threads (chunk, j),
+// the row index in the last place of the output's indices.
+// CHECK-LABEL: func.func @row_dim_last(
+// CHECK-SAME: %[[IDS:[^:]+]]: memref<6xi64>, %[[G:[^:]+]]: memref<6x4xf32>
+// CHECK: %[[OUT:.+]] = memref.alloc() : memref<4x5xf32>
+// CHECK: scf.parallel (%[[C:.+]], %[[J:.+]]) =
+// CHECK: scf.for %[[N:.+]] =
+// CHECK: %[[ID:.+]] = memref.load %[[IDS]][%[[N]]]
+// CHECK: scf.if
+// CHECK: %[[ROW:.+]] = arith.index_cast %[[ID]] : i64 to index
+// CHECK: memref.load %[[G]][%[[N]], %[[J]]]
+// CHECK: memref.load %[[OUT]][%[[J]], %[[ROW]]]
+// CHECK: memref.store {{.*}}, %[[OUT]][%[[J]], %[[ROW]]]
+func.func @row_dim_last(%ids: memref<6xi64>, %g: memref<6x4xf32>) -> memref<4x5xf32> {
+  %zero = arith.constant 0.0 : f32
+  %out = memref.alloc() : memref<4x5xf32>
+  linalg.fill ins(%zero : f32) outs(%out : memref<4x5xf32>)
+  linalg.generic {indexing_maps = [affine_map<(j, v, n) -> (n)>, affine_map<(j, v, n) -> (n, j)>, affine_map<(j, v, n) -> (j, v)>], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%ids, %g : memref<6xi64>, memref<6x4xf32>) outs(%out : memref<4x5xf32>) {
+  ^bb0(%id: i64, %x: f32, %acc: f32):
+    %v = linalg.index 1 : index
+    %vi = arith.index_cast %v : index to i64
+    %hit = arith.cmpi eq, %vi, %id : i64
+    %s = arith.select %hit, %x, %zero : f32
+    %a = arith.addf %s, %acc : f32
+    linalg.yield %a : f32
+  }
+  return %out : memref<4x5xf32>
 }
 
 // -----
