@@ -16,9 +16,13 @@
 // transcendental functions (a few ulp); at O2 a value on an FP8 rounding
 // boundary may round the other way and the difference grows over steps.
 //
+// EmbeddingGradMatchesCpuBitwise compares checkpoints instead: a graph
+// whose only gradient, an embedding's, is exact on both targets.
+//
 // Without an sm_89+ device every test skips by name with the reason. The
 // tools and inputs are found at the build's paths unless the environment
-// names others (MSAMP_RUN, MSAMP_TEST_MLP_MODEL, MSAMP_TEST_PYTHON); a
+// names others (MSAMP_RUN, MSAMP_TEST_MLP_MODEL,
+// MSAMP_TEST_EMBEDDING_GRAD_MODEL, MSAMP_TEST_PYTHON); a
 // copy without them (the GPU kit, which runs precompiled steps instead)
 // skips by name, saying which is missing.
 //
@@ -32,6 +36,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -176,6 +181,56 @@ std::string transformerModel() {
       GTEST_SKIP() << "no " << python() << " with " MSAMP_PYTHON_DIR           \
                    << "/msamp (set MSAMP_TEST_PYTHON)";                        \
   } while (false)
+
+/// The one SGD step of test/Codegen/GPU/Inputs/embedding-grad-step.mlir,
+/// whose only gradient is an embedding's computed exactly, with ids drawn
+/// from the whole table: the GPU step (msamp-gpu-one-hot-scatter) must
+/// save the CPU step's parameters bit for bit (docs/GPU.md "Embedding
+/// gradient"), which no loss tolerance can show.
+void compareCheckpointsWithCpu(const std::string &name,
+                               const std::string &model,
+                               const std::string &extra) {
+  const std::string dir = testDir(name);
+  const std::string common = std::string("MSAMP_CACHE_DIR='") + dir +
+                             "/cache' '" + msampRun() + "' '" + model +
+                             "' --opt-level O0 --steps 1 --synthetic --seed " +
+                             "7 --quiet " + extra;
+  ASSERT_EQ(run(common + " --backend cpu --save '" + dir + "/cpu.safetensors'",
+                dir + "/cpu.log"),
+            0)
+      << readFile(dir + "/cpu.log");
+  ASSERT_EQ(run(common + " --backend cuda --cuda-chip " + chipOfDevice() +
+                    " --save '" + dir + "/cuda.safetensors'",
+                dir + "/cuda.log"),
+            0)
+      << readFile(dir + "/cuda.log");
+  // The tensors' bytes: what follows the JSON header (its length is the
+  // file's first 8 bytes, little endian), which holds no values.
+  auto tensorBytes = [](const std::string &file) {
+    uint64_t header = 0;
+    for (int i = 7; i >= 0 && file.size() >= 8; --i)
+      header = header << 8 | static_cast<unsigned char>(file[i]);
+    return file.size() >= 8 + header ? file.substr(8 + header) : "";
+  };
+  const std::string cpu = tensorBytes(readFile(dir + "/cpu.safetensors"));
+  ASSERT_FALSE(cpu.empty());
+  EXPECT_TRUE(cpu == tensorBytes(readFile(dir + "/cuda.safetensors")))
+      << name << ": the GPU step's parameters differ from the CPU's";
+  std::string cleanup = "rm -rf '" + dir + "'";
+  (void)std::system(cleanup.c_str());
+}
+
+std::string embeddingGradModel() {
+  return fromEnv("MSAMP_TEST_EMBEDDING_GRAD_MODEL", MSAMP_EMBEDDING_GRAD_MODEL);
+}
+
+TEST(CudaCompiledStep, EmbeddingGradMatchesCpuBitwise) {
+  MSAMP_REQUIRE_CUDA_DEVICE();
+  MSAMP_REQUIRE_TOOLS();
+  MSAMP_REQUIRE_FILE(embeddingGradModel());
+  compareCheckpointsWithCpu("embedding-grad", embeddingGradModel(),
+                            "--synthetic-classes 4099");
+}
 
 TEST(CudaCompiledStep, MlpO0MatchesCpu) {
   MSAMP_REQUIRE_CUDA_DEVICE();

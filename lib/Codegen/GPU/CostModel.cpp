@@ -177,6 +177,17 @@ FailureOr<OpCost> gpucost::linalgKernelCost(linalg::LinalgOp op) {
   return cost;
 }
 
+OpCost gpucost::oneHotScatterKernelCost(int64_t threads, int64_t ids,
+                                        int64_t idBytes, int64_t gradElements,
+                                        int64_t gradBytes, int64_t rows,
+                                        int64_t rowBytes) {
+  OpCost cost;
+  cost.flops = 2 * threads * ids + gradElements;
+  cost.bytes = idBytes + gradBytes + 2 * std::min(ids, rows) * rowBytes;
+  cost.unit = Unit::F32;
+  return cost;
+}
+
 FailureOr<OpCost> gpucost::libraryCallCost(func::CallOp call, bool &isGemm) {
   OpCost cost;
   SmallVector<MemRefType> types;

@@ -81,6 +81,9 @@ void mlir::msamp::buildLowerToGPUPipeline(OpPassManager &pm,
   MSAMPGPUTileParallelLoopsOptions tile;
   tile.blockSize = options.blockSize;
   pm.addNestedPass<func::FuncOp>(createMSAMPGPUCopiesToLinalg());
+  // The embedding gradient as a deterministic scatter kernel, before any
+  // other pass takes its one-hot reduction for a reduction to run as one.
+  pm.addNestedPass<func::FuncOp>(createMSAMPGPUOneHotScatter());
   pm.addNestedPass<func::FuncOp>(createMSAMPGPUParallelDimsOuter());
   // Each kernel's cost, while its linalg op still says it (KernelCosts.cpp).
   if (!options.hostEmulation)

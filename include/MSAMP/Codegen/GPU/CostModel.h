@@ -53,6 +53,18 @@ double predictedSeconds(const OpCost &cost);
 /// error) on a dynamic shape.
 FailureOr<OpCost> linalgKernelCost(linalg::LinalgOp op);
 
+/// The cost of msamp-gpu-one-hot-scatter's kernel: `threads` threads each
+/// test every one of `ids` ids against their row chunk (two integer
+/// compares each, counted as FLOPs like amax's compare) and add each of the
+/// `gradElements` gradient elements into the output once (one FLOP each).
+/// Bytes: the ids (`idBytes`) and the gradient (`gradBytes`) read once,
+/// and the output rows the ids name, at most min(ids, rows) of `rowBytes`
+/// each, read and written once. The threads' repeated reads of the ids
+/// hit the caches and are not counted, like any re-read.
+OpCost oneHotScatterKernelCost(int64_t threads, int64_t ids, int64_t idBytes,
+                               int64_t gradElements, int64_t gradBytes,
+                               int64_t rows, int64_t rowBytes);
+
 /// A runtime entry point's cost (a func.call of msamp_rt_*): a GEMM does
 /// 2 x |out| x K FLOPs on the unit of its operands' type; every other entry
 /// point a fixed number of f32 FLOPs per element of its first operand

@@ -138,6 +138,39 @@ def MSAMPGPURegisterAccumulators
                            "::mlir::memref::MemRefDialect",
                            "::mlir::affine::AffineDialect",
                            "::mlir::arith::ArithDialect"];
+def MSAMPGPUOneHotScatter
+    : Pass<"msamp-gpu-one-hot-scatter", "::mlir::func::FuncOp"> {
+  let summary = "embedding gradients: one-hot reductions -> a deterministic scatter kernel";
+  let description = [{
+    On buffers, before the linalg ops become loops. The embedding gradient
+    `out[.., v, ..] = sum_n (f(ids[n]) == v ? g[n, ..] : 0)` (matched by
+    MSAMP/TrainStep/OneHotReduction.h; the output a buffer that a
+    `linalg.fill` of +0.0 wrote last) would run as one thread per output
+    element, each testing every id: |out| x |ids| compare-select-adds. It
+    becomes an `scf.parallel` over (row chunk, the output's other dims):
+    the rows split into C chunks of R rows (C the fewest chunks giving at
+    least `threads` threads, at most one per row), and thread (c, ..) scans
+    the ids in order and adds g[n, ..] into out[f(ids[n]), ..] when f(ids[n])
+    lies in its chunk [c R, min((c + 1) R, rows)). Each output element is
+    owned by one thread and receives its terms in the reduction's order:
+    bit-identical to the reduction and to the CPU's scatter, without
+    atomics. Ids out of range fall in no chunk and are skipped; nothing is
+    written out of bounds. Neighbouring threads take neighbouring elements
+    of the innermost output dim (coalesced loads of g and out; one id load
+    serves a warp). The kernel's cost (CostModel.h) is put on its
+    location here, as msamp-gpu-kernel-costs does for linalg ops. A remark
+    (`one-hot-scatter`) reports each rewrite with its chunks.
+  }];
+  let options = [
+    Option<"threads", "threads", "int64_t", /*default=*/"65536",
+           "threads to aim for per scatter (chunks x the other output dims)">
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::arith::ArithDialect"];
+  let statistics = [
+    Statistic<"numRewritten", "num-rewritten", "one-hot reductions rewritten">
+  ];
 }
 
 def MSAMPGPUTileParallelLoops
