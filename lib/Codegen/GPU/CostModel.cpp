@@ -130,7 +130,8 @@ int64_t numElements(MemRefType type) {
 
 /// f32 FLOPs per element of the first operand of each non-GEMM runtime
 /// entry point (docs/GPU.md "The cost report"): the scaled casts multiply
-/// once, amax compares once, compute_scale reduces its history once, Adam
+/// once, amax compares once, compute_scale reduces its history once, the
+/// fused just-in-time cast compares and multiplies (2), Adam
 /// does 16 (2 decodes, weight decay, 3 for m, 4 for v, 6 for the update),
 /// SGD 8; moves (history roll, collectives, index checks) none.
 int64_t elementFlops(StringRef callee) {
@@ -138,6 +139,7 @@ int64_t elementFlops(StringRef callee) {
       .Cases({"msamp_rt_quantize", "msamp_rt_dequantize", "msamp_rt_amax",
               "msamp_rt_compute_scale"},
              1)
+      .Case("msamp_rt_quantize_jit", 2)
       .Case("msamp_rt_adam_update", 16)
       .Case("msamp_rt_sgd_update", 8)
       .Default(0);
@@ -217,5 +219,9 @@ FailureOr<OpCost> gpucost::libraryCallCost(func::CallOp call, bool &isGemm) {
   }
   if (!types.empty())
     cost.flops = elementFlops(callee) * numElements(types.front());
+  // The fused just-in-time cast reads its input twice: once for the amax,
+  // once to quantize with the scale that amax gives.
+  if (callee == "msamp_rt_quantize_jit" && !types.empty())
+    cost.bytes += *getStaticMemRefBytes(types.front());
   return cost;
 }
