@@ -24,8 +24,6 @@ namespace rt = msamp::runtime;
 
 namespace {
 
-class CudaQuantizeJit : public CudaTest {};
-
 /// `values` as a [rows, cols] buffer of `dtype`.
 Raw matrix(int32_t dtype, const std::vector<float> &values, int64_t rows,
            int64_t cols) {
@@ -35,16 +33,25 @@ Raw matrix(int32_t dtype, const std::vector<float> &values, int64_t rows,
   return m;
 }
 
-/// Runs the call on both backends and compares every output.
-void expectSameOnBoth(const Raw &in, int32_t outType, int32_t kind,
-                      int32_t margin, bool transpose, float prev,
-                      bool prevIsOutScale, const std::string &what) {
+class CudaQuantizeJit : public CudaTest {
+protected:
+  /// Runs the call on both backends and compares every output.
+  static void expectSameOnBoth(const Raw &in, int32_t outType, int32_t kind,
+                               int32_t margin, bool transpose, float prev,
+                               bool prevIsOutScale, const std::string &what);
+};
+
+void CudaQuantizeJit::expectSameOnBoth(const Raw &in, int32_t outType,
+                                       int32_t kind, int32_t margin,
+                                       bool transpose, float prev,
+                                       bool prevIsOutScale,
+                                       const std::string &what) {
   const int64_t cols = in.shape.back();
   const int64_t rows = cols ? static_cast<int64_t>(in.numel()) / cols : 0;
   Raw out[2] = {Raw(outType, in.shape), Raw(outType, in.shape)};
   Raw outT[2] = {Raw(outType, {cols, rows}), Raw(outType, {cols, rows})};
   float scale[2], scaleInv[2];
-  CudaTest::onBoth(
+  onBoth(
       [&](bool cuda) {
         Raw input(in);
         auto prevScale = msamp_rt_test::scalar(prev);
