@@ -7,6 +7,7 @@
 
 #include "MSAMP/Codegen/GPU/CostModel.h"
 #include "MSAMP/Codegen/BufferPlan.h"
+#include "MSAMP/Runtime/msamp_runtime.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -219,9 +220,19 @@ FailureOr<OpCost> gpucost::libraryCallCost(func::CallOp call, bool &isGemm) {
   }
   if (!types.empty())
     cost.flops = elementFlops(callee) * numElements(types.front());
-  // The fused just-in-time cast reads its input twice: once for the amax,
-  // once to quantize with the scale that amax gives.
-  if (callee == "msamp_rt_quantize_jit" && !types.empty())
-    cost.bytes += *getStaticMemRefBytes(types.front());
+  // The fused just-in-time cast reads its input twice (once for the amax,
+  // once to quantize with the scale that amax gives) and writes out_t
+  // (operand 3) only with MSAMP_RT_QUANTIZE_JIT_TRANSPOSE (flags, operand
+  // 10); without it out_t is a placeholder the runtime does not touch.
+  if (callee == "msamp_rt_quantize_jit") {
+    IntegerAttr flags;
+    if (types.size() != 6 || call.getNumOperands() != 11 ||
+        !matchPattern(call.getOperand(10), m_Constant(&flags)))
+      return call.emitError(
+          "GPU cost model: unexpected msamp_rt_quantize_jit call");
+    cost.bytes += *getStaticMemRefBytes(types[0]);
+    if (!(flags.getInt() & MSAMP_RT_QUANTIZE_JIT_TRANSPOSE))
+      cost.bytes -= *getStaticMemRefBytes(types[3]);
+  }
   return cost;
 }

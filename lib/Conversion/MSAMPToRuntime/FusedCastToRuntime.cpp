@@ -14,11 +14,13 @@
 // to the host between them. When %a and %h have no other user, %s's other
 // users come after %q and the scale is for %q's format, the chain becomes
 //
-//   msamp_rt_quantize_jit(%x, %prev, q, dummy, s, i, dtypes, K, margin, 0)
+//   msamp_rt_quantize_jit(%x, %prev, q, %x, s, i, dtypes, K, margin, 0)
 //
-// (docs/RuntimeABI.md 3.12), bit-identical to the three calls: the runtime
-// composes the same functions. A lone `1.0 / %s` after %q reads the call's
-// scale_inv output instead (the same correctly rounded division).
+// (docs/RuntimeABI.md 3.12; out_t, ignored without the transpose flag, is
+// %x's buffer again), bit-identical to the three calls: the runtime
+// composes the same functions. A lone `1.0 / %s` after %q (an arith.divf,
+// or the 0-d linalg.generic convert-elementwise-to-linalg made of it) reads
+// the call's scale_inv output instead (the same correctly rounded division).
 //
 // Chains that do not have this form are left to the per-op patterns, and
 // when they nearly do, a missed remark (-remarks-filter=msamp, emitted
@@ -48,6 +50,7 @@
 #include "MSAMP/TrainStep/TrainStep.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/Remarks.h"
@@ -128,14 +131,33 @@ std::optional<JitCastChain> fusableChain(QuantizeOp q,
   return chain;
 }
 
-/// `%one / scale` with %one a splat 1.0: the inverse scale a GEMM reads.
+/// Whether `value` is the constant 1.0 (a scalar or a splat tensor).
+bool isOne(Value value) {
+  FloatAttr scalar;
+  if (matchPattern(value, m_Constant(&scalar)))
+    return scalar.getValue().isExactlyValue(1.0);
+  DenseFPElementsAttr splat;
+  return matchPattern(value, m_Constant(&splat)) && splat.isSplat() &&
+         splat.getSplatValue<APFloat>().isExactlyValue(1.0);
+}
+
+/// `1.0 / scale`, the inverse scale a GEMM reads: an `arith.divf` on the
+/// 0-d tensor, or, once convert-elementwise-to-linalg has run (both
+/// lowerings), the 0-d `linalg.generic` it became.
 bool isInverseOf(Operation *user, Value scale) {
-  auto div = dyn_cast<arith::DivFOp>(user);
-  if (!div || div.getRhs() != scale)
+  if (auto div = dyn_cast<arith::DivFOp>(user))
+    return div.getRhs() == scale && isOne(div.getLhs());
+  auto generic = dyn_cast<linalg::GenericOp>(user);
+  if (!generic || generic.getNumDpsInputs() != 1 ||
+      generic.getNumResults() != 1 || generic.getNumLoops() != 0 ||
+      generic.getDpsInputOperand(0)->get() != scale)
     return false;
-  DenseFPElementsAttr one;
-  return matchPattern(div.getLhs(), m_Constant(&one)) && one.isSplat() &&
-         one.getSplatValue<APFloat>().isExactlyValue(1.0);
+  Block &body = generic.getRegion().front();
+  auto div = dyn_cast<arith::DivFOp>(body.front());
+  auto yield = dyn_cast<linalg::YieldOp>(body.getTerminator());
+  return div && &body.front() == yield->getPrevNode() &&
+         yield.getOperand(0) == div.getResult() &&
+         div.getRhs() == body.getArgument(0) && isOne(div.getLhs());
 }
 
 struct FusedCastToRuntime : RuntimeCallPattern<QuantizeOp> {
@@ -164,7 +186,11 @@ struct FusedCastToRuntime : RuntimeCallPattern<QuantizeOp> {
     call.replaceOp(
         RuntimeFn::QuantizeJit,
         {call.input(op.getInput()), call.input(chain.scale.getPrevScale()),
-         call.output(op.getType()), call.dummy(), call.outputFor(scale),
+         call.output(op.getType()),
+         // out_t, not looked at without the transpose flag: the input's
+         // buffer again (a dummy() would be a constant copied into a fresh
+         // buffer on every step).
+         call.input(op.getInput()), call.outputFor(scale),
          inverse ? call.outputFor(inverse->getResult(0))
                  : call.scratch(scalarType),
          call.i32(RuntimeCall::dtype(op.getInput())),
@@ -183,12 +209,13 @@ struct FusedCastToRuntime : RuntimeCallPattern<QuantizeOp> {
 };
 
 /// Erases a `1 / scale` whose uses a fused call's scale_inv took over, when
-/// the walk reaches it.
-struct EraseReplacedScaleInverse : OpRewritePattern<arith::DivFOp> {
+/// the walk reaches it (an arith.divf or a linalg.generic).
+struct EraseReplacedScaleInverse : RewritePattern {
   EraseReplacedScaleInverse(MLIRContext *ctx, MSAMPToRuntimeState &state)
-      : OpRewritePattern(ctx), state(state) {}
+      : RewritePattern(MatchAnyOpTypeTag(), /*benefit=*/3, ctx),
+        state(state) {}
 
-  LogicalResult matchAndRewrite(arith::DivFOp op,
+  LogicalResult matchAndRewrite(Operation *op,
                                 PatternRewriter &rewriter) const override {
     if (!state.replacedScaleInverses.erase(op))
       return failure();

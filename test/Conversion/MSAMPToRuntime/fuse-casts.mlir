@@ -77,6 +77,41 @@ module {
 
 // -----
 
+// The inverse scale as convert-elementwise-to-linalg leaves it (both
+// lowerings run it first): a 0-d linalg.generic, replaced the same way.
+// CHECK-LABEL: func.func @train_step(
+// CHECK: call @msamp_rt_quantize_jit__
+// CHECK-NOT: linalg.generic
+// CHECK-NOT: arith.divf
+// CHECK: call @msamp_rt_gemm__
+module {
+  func.func @train_step(
+      %x: tensor<4x8xf32> {msamp.role = "input", msamp.name = "x"},
+      %w: tensor<4x8xf8E4M3FN> {msamp.role = "input", msamp.name = "w"},
+      %wsi: tensor<f32> {msamp.role = "input", msamp.name = "wsi"})
+      -> (tensor<f32> {msamp.role = "loss"})
+      attributes {msamp.kind = "train_step", msamp.level = "O2"} {
+    %one = arith.constant dense<1.0> : tensor<f32>
+    %c1 = arith.constant 1.0 : f32
+    %a = msamp.amax %x : tensor<4x8xf32>
+    %h = tensor.expand_shape %a [] output_shape [1] : tensor<f32> into tensor<1xf32>
+    %s = msamp.compute_scale pow2 most_recent %h, %one for f8E4M3FN : tensor<1xf32>
+    %q = msamp.quantize %x, %s : tensor<4x8xf32> to tensor<4x8xf8E4M3FN>
+    %e = tensor.empty() : tensor<f32>
+    %si = linalg.generic {indexing_maps = [affine_map<() -> ()>, affine_map<() -> ()>], iterator_types = []}
+        ins(%s : tensor<f32>) outs(%e : tensor<f32>) {
+    ^bb0(%in: f32, %out: f32):
+      %r = arith.divf %c1, %in : f32
+      linalg.yield %r : f32
+    } -> tensor<f32>
+    %g = msamp.gemm %q, %si, %w, %wsi {transpose_b} : tensor<4x8xf8E4M3FN>, tensor<4x8xf8E4M3FN> -> tensor<4x4xf32>
+    %loss = msamp.amax %g : tensor<4x4xf32>
+    return %loss : tensor<f32>
+  }
+}
+
+// -----
+
 // The amax has another user (it is also the loss): the chain stays three
 // calls, and the remark says why.
 // CHECK-LABEL: func.func @train_step(
