@@ -212,8 +212,7 @@ struct FusedCastToRuntime : RuntimeCallPattern<QuantizeOp> {
 /// the walk reaches it (an arith.divf or a linalg.generic).
 struct EraseReplacedScaleInverse : RewritePattern {
   EraseReplacedScaleInverse(MLIRContext *ctx, MSAMPToRuntimeState &state)
-      : RewritePattern(MatchAnyOpTypeTag(), /*benefit=*/3, ctx),
-        state(state) {}
+      : RewritePattern(MatchAnyOpTypeTag(), /*benefit=*/3, ctx), state(state) {}
 
   LogicalResult matchAndRewrite(Operation *op,
                                 PatternRewriter &rewriter) const override {
