@@ -51,6 +51,22 @@ struct ComputeScaleParams {
   int32_t margin = 0;
 };
 
+/// msamp_rt_quantize_jit: amax of `in`, the scale of a one-entry history
+/// [amax] (numerics::computeScale with prevScale), out = Q(in * scale). With
+/// `outT`, also the codes of `out` viewed as [rows, cols], transposed.
+struct QuantizeJitParams {
+  TensorRef in;
+  const float *prevScale = nullptr;
+  TensorRef out;
+  void *outT = nullptr; ///< null: no transposed layout
+  int64_t rows = 0, cols = 0;
+  float *outScale = nullptr;
+  float *outScaleInv = nullptr;
+  numerics::ScaleKind kind = numerics::ScaleKind::Pow2;
+  float fpMax = 448.0f;
+  int32_t margin = 0;
+};
+
 /// msamp_rt_gemm, with shapes resolved: out[b] (m x n) =
 /// alpha * op(a[b]) (m x k) * op(b[b]) (k x n), row-major, where
 /// op(a[b]) is stored k x m when transA (likewise n x k for transB).
@@ -137,6 +153,10 @@ public:
   virtual msamp_rt_status updateAmaxHistory(const float *history,
                                             int64_t length, const float *amax,
                                             float *out) = 0;
+  /// The just-in-time cast of one tensor: amax, scale, quantize (and the
+  /// transposed layout) in one call, bit-identical to msamp_rt_amax,
+  /// msamp_rt_compute_scale (most_recent) and msamp_rt_quantize in a row.
+  virtual msamp_rt_status quantizeJit(const QuantizeJitParams &p) = 0;
   virtual msamp_rt_status gemm(const GemmParams &p) = 0;
   /// Reduces through `collective` (the current one, Collective.h).
   virtual msamp_rt_status allReduce(const AllReduceParams &p,

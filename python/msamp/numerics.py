@@ -205,6 +205,36 @@ def amax(x):
     return float(out)
 
 
+_SCALE_KINDS = {"pow2": 0, "exact": 1}
+
+
+def quantize_jit(x, to="e4m3", kind="pow2", margin=0, previous=1.0,
+                 transpose=False):
+    """The runtime's fused just-in-time cast (msamp_rt_quantize_jit): the
+    amax of ``x``, the scale compute_scale derives from it (``previous`` when
+    the amax is 0, NaN or Inf), ``Q(x * scale)`` and ``1 / scale``, in one
+    call. Returns ``(codes, scale, scale_inv)``, and with ``transpose`` also
+    the codes of ``x`` viewed as [rows, last dim], transposed."""
+    f = fmt(to)
+    array, in_code = _input(x)
+    code_type = np.float16 if f.name == "f16" else np.uint8
+    out = np.empty(array.shape, code_type)
+    cols = array.shape[-1] if array.ndim else 1
+    rows = array.size // cols if cols else 0
+    out_t = np.empty((cols, rows) if transpose else (), code_type)
+    prev = np.array(previous, np.float32)
+    scale, scale_inv = np.zeros((), np.float32), np.zeros((), np.float32)
+    rt = _runtime()
+    rt.msamp_rt_clear_error()
+    refs = [_MemRef(a) for a in (array, prev, out, out_t, scale, scale_inv)]
+    rt._mlir_ciface_msamp_rt_quantize_jit(*(r.ptr for r in refs), in_code, f.code,
+                                          _SCALE_KINDS[kind], margin,
+                                          1 if transpose else 0)
+    _check_runtime(rt, "msamp_rt_quantize_jit")
+    result = (out, float(scale), float(scale_inv))
+    return result + (out_t,) if transpose else result
+
+
 def pow2_scale(amax_value, to="e4m3", margin=0, previous=1.0):
     """MS-AMP's scale 2^(floor(log2(fp_max / amax)) - margin), clamped to
     [2^-126, 2^127]; ``previous`` when amax is 0 or not finite (docs/Numerics.md 2.1).

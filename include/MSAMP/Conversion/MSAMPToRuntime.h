@@ -15,6 +15,7 @@
 #include "mlir/IR/PatternMatch.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 namespace mlir::msamp {
 
@@ -44,6 +45,15 @@ public:
   /// Counts for the pass's statistics.
   unsigned numCalls = 0;
   unsigned numInPlace = 0;
+  unsigned numFusedCasts = 0;
+
+  /// Whether just-in-time cast chains become one msamp_rt_quantize_jit call
+  /// (the pass's fuse-casts option; FusedCastToRuntime.cpp).
+  bool fuseCasts = true;
+  /// The `1 / scale` divisions a fused call's scale_inv output replaced:
+  /// erased when the walk reaches them (an op after the visited one must
+  /// not be erased during the walk).
+  llvm::SmallPtrSet<Operation *, 8> replacedScaleInverses;
 
 private:
   func::FuncOp step;

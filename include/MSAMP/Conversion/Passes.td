@@ -74,10 +74,18 @@ def ConvertMSAMPToRuntime : Pass<"convert-msamp-to-runtime", "::mlir::ModuleOp">
                            "::mlir::memref::MemRefDialect",
                            "::mlir::func::FuncDialect",
                            "::mlir::arith::ArithDialect"];
+  let options = [
+    Option<"fuseCasts", "fuse-casts", "bool", "true",
+           "lower each just-in-time cast chain (msamp.amax -> compute_scale "
+           "most_recent -> quantize of one tensor) to one "
+           "msamp_rt_quantize_jit call">
+  ];
   let statistics = [
     Statistic<"numCalls", "num-runtime-calls", "runtime calls emitted">,
     Statistic<"numInPlace", "num-in-place-updates",
-              "optimizer outputs written in place into state arguments">
+              "optimizer outputs written in place into state arguments">,
+    Statistic<"numFusedCasts", "num-fused-casts",
+              "just-in-time cast chains lowered to one msamp_rt_quantize_jit">
   ];
 }
 

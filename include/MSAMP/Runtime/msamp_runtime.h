@@ -77,7 +77,7 @@ extern "C" {
  *  change of an entry point's arguments or semantics. Compiled steps record
  *  the version they were lowered for; a loader compares it with
  *  msamp_rt_abi_version(). */
-#define MSAMP_RT_ABI_VERSION 2
+#define MSAMP_RT_ABI_VERSION 3
 
 /*===----------------------------------------------------------------------===
  * Types
@@ -249,6 +249,33 @@ MSAMP_RT_EXPORT void msamp_rt_reset_step_peak_bytes(void);
 MSAMP_RT_EXPORT void _mlir_ciface_msamp_rt_quantize(
     msamp_rt_unranked_memref *in, msamp_rt_unranked_memref *scale,
     msamp_rt_unranked_memref *out, int32_t in_dtype, int32_t out_dtype);
+
+/** Flag of msamp_rt_quantize_jit: also write the transposed layout. */
+#define MSAMP_RT_QUANTIZE_JIT_TRANSPOSE 0x1
+
+/** Just-in-time scaled cast of one tensor in one call (the chain msamp.amax
+ *  -> msamp.compute_scale most_recent -> msamp.quantize, docs/RuntimeABI.md
+ *  3.12): amax = max_i |in[i]|, scale = the compute_scale of a one-entry
+ *  history [amax] (kind, margin, fp_max of out_dtype), out[i] =
+ *  Q_out(in[i] * scale), out_scale = scale, out_scale_inv = 1 / scale.
+ *  @param in            any shape (rank >= 1 with the transpose flag);
+ *                       in_dtype f32, bf16 or f16.
+ *  @param prev_scale    one f32: the scale kept when amax is 0, NaN or Inf.
+ *                       May be the same buffer as out_scale.
+ *  @param out           same shape; out_dtype f8E4M3FN, f8E5M2 or f16.
+ *  @param out_t         with MSAMP_RT_QUANTIZE_JIT_TRANSPOSE: [C, R] where
+ *                       `in` is viewed as [R, C] (C its last dimension), the
+ *                       same codes transposed; otherwise ignored (a dummy).
+ *  @param out_scale     one f32.
+ *  @param out_scale_inv one f32.
+ *  @param kind          0 pow2 (MS-AMP), 1 exact (Transformer Engine).
+ *  @param flags         MSAMP_RT_QUANTIZE_JIT_TRANSPOSE or 0. */
+MSAMP_RT_EXPORT void _mlir_ciface_msamp_rt_quantize_jit(
+    msamp_rt_unranked_memref *in, msamp_rt_unranked_memref *prev_scale,
+    msamp_rt_unranked_memref *out, msamp_rt_unranked_memref *out_t,
+    msamp_rt_unranked_memref *out_scale,
+    msamp_rt_unranked_memref *out_scale_inv, int32_t in_dtype,
+    int32_t out_dtype, int32_t kind, int32_t margin, int32_t flags);
 
 /** Widening (msamp.dequantize): out[i] = cast(decode(in[i]) * scale_inv).
  *  @param in        any shape; in_dtype f8E4M3FN, f8E5M2 or f16.

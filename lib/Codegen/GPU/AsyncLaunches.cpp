@@ -41,7 +41,8 @@ bool isStreamOrderedCall(func::CallOp call) {
                                           "msamp_rt_reduce",
                                           "msamp_rt_broadcast",
                                           "msamp_rt_adam_update",
-                                          "msamp_rt_sgd_update"};
+                                          "msamp_rt_sgd_update",
+                                          "msamp_rt_quantize_jit"};
   return names.contains(call.getCallee());
 }
 

@@ -7,6 +7,7 @@
 
 #include "MSAMP/Codegen/GPU/CostModel.h"
 #include "MSAMP/Codegen/BufferPlan.h"
+#include "MSAMP/Runtime/msamp_runtime.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -130,7 +131,8 @@ int64_t numElements(MemRefType type) {
 
 /// f32 FLOPs per element of the first operand of each non-GEMM runtime
 /// entry point (docs/GPU.md "The cost report"): the scaled casts multiply
-/// once, amax compares once, compute_scale reduces its history once, Adam
+/// once, amax compares once, compute_scale reduces its history once, the
+/// fused just-in-time cast compares and multiplies (2), Adam
 /// does 16 (2 decodes, weight decay, 3 for m, 4 for v, 6 for the update),
 /// SGD 8; moves (history roll, collectives, index checks) none.
 int64_t elementFlops(StringRef callee) {
@@ -138,6 +140,7 @@ int64_t elementFlops(StringRef callee) {
       .Cases({"msamp_rt_quantize", "msamp_rt_dequantize", "msamp_rt_amax",
               "msamp_rt_compute_scale"},
              1)
+      .Case("msamp_rt_quantize_jit", 2)
       .Case("msamp_rt_adam_update", 16)
       .Case("msamp_rt_sgd_update", 8)
       .Default(0);
@@ -228,5 +231,19 @@ FailureOr<OpCost> gpucost::libraryCallCost(func::CallOp call, bool &isGemm) {
   }
   if (!types.empty())
     cost.flops = elementFlops(callee) * numElements(types.front());
+  // The fused just-in-time cast reads its input twice (once for the amax,
+  // once to quantize with the scale that amax gives) and writes out_t
+  // (operand 3) only with MSAMP_RT_QUANTIZE_JIT_TRANSPOSE (flags, operand
+  // 10); without it out_t is a placeholder the runtime does not touch.
+  if (callee == "msamp_rt_quantize_jit") {
+    IntegerAttr flags;
+    if (types.size() != 6 || call.getNumOperands() != 11 ||
+        !matchPattern(call.getOperand(10), m_Constant(&flags)))
+      return call.emitError(
+          "GPU cost model: unexpected msamp_rt_quantize_jit call");
+    cost.bytes += *getStaticMemRefBytes(types[0]);
+    if (!(flags.getInt() & MSAMP_RT_QUANTIZE_JIT_TRANSPOSE))
+      cost.bytes -= *getStaticMemRefBytes(types[3]);
+  }
   return cost;
 }

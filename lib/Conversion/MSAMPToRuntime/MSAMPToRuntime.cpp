@@ -123,6 +123,7 @@ void mlir::msamp::populateMSAMPToRuntimePatterns(RewritePatternSet &patterns,
   populateCollectiveToRuntimePatterns(patterns, state);
   populateOptimizerToRuntimePatterns(patterns, state);
   populateCheckToRuntimePatterns(patterns, state);
+  populateFusedCastToRuntimePatterns(patterns, state);
 }
 
 namespace {
@@ -145,6 +146,8 @@ void ConvertMSAMPToRuntimePass::runOnOperation() {
   if (!step)
     return signalPassFailure();
   MSAMPToRuntimeState state(step);
+  state.fuseCasts = fuseCasts;
+  remarkUnfusedJitCasts(step, state);
   RewritePatternSet patterns(&getContext());
   populateMSAMPToRuntimePatterns(patterns, state);
   // One visit per op in program order: each pattern sees the ops before it
@@ -153,6 +156,7 @@ void ConvertMSAMPToRuntimePass::runOnOperation() {
   walkAndApplyPatterns(step, std::move(patterns));
   numCalls += state.numCalls;
   numInPlace += state.numInPlace;
+  numFusedCasts += state.numFusedCasts;
 
   WalkResult unlowered = step.walk([](Operation *op) {
     if (!isa<MSAMPDialect>(op->getDialect()))

@@ -71,6 +71,14 @@ Value RuntimeCall::output(Type tensorType) {
   return erase(buffer);
 }
 
+Value RuntimeCall::outputFor(Value replaced) {
+  auto type = cast<RankedTensorType>(replaced.getType());
+  Value buffer = memref::AllocOp::create(
+      rewriter, loc, MemRefType::get(type.getShape(), type.getElementType()));
+  outputs.push_back({buffer, type, /*inPlace=*/false, replaced});
+  return erase(buffer);
+}
+
 Value RuntimeCall::scratch(Type tensorType) {
   auto type = cast<RankedTensorType>(tensorType);
   return erase(memref::AllocOp::create(
@@ -139,6 +147,13 @@ void RuntimeCall::replaceOp(RuntimeFn fn, ValueRange args) {
   // order (outputs were created in result order).
   unsigned resultIndex = 0;
   for (const Output &out : outputs) {
+    if (out.replaced) {
+      rewriter.replaceAllUsesWith(out.replaced,
+                                  bufferization::ToTensorOp::create(
+                                      rewriter, loc, out.tensorType, out.buffer,
+                                      /*restrict=*/true, /*writable=*/true));
+      continue;
+    }
     while (resultIndex < op->getNumResults() &&
            op->getResult(resultIndex).getType() != out.tensorType)
       ++resultIndex;

@@ -47,6 +47,10 @@ public:
 
   /// A fresh buffer for the op's next result of type `tensorType`.
   Value output(Type tensorType);
+  /// A fresh buffer whose tensor replaces `replaced`, a result of another op
+  /// than the one lowered (a fused call's intermediate value, e.g. the scale
+  /// of a just-in-time cast); the caller erases that op.
+  Value outputFor(Value replaced);
   /// A fresh buffer the runtime writes and nothing reads (an output the
   /// entry point requires but the op has no result for).
   Value scratch(Type tensorType);
@@ -81,6 +85,7 @@ private:
     Value buffer;
     Type tensorType;
     bool inPlace;
+    Value replaced = nullptr; ///< set by outputFor
   };
   /// The outputs, in result order.
   SmallVector<Output> outputs;
@@ -93,19 +98,24 @@ private:
 /// `call.replaceOp`.
 template <typename OpTy>
 struct RuntimeCallPattern : OpRewritePattern<OpTy> {
-  RuntimeCallPattern(MLIRContext *ctx, MSAMPToRuntimeState &state)
-      : OpRewritePattern<OpTy>(ctx), state(state) {}
+  RuntimeCallPattern(MLIRContext *ctx, MSAMPToRuntimeState &state,
+                     PatternBenefit benefit = 1)
+      : OpRewritePattern<OpTy>(ctx, benefit), state(state) {}
 
   virtual void lower(OpTy op, RuntimeCall &call) const = 0;
+  /// Whether this pattern lowers `op` (all ops of the kind by default).
+  virtual bool accepts(OpTy op) const { return true; }
 
   LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const final {
+    if (!accepts(op))
+      return failure();
     RuntimeCall call(state, rewriter, op);
     lower(op, call);
     return success();
   }
 
-private:
+protected:
   MSAMPToRuntimeState &state;
 };
 
@@ -120,6 +130,18 @@ void populateOptimizerToRuntimePatterns(RewritePatternSet &patterns,
                                         MSAMPToRuntimeState &state);
 void populateCheckToRuntimePatterns(RewritePatternSet &patterns,
                                     MSAMPToRuntimeState &state);
+void populateFusedCastToRuntimePatterns(RewritePatternSet &patterns,
+                                        MSAMPToRuntimeState &state);
+
+/// Emits a missed remark at each just-in-time cast chain of `step` that
+/// cannot be fused, saying why (before the patterns run).
+void remarkUnfusedJitCasts(func::FuncOp step, const MSAMPToRuntimeState &state);
+
+/// The msamp.quantize that ends a just-in-time cast chain starting at `amax`
+/// which one msamp_rt_quantize_jit call replaces (FusedCastToRuntime.cpp),
+/// or null: the amax and compute_scale patterns leave such a chain to it.
+Operation *getFusedCastQuantize(Operation *amaxOrScale,
+                                const MSAMPToRuntimeState &state);
 
 /// The to_buffer of state argument `arg` at `b`'s position, writable, and
 /// its unranked cast (what an in-place output hands to the runtime).

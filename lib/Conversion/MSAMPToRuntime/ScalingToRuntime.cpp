@@ -38,6 +38,9 @@ struct DequantizeToRuntime : RuntimeCallPattern<DequantizeOp> {
 
 struct AmaxToRuntime : RuntimeCallPattern<AmaxOp> {
   using RuntimeCallPattern::RuntimeCallPattern;
+  bool accepts(AmaxOp op) const override {
+    return !getFusedCastQuantize(op, state);
+  }
   void lower(AmaxOp op, RuntimeCall &call) const override {
     call.replaceOp(RuntimeFn::Amax,
                    {call.input(op.getInput()), call.output(op.getType()),
@@ -47,6 +50,9 @@ struct AmaxToRuntime : RuntimeCallPattern<AmaxOp> {
 
 struct ComputeScaleToRuntime : RuntimeCallPattern<ComputeScaleOp> {
   using RuntimeCallPattern::RuntimeCallPattern;
+  bool accepts(ComputeScaleOp op) const override {
+    return !getFusedCastQuantize(op, state);
+  }
   void lower(ComputeScaleOp op, RuntimeCall &call) const override {
     call.replaceOp(RuntimeFn::ComputeScale,
                    {call.input(op.getAmaxHistory()),

@@ -117,6 +117,9 @@ public:
                                     const float *amax, float *out) override {
     return cpu::updateAmaxHistory(history, length, amax, out);
   }
+  msamp_rt_status quantizeJit(const QuantizeJitParams &p) override {
+    return cpu::quantizeJit(p);
+  }
   msamp_rt_status gemm(const GemmParams &p) override { return cpu::gemm(p); }
   msamp_rt_status broadcast(const void *in, void *out, int64_t bytes,
                             int32_t root, Collective &collective) override {

@@ -88,6 +88,7 @@ public:
   msamp_rt_status computeScale(const ComputeScaleParams &p) override;
   msamp_rt_status updateAmaxHistory(const float *history, int64_t length,
                                     const float *amax, float *out) override;
+  msamp_rt_status quantizeJit(const QuantizeJitParams &p) override;
   msamp_rt_status gemm(const GemmParams &p) override;
   msamp_rt_status allReduce(const AllReduceParams &p,
                             Collective &collective) override;
@@ -234,6 +235,36 @@ msamp_rt_status CudaBackend::quantize(const TensorRef &in, const float *scale,
                                     nullptr, in.numel, ctx.stream),
                      "%s -> %s, %lld elements", dtypeName(in.dtype),
                      dtypeName(out.dtype), static_cast<long long>(in.numel));
+  return st.finish();
+}
+
+msamp_rt_status CudaBackend::quantizeJit(const QuantizeJitParams &p) {
+  Call call(*this, "msamp_rt_quantize_jit");
+  MSAMP_RT_RETURN_IF_ERROR(call.status);
+  Staging st(ctx);
+  QuantizeJitLaunchArgs a;
+  a.inType = p.in.dtype;
+  a.n = p.in.numel;
+  a.outType = p.out.dtype;
+  a.rows = p.rows;
+  a.cols = p.cols;
+  a.kind = p.kind;
+  a.fpMax = p.fpMax;
+  a.margin = p.margin;
+  MSAMP_RT_RETURN_IF_ERROR(st.input(p.in.data, bytesOf(p.in), &a.in));
+  // prev_scale may be out_scale: one staged buffer then (Staging.h).
+  MSAMP_RT_RETURN_IF_ERROR(st.input(p.prevScale, sizeof(float), &a.prevScale));
+  MSAMP_RT_RETURN_IF_ERROR(st.output(p.out.data, bytesOf(p.out), &a.out));
+  if (p.outT)
+    MSAMP_RT_RETURN_IF_ERROR(st.output(p.outT, bytesOf(p.out), &a.outT));
+  MSAMP_RT_RETURN_IF_ERROR(st.output(p.outScale, sizeof(float), &a.outScale));
+  MSAMP_RT_RETURN_IF_ERROR(
+      st.output(p.outScaleInv, sizeof(float), &a.outScaleInv));
+  MSAMP_RT_RETURN_IF_ERROR(st.amaxAccumulator(&a.amaxBits));
+  MSAMP_CUDA_TRY_CTX(launchQuantizeJit(a, ctx.stream),
+                     "%s -> %s, %lld elements%s", dtypeName(p.in.dtype),
+                     dtypeName(p.out.dtype), static_cast<long long>(p.in.numel),
+                     p.outT ? ", transposed" : "");
   return st.finish();
 }
 

@@ -45,6 +45,31 @@ cudaError_t launchQuantize(const void *in, int32_t inType, const float *scale,
                            void *out, int32_t outType, unsigned *amaxBits,
                            int64_t n, cudaStream_t stream);
 
+//===--- cast/quantize_jit.cu ---------------------------------------------===//
+
+/// msamp_rt_quantize_jit's device work (docs/RuntimeABI.md 3.12).
+struct QuantizeJitLaunchArgs {
+  const void *in = nullptr;
+  int32_t inType = MSAMP_RT_F32;
+  int64_t n = 0;
+  const float *prevScale = nullptr; ///< may alias outScale
+  void *out = nullptr;
+  int32_t outType = MSAMP_RT_F8E4M3FN;
+  void *outT = nullptr; ///< null: no transposed layout
+  int64_t rows = 0, cols = 0;
+  float *outScale = nullptr, *outScaleInv = nullptr;
+  numerics::ScaleKind kind = numerics::ScaleKind::Pow2;
+  float fpMax = 448.0f;
+  int32_t margin = 0;
+  unsigned *amaxBits = nullptr; ///< caller-zeroed accumulator
+};
+
+/// amax (launchAmax), then one kernel that takes the scale from the amax
+/// on the device and quantizes (two launches); with `outT`, a one-thread
+/// scale kernel and launchCastTranspose instead of the second (three).
+cudaError_t launchQuantizeJit(const QuantizeJitLaunchArgs &args,
+                              cudaStream_t stream);
+
 //===--- cast/dequantize.cu -----------------------------------------------===//
 
 /// out[i] = round_out(decode(in[i]) * *scaleInv) (msamp_rt_dequantize).

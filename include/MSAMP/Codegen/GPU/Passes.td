@@ -138,6 +138,8 @@ def MSAMPGPURegisterAccumulators
                            "::mlir::memref::MemRefDialect",
                            "::mlir::affine::AffineDialect",
                            "::mlir::arith::ArithDialect"];
+}
+
 def MSAMPGPUOneHotScatter
     : Pass<"msamp-gpu-one-hot-scatter", "::mlir::func::FuncOp"> {
   let summary = "embedding gradients: one-hot reductions -> a deterministic scatter kernel";

@@ -11,6 +11,7 @@
 //   * castTranspose quantizes a high-precision matrix once and writes it in
 //     both layouts (MS-AMP's fp8_fused_cast_transpose for dY, which feeds
 //     dgrad as is and wgrad transposed), optionally with the input's amax;
+//     msamp_rt_quantize_jit runs it for its transposed layout;
 //   * packMatrix copies an already-quantized operand into a TN-ready buffer,
 //     transposing it if its K is outermost and zero-padding every dimension
 //     to a multiple of 16 (FP8 byte 0x00 is +0, so padding adds nothing to
