@@ -16,8 +16,9 @@ static int64_t alignUp(int64_t value, int64_t alignment) {
   return (value + alignment - 1) & ~(alignment - 1);
 }
 
-ArenaLayout mlir::msamp::layoutArena(const std::vector<ArenaInterval> &intervals,
-                                     int64_t alignment) {
+ArenaLayout
+mlir::msamp::layoutArena(const std::vector<ArenaInterval> &intervals,
+                         int64_t alignment) {
   ArenaLayout layout;
   const size_t n = intervals.size();
   layout.offsets.assign(n, 0);

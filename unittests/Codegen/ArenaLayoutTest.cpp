@@ -33,9 +33,8 @@ void expectValid(const std::vector<ArenaInterval> &intervals,
     for (size_t j = i + 1; j < intervals.size(); ++j) {
       bool live = intervals[i].start <= intervals[j].end &&
                   intervals[j].start <= intervals[i].end;
-      bool share =
-          layout.offsets[i] < layout.offsets[j] + intervals[j].bytes &&
-          layout.offsets[j] < layout.offsets[i] + intervals[i].bytes;
+      bool share = layout.offsets[i] < layout.offsets[j] + intervals[j].bytes &&
+                   layout.offsets[j] < layout.offsets[i] + intervals[i].bytes;
       EXPECT_FALSE(live && share)
           << "buffers " << i << " [" << intervals[i].start << ", "
           << intervals[i].end << "] at " << layout.offsets[i] << " and " << j
