@@ -40,9 +40,7 @@ std::optional<int64_t> mlir::msamp::getStaticMemRefBytes(MemRefType type) {
   return type.getNumElements() * elementBytes;
 }
 
-/// The value `value` is a view of: through views, casts and the base buffer
-/// of extract_strided_metadata, as far as they go.
-static Value getViewRoot(Value value) {
+Value mlir::msamp::getViewRoot(Value value) {
   while (Operation *def = value.getDefiningOp()) {
     if (auto meta = dyn_cast<memref::ExtractStridedMetadataOp>(def)) {
       value = meta.getSource();
@@ -133,11 +131,17 @@ private:
     ++position;
     const unsigned depth = frames.size();
     frames.emplace_back();
+    // A dealloc frees, and a view or cast is used where its result is
+    // (traced back by getViewRoot): neither extends a lifetime.
+    const bool isUse =
+        !isa<memref::DeallocOp, memref::ExtractStridedMetadataOp,
+             UnrealizedConversionCastOp, ViewLikeOpInterface>(op);
     for (Value operand : op->getOperands()) {
       std::optional<unsigned> index = bufferOf(bound, operand);
       if (!index)
         continue;
-      frames[std::min(depthOf[*index], depth)].push_back(*index);
+      if (isUse)
+        frames[std::min(depthOf[*index], depth)].push_back(*index);
       if (forwardsBuffer(op, operand) ||
           (isa<func::ReturnOp>(op) && func == top))
         buffers[*index].escapes = true;

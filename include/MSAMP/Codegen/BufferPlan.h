@@ -105,6 +105,10 @@ private:
   Operation *peakOp = nullptr;
 };
 
+/// The value `value` is a view of: through views, casts and the base buffer
+/// of extract_strided_metadata, as far as they go.
+Value getViewRoot(Value value);
+
 /// Bytes of a statically shaped memref (sub-byte elements rounded up to a
 /// byte, as stored), or std::nullopt.
 std::optional<int64_t> getStaticMemRefBytes(MemRefType type);

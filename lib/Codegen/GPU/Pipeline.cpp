@@ -83,6 +83,7 @@ void mlir::msamp::buildLowerToGPUPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createMSAMPGPUAtomicFullReductions());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addNestedPass<func::FuncOp>(createMSAMPGPUTileParallelLoops(tile));
+  pm.addPass(createMSAMPGPUStaticArena({options.hostEmulation}));
   if (options.hostEmulation) {
     // Test aid: the same buffers, kernels bodies and launch geometry, run
     // by the host (scf.parallel lowers to loops).

@@ -5,11 +5,11 @@
 // extract_strided_metadata, under an scf.if too); one nothing frees is live
 // to the end. Arguments: 4 x f32 + 2x8 x f32 = 80 bytes.
 // live: 64, 80, 16, 96 (the peak, at "worst"), 16, 48 (in the if), 16, 32.
-// The static arena (every buffer 256 bytes aligned, live to its last use:
-// %1's is in the second if, %4 has none): %1 is live with %0, %2 and %3,
-// which are not live with each other, so two slots: 512 bytes.
+// The static arena counts lifetimes to the last use, which a dealloc or a
+// view is not: nothing here uses its buffer, so all five share one
+// 256-byte slot (the last case below has uses).
 // CHECK-LABEL: module attributes
-// CHECK-SAME: msamp.buffer_plan = {arena_buffers = 5 : i64, arena_bytes = 512 : i64, arena_peak_bytes = 512 : i64, at = loc("worst"), buffers = 5 : i64, peak_bytes = 176 : i64, session_bytes = 80 : i64, step_bytes = 96 : i64}
+// CHECK-SAME: msamp.buffer_plan = {arena_buffers = 5 : i64, arena_bytes = 256 : i64, arena_peak_bytes = 256 : i64, at = loc("worst"), buffers = 5 : i64, peak_bytes = 176 : i64, session_bytes = 80 : i64, step_bytes = 96 : i64}
 module {
   func.func @train_step(%a: memref<4xf32>, %b: memref<2x8xf32>, %c: i1)
       attributes {msamp.kind = "train_step"} {
