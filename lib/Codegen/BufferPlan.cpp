@@ -214,6 +214,45 @@ private:
 };
 } // namespace
 
+/// The most bytes of the buffers `counted` selects live at once, each from
+/// its alloc to its dealloc; `peakOp` (if given) is the alloc that reaches
+/// it.
+static int64_t
+peakOfBuffers(llvm::ArrayRef<PlannedBuffer> buffers,
+              llvm::function_ref<bool(const PlannedBuffer &)> counted,
+              Operation **peakOp) {
+  // Sweep: +bytes at the alloc, -bytes just after the dealloc. At one
+  // position frees come before allocations (a dealloc and an alloc never
+  // share a position; the order only matters for ties after it).
+  struct Event {
+    unsigned position;
+    int64_t delta;
+    Operation *op;
+  };
+  llvm::SmallVector<Event> events;
+  for (const PlannedBuffer &buffer : buffers) {
+    if (!counted(buffer))
+      continue;
+    events.push_back({buffer.start, buffer.bytes, buffer.alloc});
+    events.push_back({buffer.end + 1, -buffer.bytes, nullptr});
+  }
+  llvm::sort(events, [](const Event &a, const Event &b) {
+    if (a.position != b.position)
+      return a.position < b.position;
+    return a.delta < b.delta;
+  });
+  int64_t live = 0, peak = 0;
+  for (const Event &event : events) {
+    live += event.delta;
+    if (event.delta > 0 && live > peak) {
+      peak = live;
+      if (peakOp)
+        *peakOp = event.op;
+    }
+  }
+  return peak;
+}
+
 FailureOr<BufferPlan> BufferPlan::compute(func::FuncOp func) {
   BufferPlan plan;
   for (Type type : func.getArgumentTypes())
@@ -240,32 +279,8 @@ FailureOr<BufferPlan> BufferPlan::compute(func::FuncOp func) {
       buffer.repeated = true;
   }
 
-  // Sweep: +bytes at the alloc, -bytes just after the dealloc. At one
-  // position frees come before allocations (a dealloc and an alloc never
-  // share a position; the order only matters for ties after it).
-  struct Event {
-    unsigned position;
-    int64_t delta;
-    Operation *op;
-  };
-  llvm::SmallVector<Event> events;
-  for (const PlannedBuffer &buffer : plan.buffers) {
-    events.push_back({buffer.start, buffer.bytes, buffer.alloc});
-    events.push_back({buffer.end + 1, -buffer.bytes, nullptr});
-  }
-  llvm::sort(events, [](const Event &a, const Event &b) {
-    if (a.position != b.position)
-      return a.position < b.position;
-    return a.delta < b.delta;
-  });
-  int64_t live = 0;
-  for (const Event &event : events) {
-    live += event.delta;
-    if (event.delta > 0 && live > plan.peakStepBytes) {
-      plan.peakStepBytes = live;
-      plan.peakOp = event.op;
-    }
-  }
+  plan.peakStepBytes = peakOfBuffers(
+      plan.buffers, [](const PlannedBuffer &) { return true; }, &plan.peakOp);
   return plan;
 }
 
@@ -296,13 +311,23 @@ void BufferPlan::placeInArena(
   }
 }
 
-void BufferPlan::record(ModuleOp module, func::FuncOp func) const {
+void BufferPlan::record(ModuleOp module, func::FuncOp func,
+                        bool runsFromArenas) const {
   Builder b(module.getContext());
   Location at = peakOp ? peakOp->getLoc() : func.getLoc();
+  int64_t stepBytes = peakStepBytes;
+  if (runsFromArenas) {
+    stepBytes = peakOfBuffers(
+        buffers, [](const PlannedBuffer &buffer) { return buffer.region < 0; },
+        nullptr);
+    for (const PlannedArena &arena : arenas)
+      stepBytes += arena.bytes;
+  }
   SmallVector<NamedAttribute> fields = {
-      b.getNamedAttr(kPlanPeakBytes, b.getI64IntegerAttr(getPeakBytes())),
+      b.getNamedAttr(kPlanPeakBytes,
+                     b.getI64IntegerAttr(argumentBytes + stepBytes)),
       b.getNamedAttr(kPlanSessionBytes, b.getI64IntegerAttr(argumentBytes)),
-      b.getNamedAttr(kPlanStepBytes, b.getI64IntegerAttr(peakStepBytes)),
+      b.getNamedAttr(kPlanStepBytes, b.getI64IntegerAttr(stepBytes)),
       b.getNamedAttr(kPlanBuffers,
                      b.getI64IntegerAttr(static_cast<int64_t>(buffers.size()))),
       b.getNamedAttr(kPlanAt, at)};

@@ -94,8 +94,11 @@ public:
 
   /// The module attribute msamp-compile reads (BufferPlanAttr.h): the peak
   /// and, after placeInArena, arena 0's size, lower bound and buffers (and
-  /// arena 1's as host_arena_* when there are two).
-  void record(ModuleOp module, func::FuncOp func) const;
+  /// arena 1's as host_arena_* when there are two). With `runsFromArenas`
+  /// (the step's buffers are the arenas' views) its step bytes are the
+  /// arenas' sizes plus the peak of the buffers left unplaced; otherwise the
+  /// peak of every buffer up to its dealloc.
+  void record(ModuleOp module, func::FuncOp func, bool runsFromArenas) const;
 
 private:
   Buffers buffers;

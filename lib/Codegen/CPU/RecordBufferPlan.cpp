@@ -38,7 +38,7 @@ struct MSAMPBufferPlanPass
           return BufferPlan::isPlaceable(buffer) ? 0 : -1;
         },
         /*numRegions=*/1, kArenaAlignment);
-    plan->record(module, step);
+    plan->record(module, step, /*runsFromArenas=*/false);
     markAllAnalysesPreserved();
   }
 };

@@ -134,7 +134,7 @@ struct StaticArenaPass : msamp::impl::MSAMPGPUStaticArenaBase<StaticArenaPass> {
           return onlyDeviceUses(alloc.getResult()) ? kDeviceArena : kHostArena;
         },
         kNumArenas, kArenaAlignment);
-    plan->record(module, step);
+    plan->record(module, step, /*runsFromArenas=*/true);
 
     // The bases, once, at the step's entry.
     OpBuilder b(module.getContext());
