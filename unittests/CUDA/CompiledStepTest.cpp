@@ -230,17 +230,22 @@ int64_t jsonInteger(const std::string &text, const std::string &key) {
 // gpu_arena, msamp-gpu-static-arena): the device arena the step's buffers
 // are views of is cudaMalloc'd device memory, not managed memory, and the
 // step's own request at its entry gets that same block.
-TEST(CudaCompiledStep, SessionReservesTheArenaInDeviceMemory) {
-  MSAMP_REQUIRE_CUDA_DEVICE();
-  MSAMP_REQUIRE_TOOLS();
-  MSAMP_REQUIRE_FILE(mlpModel());
-  const std::string dir = testDir("arena");
+/// Compiles the MLP at O2 for this device into DIR/step.
+void compileMlpForCuda(const std::string &dir) {
   ASSERT_EQ(run("'" + msampCompile() + "' '" + mlpModel() +
                     "' --opt-level O2 --target cuda --chip " + chipOfDevice() +
                     " -o '" + dir + "/step'",
                 dir + "/compile.log"),
             0)
       << readFile(dir + "/compile.log");
+}
+
+TEST(CudaCompiledStep, SessionReservesTheArenaInDeviceMemory) {
+  MSAMP_REQUIRE_CUDA_DEVICE();
+  MSAMP_REQUIRE_TOOLS();
+  MSAMP_REQUIRE_FILE(mlpModel());
+  const std::string dir = testDir("arena");
+  ASSERT_NO_FATAL_FAILURE(compileMlpForCuda(dir));
   const std::string manifest = readFile(dir + "/step/manifest.json");
   const int64_t deviceBytes = jsonInteger(manifest, "device_bytes");
   const int64_t hostBytes = jsonInteger(manifest, "host_bytes");
@@ -260,6 +265,38 @@ TEST(CudaCompiledStep, SessionReservesTheArenaInDeviceMemory) {
   ASSERT_EQ(cudaPointerGetAttributes(&attributes, host), cudaSuccess);
   EXPECT_EQ(attributes.type, cudaMemoryTypeHost);
   EXPECT_EQ(msamp_rt_get_last_error(), MSAMP_RT_OK);
+  msamp_session_close(session);
+  msamp_rt_set_backend("cpu");
+  std::string cleanup = "rm -rf '" + dir + "'";
+  (void)std::system(cleanup.c_str());
+}
+
+// A step whose device arena cannot fit in the free device memory is
+// refused at open, before anything is allocated, naming the arena, the
+// required and the free bytes (here manifest.json claims a 1 PiB arena).
+TEST(CudaCompiledStep, AnArenaThatDoesNotFitIsRefusedAtOpen) {
+  MSAMP_REQUIRE_CUDA_DEVICE();
+  MSAMP_REQUIRE_TOOLS();
+  MSAMP_REQUIRE_FILE(mlpModel());
+  const std::string dir = testDir("arena-too-big");
+  ASSERT_NO_FATAL_FAILURE(compileMlpForCuda(dir));
+  const std::string path = dir + "/step/manifest.json";
+  std::string manifest = readFile(path);
+  const size_t at = manifest.find("\"device_bytes\": ");
+  ASSERT_NE(at, std::string::npos) << manifest;
+  const size_t end = manifest.find(',', at);
+  manifest.replace(at, end - at, "\"device_bytes\": 1125899906842624");
+  std::ofstream(path) << manifest;
+
+  ASSERT_EQ(msamp_rt_set_backend("cuda"), MSAMP_RT_OK);
+  msamp_session *session = nullptr;
+  EXPECT_EQ(msamp_session_open((dir + "/step").c_str(), &session),
+            MSAMP_ERROR_OUT_OF_MEMORY);
+  const std::string message = msamp_last_error_message();
+  EXPECT_NE(message.find("the step's device arena (1125899906842624 bytes)"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("free of"), std::string::npos) << message;
   msamp_session_close(session);
   msamp_rt_set_backend("cpu");
   std::string cleanup = "rm -rf '" + dir + "'";
