@@ -70,15 +70,38 @@ bool onlyDeviceUses(Value value) {
   return true;
 }
 
+/// Whether `value` or a view of it is an operand of a call of a function
+/// the module defines (which might free it: its deallocs are not the
+/// step's to remove).
+bool reachesDefinedCallee(Value value, SymbolTable &symbols) {
+  for (OpOperand &use : value.getUses()) {
+    Operation *user = use.getOwner();
+    if (auto call = dyn_cast<func::CallOp>(user)) {
+      auto callee = symbols.lookup<func::FuncOp>(call.getCallee());
+      if (callee && !callee.isExternal())
+        return true;
+      continue;
+    }
+    for (Value result : user->getResults())
+      if (isa<BaseMemRefType>(result.getType()) &&
+          getViewRoot(result) == getViewRoot(value) &&
+          reachesDefinedCallee(result, symbols))
+        return true;
+  }
+  return false;
+}
+
 /// Whether the plan's offsets can stand for `alloc`: a plain buffer of the
 /// step itself (a view of an i8 arena has the identity layout and the
-/// default memory space).
-bool isPlaceableAlloc(const PlannedBuffer &buffer, func::FuncOp step) {
+/// default memory space) that no callee of the module receives.
+bool isPlaceableAlloc(const PlannedBuffer &buffer, func::FuncOp step,
+                      SymbolTable &symbols) {
   memref::AllocOp alloc = buffer.alloc;
   MemRefType type = alloc.getType();
   return BufferPlan::isPlaceable(buffer) &&
          alloc->getParentOfType<func::FuncOp>() == step &&
-         type.getLayout().isIdentity() && !type.getMemorySpace();
+         type.getLayout().isIdentity() && !type.getMemorySpace() &&
+         !reachesDefinedCallee(alloc.getResult(), symbols);
 }
 
 /// memref<bytes x i8> at the pointer `ptr` (!llvm.ptr): the descriptor
@@ -126,9 +149,10 @@ struct StaticArenaPass : msamp::impl::MSAMPGPUStaticArenaBase<StaticArenaPass> {
     FailureOr<BufferPlan> plan = BufferPlan::compute(step);
     if (failed(plan))
       return signalPassFailure();
+    SymbolTable symbols(module);
     plan->placeInArena(
         [&](const PlannedBuffer &buffer) -> int {
-          if (!isPlaceableAlloc(buffer, step))
+          if (!isPlaceableAlloc(buffer, step, symbols))
             return -1;
           memref::AllocOp alloc = buffer.alloc;
           return onlyDeviceUses(alloc.getResult()) ? kDeviceArena : kHostArena;

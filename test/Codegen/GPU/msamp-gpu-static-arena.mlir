@@ -110,3 +110,33 @@ module {
     return
   }
 }
+
+// -----
+
+// A buffer a function of the module receives (which could free it) keeps
+// its alloc; the other goes into the arena.
+// CHECK-LABEL: module attributes {msamp.buffer_plan = {arena_buffers = 1 : i64
+// CHECK-LABEL: func.func @train_step(
+// CHECK: %[[KEPT:.+]] = memref.alloc() : memref<8xf32>
+// CHECK: call @helper(%[[KEPT]])
+// CHECK: memref.dealloc %[[KEPT]]
+module {
+  func.func private @msamp_rt_amax(memref<*xi8>, memref<*xi8>, i32)
+  func.func private @helper(%b: memref<8xf32>) {
+    return
+  }
+  func.func @train_step(%out: memref<f32>) attributes {msamp.kind = "train_step"} {
+    %i0 = arith.constant 0 : i32
+    %kept = memref.alloc() : memref<8xf32>
+    func.call @helper(%kept) : (memref<8xf32>) -> ()
+    %placed = memref.alloc() : memref<8xf32>
+    %c = memref.cast %placed : memref<8xf32> to memref<*xf32>
+    %u = builtin.unrealized_conversion_cast %c : memref<*xf32> to memref<*xi8>
+    %co = memref.cast %out : memref<f32> to memref<*xf32>
+    %uo = builtin.unrealized_conversion_cast %co : memref<*xf32> to memref<*xi8>
+    func.call @msamp_rt_amax(%u, %uo, %i0) : (memref<*xi8>, memref<*xi8>, i32) -> ()
+    memref.dealloc %kept : memref<8xf32>
+    memref.dealloc %placed : memref<8xf32>
+    return
+  }
+}
