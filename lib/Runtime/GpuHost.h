@@ -26,7 +26,8 @@ namespace msamp::runtime {
 /// 2: launchKernel takes the kernel's name (for its error message).
 /// 3: copyBuffers, findAllOnes (the session's snapshot and non-finite
 ///    check of a GPU step's state, on the device) and memoryInfo.
-constexpr uint32_t kGpuHostVersion = 3;
+/// 4: arena (the static device and pinned host arenas of a step).
+constexpr uint32_t kGpuHostVersion = 4;
 
 /// What the plugin implements. Every function records its failure in the
 /// runtime's sticky error state (the plugin's recordError hook) and
@@ -66,6 +67,10 @@ struct GpuHostTable {
   /// The backend device's free and total memory (cudaMemGetInfo): the
   /// session refuses a step whose state cannot fit before allocating it.
   msamp_rt_status (*memoryInfo)(size_t *freeBytes, size_t *totalBytes);
+  /// The backend device's arena `kind` (0: device memory, 1: pinned host
+  /// memory) of at least `bytes`, kept and reused; a larger request
+  /// replaces it (after a stream synchronization).
+  msamp_rt_status (*arena)(int32_t kind, size_t bytes, void **ptr);
 };
 
 /// The plugin's second exported symbol: returns its table.

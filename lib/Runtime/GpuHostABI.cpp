@@ -208,6 +208,42 @@ void msamp_rt_gpu_free(void *ptr) {
     table->free(ptr);
 }
 
+namespace {
+void *arenaOrAbort(int32_t kind, int64_t bytes) {
+  const char *op = kind == 0 ? "msamp_rt_gpu_arena" : "msamp_rt_gpu_host_arena";
+  void *ptr = nullptr;
+  const GpuHostTable *table = tableOrError(op);
+  if (table && bytes < 0)
+    recordError(MSAMP_RT_ERROR_INVALID_ARGUMENT, "%s: %lld bytes", op,
+                static_cast<long long>(bytes));
+  else if (table &&
+           table->arena(kind, static_cast<size_t>(bytes), &ptr) == MSAMP_RT_OK)
+    return ptr;
+  // The step has no way to fail: say why and stop.
+  std::fprintf(stderr,
+               "msamp: cannot allocate the %lld-byte %s arena of a CUDA step: "
+               "%s\n",
+               static_cast<long long>(bytes), kind == 0 ? "device" : "host",
+               msamp_rt_get_last_error_message());
+  std::abort();
+}
+} // namespace
+
+void *msamp_rt_gpu_arena(int64_t bytes) { return arenaOrAbort(0, bytes); }
+
+void *msamp_rt_gpu_host_arena(int64_t bytes) { return arenaOrAbort(1, bytes); }
+
+msamp_rt_status msamp_rt_gpu_reserve_arenas(size_t device_bytes,
+                                            size_t host_bytes) {
+  const GpuHostTable *table = tableOrError("msamp_rt_gpu_reserve_arenas");
+  if (!table)
+    return MSAMP_RT_ERROR_BACKEND_UNAVAILABLE;
+  void *ptr = nullptr;
+  if (msamp_rt_status s = table->arena(0, device_bytes, &ptr))
+    return s;
+  return table->arena(1, host_bytes, &ptr);
+}
+
 int32_t msamp_rt_gpu_available(void) {
   return theTable.load(std::memory_order_acquire) ? 1 : 0;
 }

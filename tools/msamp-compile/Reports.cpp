@@ -68,6 +68,12 @@ LogicalResult mlir::msamp::writeMemoryReport(const MemoryReport &report,
         entry.attribute("session_bytes", integer(kPlanSessionBytes));
         entry.attribute("step_bytes", integer(kPlanStepBytes));
         entry.attribute("buffers", integer(kPlanBuffers));
+        // The static arena the plan laid out (a GPU step runs from it).
+        for (StringRef key :
+             {kPlanArenaBytes, kPlanArenaPeakBytes, kPlanArenaBuffers,
+              kPlanHostArenaBytes, kPlanHostArenaBuffers})
+          if (plan.get(key))
+            entry.attribute(key, integer(key));
         auto at = plan.getAs<LocationAttr>(kPlanAt);
         entry.attribute("at", at ? describeLocation(at) : std::string());
       });

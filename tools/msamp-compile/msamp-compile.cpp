@@ -29,6 +29,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "MSAMP/Codegen/BufferPlanAttr.h"
 #include "MSAMP/Codegen/GPU/GPURuntimeSymbols.h"
 #include "MSAMP/Codegen/GPU/Passes.h"
 #include "MSAMP/Conversion/Passes.h"
@@ -173,9 +174,13 @@ static LogicalResult writeText(StringRef path,
 /// existed: a session refuses a truncated or replaced object before mapping
 /// it (a truncated one was a SIGBUS at its first call; RuntimeABI.md 12).
 /// Inserted as text before the closing brace, keeping the pass's layout.
+/// With `gpuArena` (a --target cuda step: its static arenas' sizes from the
+/// buffer plan), also "gpu_arena": {"device_bytes", "host_bytes"}, which
+/// the session checks against the free device memory and reserves.
 static LogicalResult recordObject(StringRef manifestPath, StringRef soPath,
                                   StringRef cpuName,
-                                  const std::vector<std::string> &cpuFeatures) {
+                                  const std::vector<std::string> &cpuFeatures,
+                                  DictionaryAttr gpuArena) {
   auto so = llvm::MemoryBuffer::getFile(soPath, /*IsText=*/false,
                                         /*RequiresNullTerminator=*/false);
   auto manifest = llvm::MemoryBuffer::getFile(manifestPath);
@@ -206,7 +211,17 @@ static LogicalResult recordObject(StringRef manifestPath, StringRef soPath,
        << "\", \"features\": [";
     for (size_t i = 0; i < cpuFeatures.size(); ++i)
       os << (i ? ", " : "") << "\"" << cpuFeatures[i] << "\"";
-    os << "]}\n}\n";
+    os << "]}";
+    if (gpuArena) {
+      auto bytes = [&](StringRef key) {
+        auto attr = gpuArena.getAs<IntegerAttr>(key);
+        return attr ? attr.getInt() : 0;
+      };
+      os << ",\n  \"gpu_arena\": {\"device_bytes\": "
+         << bytes(msamp::kPlanArenaBytes)
+         << ", \"host_bytes\": " << bytes(msamp::kPlanHostArenaBytes) << "}";
+    }
+    os << "\n}\n";
   });
 }
 
@@ -365,8 +380,8 @@ int main(int argc, char **argv) {
   if (failed(runPipeline(*module, pipeline, lowerTimer)))
     return 1;
   lowerTimer.stop();
-  if (failed(msamp::writeMemoryReport(
-          *memoryReport, msamp::takeBufferPlan(*module), memoryPath)))
+  DictionaryAttr bufferPlan = msamp::takeBufferPlan(*module);
+  if (failed(msamp::writeMemoryReport(*memoryReport, bufferPlan, memoryPath)))
     return 1;
   if (cuda && failed(writeKernels(*module, outputDir)))
     return 1;
@@ -472,7 +487,8 @@ int main(int argc, char **argv) {
     return fail("linking " + soPath.str() + " failed: " + linkError);
   for (const std::string &path : *objPaths)
     llvm::sys::fs::remove(path);
-  if (failed(recordObject(manifestPath, soPath, cpuName, cpuFeatures)))
+  if (failed(recordObject(manifestPath, soPath, cpuName, cpuFeatures,
+                          cuda ? bufferPlan : DictionaryAttr())))
     return 1;
   llvm::outs() << "msamp-compile: wrote " << soPath << ", " << manifestPath
                << ", " << memoryPath << ", " << gemmsPath << ", " << mlirPath

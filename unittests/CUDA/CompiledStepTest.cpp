@@ -30,6 +30,9 @@
 
 #include "CudaDeviceTestUtils.h"
 
+#include "MSAMP/Runtime/msamp_gpu_host.h"
+#include "MSAMP/Runtime/msamp_session.h"
+
 #include "gtest/gtest.h"
 
 #include <unistd.h>
@@ -53,16 +56,22 @@ std::string fromEnv(const char *var, const char *buildValue) {
 
 std::string msampRun() { return fromEnv("MSAMP_RUN", MSAMP_RUN_PATH); }
 
+/// msamp-compile: $MSAMP_COMPILE, else next to msamp-run.
+std::string msampCompile() {
+  const char *compile = std::getenv("MSAMP_COMPILE");
+  const std::string run = msampRun();
+  return compile && *compile
+             ? compile
+             : run.substr(0, run.rfind('/') + 1) + "msamp-compile";
+}
+
 /// Why this copy cannot compile steps ("" when it can): msamp-run needs
 /// msamp-compile next to it or as $MSAMP_COMPILE.
 std::string missingTools() {
   const std::string run = msampRun();
   if (::access(run.c_str(), X_OK) != 0)
     return "msamp-run not found at " + run + " (set MSAMP_RUN)";
-  const char *compile = std::getenv("MSAMP_COMPILE");
-  std::string compiler =
-      compile && *compile ? compile
-                          : run.substr(0, run.rfind('/') + 1) + "msamp-compile";
+  const std::string compiler = msampCompile();
   if (::access(compiler.c_str(), X_OK) != 0)
     return "msamp-compile not found at " + compiler + " (set MSAMP_COMPILE)";
   return "";
@@ -258,6 +267,95 @@ TEST(CudaCompiledStep, TransformerLmO2MatchesCpu) {
   MSAMP_REQUIRE_TOOLS();
   MSAMP_REQUIRE_PYTHON();
   compareCudaWithCpu("lm-o2", transformerModel(), "O2", 3, 2e-2);
+}
+
+} // namespace
+
+namespace {
+
+/// The integer after `"key": ` in `text`, or -1.
+int64_t jsonInteger(const std::string &text, const std::string &key) {
+  size_t at = text.find("\"" + key + "\": ");
+  return at == std::string::npos
+             ? -1
+             : std::strtoll(text.c_str() + at + key.size() + 4, nullptr, 10);
+}
+
+// The session reserves the step's static arenas at open (manifest.json's
+// gpu_arena, msamp-gpu-static-arena): the device arena the step's buffers
+// are views of is cudaMalloc'd device memory, not managed memory, and the
+// step's own request at its entry gets that same block.
+/// Compiles the MLP at O2 for this device into DIR/step.
+void compileMlpForCuda(const std::string &dir) {
+  ASSERT_EQ(run("'" + msampCompile() + "' '" + mlpModel() +
+                    "' --opt-level O2 --target cuda --chip " + chipOfDevice() +
+                    " -o '" + dir + "/step'",
+                dir + "/compile.log"),
+            0)
+      << readFile(dir + "/compile.log");
+}
+
+TEST(CudaCompiledStep, SessionReservesTheArenaInDeviceMemory) {
+  MSAMP_REQUIRE_CUDA_DEVICE();
+  MSAMP_REQUIRE_TOOLS();
+  MSAMP_REQUIRE_FILE(mlpModel());
+  const std::string dir = testDir("arena");
+  ASSERT_NO_FATAL_FAILURE(compileMlpForCuda(dir));
+  const std::string manifest = readFile(dir + "/step/manifest.json");
+  const int64_t deviceBytes = jsonInteger(manifest, "device_bytes");
+  const int64_t hostBytes = jsonInteger(manifest, "host_bytes");
+  ASSERT_GT(deviceBytes, 0) << manifest;
+  ASSERT_GT(hostBytes, 0) << manifest;
+
+  ASSERT_EQ(msamp_rt_set_backend("cuda"), MSAMP_RT_OK)
+      << msamp_rt_get_last_error_message();
+  msamp_session *session = nullptr;
+  ASSERT_EQ(msamp_session_open((dir + "/step").c_str(), &session), MSAMP_OK)
+      << msamp_last_error_message();
+  void *arena = msamp_rt_gpu_arena(deviceBytes);
+  void *host = msamp_rt_gpu_host_arena(hostBytes);
+  cudaPointerAttributes attributes{};
+  ASSERT_EQ(cudaPointerGetAttributes(&attributes, arena), cudaSuccess);
+  EXPECT_EQ(attributes.type, cudaMemoryTypeDevice);
+  ASSERT_EQ(cudaPointerGetAttributes(&attributes, host), cudaSuccess);
+  EXPECT_EQ(attributes.type, cudaMemoryTypeHost);
+  EXPECT_EQ(msamp_rt_get_last_error(), MSAMP_RT_OK);
+  msamp_session_close(session);
+  msamp_rt_set_backend("cpu");
+  std::string cleanup = "rm -rf '" + dir + "'";
+  (void)std::system(cleanup.c_str());
+}
+
+// A step whose device arena cannot fit in the free device memory is
+// refused at open, before anything is allocated, naming the arena, the
+// required and the free bytes (here manifest.json claims a 1 PiB arena).
+TEST(CudaCompiledStep, AnArenaThatDoesNotFitIsRefusedAtOpen) {
+  MSAMP_REQUIRE_CUDA_DEVICE();
+  MSAMP_REQUIRE_TOOLS();
+  MSAMP_REQUIRE_FILE(mlpModel());
+  const std::string dir = testDir("arena-too-big");
+  ASSERT_NO_FATAL_FAILURE(compileMlpForCuda(dir));
+  const std::string path = dir + "/step/manifest.json";
+  std::string manifest = readFile(path);
+  const size_t at = manifest.find("\"device_bytes\": ");
+  ASSERT_NE(at, std::string::npos) << manifest;
+  const size_t end = manifest.find(',', at);
+  manifest.replace(at, end - at, "\"device_bytes\": 1125899906842624");
+  std::ofstream(path) << manifest;
+
+  ASSERT_EQ(msamp_rt_set_backend("cuda"), MSAMP_RT_OK);
+  msamp_session *session = nullptr;
+  EXPECT_EQ(msamp_session_open((dir + "/step").c_str(), &session),
+            MSAMP_ERROR_OUT_OF_MEMORY);
+  const std::string message = msamp_last_error_message();
+  EXPECT_NE(message.find("the step's device arena (1125899906842624 bytes)"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("free of"), std::string::npos) << message;
+  msamp_session_close(session);
+  msamp_rt_set_backend("cpu");
+  std::string cleanup = "rm -rf '" + dir + "'";
+  (void)std::system(cleanup.c_str());
 }
 
 } // namespace

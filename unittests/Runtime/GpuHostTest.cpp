@@ -71,4 +71,26 @@ TEST(GpuHostDeathTest, AllocationWithoutTheBackendAborts) {
                "cuda backend first");
 }
 
+// The step's arenas (msamp-gpu-static-arena): the session's reservation
+// reports the missing backend; the step's own request cannot fail softly.
+TEST(GpuHost, ReservingArenasWithoutTheBackendRecordsWhy) {
+  msamp_rt_clear_error();
+  EXPECT_EQ(msamp_rt_gpu_reserve_arenas(1024, 256),
+            MSAMP_RT_ERROR_BACKEND_UNAVAILABLE);
+  EXPECT_NE(std::string(msamp_rt_get_last_error_message())
+                .find("msamp_rt_gpu_reserve_arenas"),
+            std::string::npos);
+  msamp_rt_clear_error();
+}
+
+TEST(GpuHostDeathTest, ArenaWithoutTheBackendAborts) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(msamp_rt_gpu_arena(4096),
+               "msamp: cannot allocate the 4096-byte device arena of a CUDA "
+               "step: .*select the cuda backend first");
+  EXPECT_DEATH(msamp_rt_gpu_host_arena(256),
+               "msamp: cannot allocate the 256-byte host arena of a CUDA "
+               "step: .*select the cuda backend first");
+}
+
 } // namespace

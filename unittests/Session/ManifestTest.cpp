@@ -150,6 +150,28 @@ TEST(ManifestTest, OptionalHostCpu) {
   expectInvalid(doc, expected);
 }
 
+TEST(ManifestTest, OptionalGpuArena) {
+  json doc = validManifest();
+  Manifest m;
+  ASSERT_FALSE(parseManifest(doc.dump(), "manifest.json", m));
+  EXPECT_FALSE(m.gpuArena.has_value());
+  doc["gpu_arena"] = {{"device_bytes", 335616}, {"host_bytes", 7936}};
+  ASSERT_FALSE(parseManifest(doc.dump(), "manifest.json", m));
+  ASSERT_TRUE(m.gpuArena.has_value());
+  EXPECT_EQ(m.gpuArena->deviceBytes, 335616);
+  EXPECT_EQ(m.gpuArena->hostBytes, 7936);
+
+  const char *expected = "\"gpu_arena\" must be";
+  doc["gpu_arena"]["host_bytes"] = -1;
+  expectInvalid(doc, expected);
+  doc["gpu_arena"] = {{"device_bytes", "big"}, {"host_bytes", 0}};
+  expectInvalid(doc, expected);
+  doc["gpu_arena"] = {{"device_bytes", 1}};
+  expectInvalid(doc, expected);
+  doc["gpu_arena"] = 12;
+  expectInvalid(doc, expected);
+}
+
 /// A CPU with AVX2 but no AVX-512.
 bool avx2Only(const std::string &name) { return name.rfind("avx512", 0) != 0; }
 

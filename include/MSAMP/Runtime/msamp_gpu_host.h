@@ -65,6 +65,19 @@ MSAMP_RT_EXPORT void *msamp_rt_gpu_aligned_alloc(size_t alignment,
                                                  size_t bytes);
 MSAMP_RT_EXPORT void msamp_rt_gpu_free(void *ptr);
 
+/* The step's static arenas (msamp-gpu-static-arena, RuntimeABI.md 13.2):
+ * the step calls each once at its entry with the size its buffer plan laid
+ * out and views every buffer at an offset of it. msamp_rt_gpu_arena is
+ * device memory (cudaMalloc), msamp_rt_gpu_host_arena pinned host memory
+ * (cudaMallocHost: the buffers the step's host code reads or writes, which
+ * kernels reach too). One of each per device, kept for the next step and
+ * grown (the old one freed after a stream synchronization) when a step asks
+ * for more. 256-byte aligned. A failure aborts, as msamp_rt_gpu_alloc's:
+ * the session reserves both at open (msamp_rt_gpu_reserve_arenas), where a
+ * failure is an error it reports. */
+MSAMP_RT_EXPORT void *msamp_rt_gpu_arena(int64_t bytes);
+MSAMP_RT_EXPORT void *msamp_rt_gpu_host_arena(int64_t bytes);
+
 /* Every wrapper a GPU-compiled step calls, as
  * X(upstream, symbol, RESULT, PARAM...): `upstream` is the function that
  * upstream MLIR's lowering declares (MLIR's CUDA runtime wrappers mgpu*, and
@@ -87,7 +100,9 @@ MSAMP_RT_EXPORT void msamp_rt_gpu_free(void *ptr);
   X(_mlir_memref_to_llvm_alloc, msamp_rt_gpu_alloc, void *, size_t)            \
   X(_mlir_memref_to_llvm_aligned_alloc, msamp_rt_gpu_aligned_alloc, void *,    \
     size_t, size_t)                                                            \
-  X(_mlir_memref_to_llvm_free, msamp_rt_gpu_free, void, void *)
+  X(_mlir_memref_to_llvm_free, msamp_rt_gpu_free, void, void *)                \
+  X(msamp_rt_gpu_arena, msamp_rt_gpu_arena, void *, int64_t)                   \
+  X(msamp_rt_gpu_host_arena, msamp_rt_gpu_host_arena, void *, int64_t)
 
 /* 1 when the GPU wrappers can run (the cuda backend was created). */
 MSAMP_RT_EXPORT int32_t msamp_rt_gpu_available(void);
@@ -105,6 +120,12 @@ MSAMP_RT_EXPORT msamp_rt_status msamp_rt_gpu_copy_buffers(
  * session's check that a GPU step's state fits before it allocates it. */
 MSAMP_RT_EXPORT msamp_rt_status msamp_rt_gpu_memory_info(size_t *free_bytes,
                                                          size_t *total_bytes);
+/* For the session: makes the device arena at least `device_bytes` and the
+ * pinned host arena at least `host_bytes` (what manifest.json's
+ * "gpu_arena" records), so that the step's own calls find them; the
+ * status (MSAMP_RT_ERROR_OUT_OF_MEMORY when CUDA cannot allocate them). */
+MSAMP_RT_EXPORT msamp_rt_status msamp_rt_gpu_reserve_arenas(size_t device_bytes,
+                                                            size_t host_bytes);
 MSAMP_RT_EXPORT msamp_rt_status msamp_rt_gpu_find_all_ones(
     const void *const *data, const int64_t *counts, const int32_t *widths,
     const uint64_t *masks, int64_t n, int64_t *first);

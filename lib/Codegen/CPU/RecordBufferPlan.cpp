@@ -12,8 +12,6 @@
 #include "MSAMP/Codegen/CPU/Passes.h"
 #include "MSAMP/TrainStep/TrainStep.h"
 
-#include "mlir/IR/Builders.h"
-
 namespace mlir::msamp {
 #define GEN_PASS_DEF_MSAMPBUFFERPLAN
 #include "MSAMP/Codegen/CPU/Passes.h.inc"
@@ -33,23 +31,14 @@ struct MSAMPBufferPlanPass
     FailureOr<BufferPlan> plan = BufferPlan::compute(step);
     if (failed(plan))
       return signalPassFailure();
-    Builder b(module.getContext());
-    Location at =
-        plan->getPeakOp() ? plan->getPeakOp()->getLoc() : step.getLoc();
-    module->setAttr(
-        kBufferPlanAttr,
-        b.getDictionaryAttr({
-            b.getNamedAttr(kPlanPeakBytes,
-                           b.getI64IntegerAttr(plan->getPeakBytes())),
-            b.getNamedAttr(kPlanSessionBytes,
-                           b.getI64IntegerAttr(plan->getArgumentBytes())),
-            b.getNamedAttr(kPlanStepBytes,
-                           b.getI64IntegerAttr(plan->getPeakStepBytes())),
-            b.getNamedAttr(kPlanBuffers,
-                           b.getI64IntegerAttr(static_cast<int64_t>(
-                               plan->getBuffers().size()))),
-            b.getNamedAttr(kPlanAt, at),
-        }));
+    // What one static arena of the step would need (the GPU pipeline
+    // places its buffers so; here the heap frees them at the deallocs).
+    plan->placeInArena(
+        [](const PlannedBuffer &buffer) {
+          return BufferPlan::isPlaceable(buffer) ? 0 : -1;
+        },
+        /*numRegions=*/1, kArenaAlignment);
+    plan->record(module, step, /*runsFromArenas=*/false);
     markAllAnalysesPreserved();
   }
 };

@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "MSAMP/Codegen/BufferPlanAttr.h"
 #include "MSAMP/Codegen/GPU/CostModel.h"
 #include "MSAMP/Codegen/GPU/Passes.h"
 #include "MSAMP/TrainStep/TrainStep.h"
@@ -130,8 +131,9 @@ struct CostReportPass : msamp::impl::MSAMPGPUCostReportBase<CostReportPass> {
           launches.push_back(std::move(e));
           return;
         }
-        // Every step buffer is managed memory (msamp_rt_gpu_alloc; from
-        // the runtime's per-size cache after the first step).
+        // A buffer msamp-gpu-static-arena left to the allocator is managed
+        // memory (msamp_rt_gpu_alloc; from the runtime's per-size cache
+        // after the first step).
         if (isa<memref::AllocOp>(op)) {
           ++managedAllocations;
           return;
@@ -143,7 +145,9 @@ struct CostReportPass : msamp::impl::MSAMPGPUCostReportBase<CostReportPass> {
           return;
         }
         auto call = dyn_cast<func::CallOp>(op);
-        if (!call || !call.getCallee().starts_with("msamp_rt_"))
+        // The arenas' bases (msamp-gpu-static-arena) are no library work.
+        if (!call || !call.getCallee().starts_with("msamp_rt_") ||
+            call.getCallee().starts_with("msamp_rt_gpu_"))
           return;
         bool isGemm = false;
         FailureOr<OpCost> cost = libraryCallCost(call, isGemm);
@@ -209,6 +213,16 @@ struct CostReportPass : msamp::impl::MSAMPGPUCostReportBase<CostReportPass> {
     os << "  \"library_calls\": " << calls.size() << ",\n";
     os << "  \"host_syncs\": " << hostSyncs << ",\n";
     os << "  \"managed_allocations\": " << managedAllocations << ",\n";
+    // The static arenas the step's buffers are views of.
+    auto plan = module->getAttrOfType<DictionaryAttr>(kBufferPlanAttr);
+    os << "  \"arena_bytes\": " << getInt(plan, kPlanArenaBytes) << ",\n";
+    os << "  \"arena_peak_bytes\": " << getInt(plan, kPlanArenaPeakBytes)
+       << ",\n";
+    os << "  \"arena_buffers\": " << getInt(plan, kPlanArenaBuffers) << ",\n";
+    os << "  \"host_arena_bytes\": " << getInt(plan, kPlanHostArenaBytes)
+       << ",\n";
+    os << "  \"host_arena_buffers\": " << getInt(plan, kPlanHostArenaBuffers)
+       << ",\n";
     os << "  \"flops\": " << flops << ",\n";
     os << "  \"bytes\": " << bytes << ",\n";
     os << "  \"predicted_ms\": " << formatDouble(predicted * 1e3) << ",\n";

@@ -29,6 +29,8 @@ llvm::ArrayRef<GPUHostSymbol> mlir::msamp::getGPUHostSymbols() {
 
 llvm::Error mlir::msamp::renameGPUHostCalls(llvm::Module &module) {
   for (const GPUHostSymbol &symbol : kGPUHostSymbols) {
+    if (symbol.upstream == symbol.name)
+      continue; // the runtime's own name already (the arenas)
     llvm::Function *function = module.getFunction(symbol.upstream);
     if (!function)
       continue;

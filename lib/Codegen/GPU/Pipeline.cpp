@@ -30,10 +30,12 @@
 //     (mgpu*, _mlir_memref_to_llvm_*) to the runtime's wrappers after
 //     translation (GPURuntimeSymbols.h).
 //
-// Buffers: every buffer a kernel touches is CUDA managed memory (the step's
-// temporaries through msamp_rt_gpu_alloc, the session's state and inputs
-// allocated the same way for a GPU step), so kernels, host code and the
-// runtime's CUDA backend (which uses managed pointers in place) share them.
+// Buffers: the step's temporaries are views of a static device arena and,
+// where host code touches them, a pinned host arena, laid out by the buffer
+// plan (msamp-gpu-static-arena, after step 2's tiling, so host emulation
+// runs the same layout); the session's state and inputs are CUDA managed
+// memory, which kernels, host code and the runtime's CUDA backend (device
+// and managed pointers in place) all reach.
 //
 //===----------------------------------------------------------------------===//
 
@@ -95,6 +97,7 @@ void mlir::msamp::buildLowerToGPUPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createMSAMPGPURegisterAccumulators());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addNestedPass<func::FuncOp>(createMSAMPGPUTileParallelLoops(tile));
+  pm.addPass(createMSAMPGPUStaticArena({options.hostEmulation}));
   if (options.hostEmulation) {
     // Test aid: the same buffers, kernels bodies and launch geometry, run
     // by the host (scf.parallel lowers to loops).

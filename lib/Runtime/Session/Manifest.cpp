@@ -396,6 +396,21 @@ Error parseManifest(const std::string &text, const std::string &source,
                   "[names]}");
     m.hostCpu = std::move(hostCpu);
   }
+  auto arena = doc.find("gpu_arena");
+  if (arena != doc.end()) {
+    auto bytesOf = [&](const char *key) -> int64_t {
+      if (!arena->is_object())
+        return -1;
+      auto it = arena->find(key);
+      return it != arena->end() && it->is_number_integer() ? it->get<int64_t>()
+                                                           : -1;
+    };
+    Manifest::GpuArena gpuArena{bytesOf("device_bytes"), bytesOf("host_bytes")};
+    if (gpuArena.deviceBytes < 0 || gpuArena.hostBytes < 0)
+      return fail("\"gpu_arena\" must be {\"device_bytes\": N >= 0, "
+                  "\"host_bytes\": M >= 0}");
+    m.gpuArena = gpuArena;
+  }
   out = std::move(m);
   return Error::success();
 }

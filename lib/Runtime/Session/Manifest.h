@@ -97,6 +97,15 @@ struct Manifest {
     std::vector<std::string> features;
   };
   std::optional<HostCpu> hostCpu;
+  /// Optional "gpu_arena": {"device_bytes": N, "host_bytes": M}: a step
+  /// compiled with --target cuda views its buffers in a device arena of N
+  /// bytes and a pinned host arena of M (msamp-gpu-static-arena); the
+  /// session counts N in its memory check and reserves both at open.
+  struct GpuArena {
+    int64_t deviceBytes = 0;
+    int64_t hostBytes = 0;
+  };
+  std::optional<GpuArena> gpuArena;
 };
 
 /// Parses "normal(0,0.02)", "zeros", "ones", "from_param".

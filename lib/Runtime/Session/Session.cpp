@@ -260,26 +260,38 @@ Error Session::open(const std::string &dir, std::unique_ptr<Session> &out) {
   }
   if (memory == BufferMemory::Managed) {
     // Managed memory can be asked for beyond what the card has free, which
-    // can stall the whole GPU rather than fail: the state, its device copy
-    // and the inputs must fit in the free device memory (the step's own
-    // buffers come on top).
+    // can stall the whole GPU rather than fail: the state, its device copy,
+    // the inputs and the step's device arena (its buffers, laid out by the
+    // compiler: manifest.json's "gpu_arena") must fit in the free device
+    // memory before anything is allocated.
     uint64_t required = 2 * stateBytes;
     for (const TensorSpec &spec : m.inputs)
       required += static_cast<uint64_t>(spec.numBytes);
+    const uint64_t arenaBytes =
+        m.gpuArena ? static_cast<uint64_t>(m.gpuArena->deviceBytes) : 0;
+    required += arenaBytes;
     size_t freeBytes = 0, totalBytes = 0;
     if (msamp_rt_gpu_memory_info(&freeBytes, &totalBytes) != MSAMP_RT_OK)
       return runtimeFailure(dir + ": reading the GPU's free memory");
     if (required > freeBytes)
       return Error(MSAMP_ERROR_OUT_OF_MEMORY,
                    dir +
-                       ": the state, its copy (to undo a refused step) "
-                       "and the inputs need " +
+                       ": the state, its copy (to undo a refused step), "
+                       "the inputs and the step's device arena (" +
+                       std::to_string(arenaBytes) + " bytes) need " +
                        std::to_string(required) + " bytes (" +
                        std::to_string(required >> 20) +
                        " MiB) of GPU "
                        "memory, but the GPU has " +
-                       std::to_string(freeBytes >> 20) + " MiB free of " +
+                       std::to_string(freeBytes) + " bytes (" +
+                       std::to_string(freeBytes >> 20) + " MiB) free of " +
                        std::to_string(totalBytes >> 20) + " MiB");
+    // Once, here: every step reuses them (msamp_rt_gpu_arena).
+    if (m.gpuArena &&
+        msamp_rt_gpu_reserve_arenas(
+            static_cast<size_t>(m.gpuArena->deviceBytes),
+            static_cast<size_t>(m.gpuArena->hostBytes)) != MSAMP_RT_OK)
+      return runtimeFailure(dir + ": allocating the step's GPU arenas");
   }
   s->memory_ = memory;
   if (memory == BufferMemory::Managed)

@@ -20,10 +20,13 @@
 // placed (before the host's store of the loss's initial value, before its
 // copy after the loss kernel) and one per runtime call (the CUDA backend's
 // Staging::finish; the SGD update two more, reading step and lr back):
-// 2 + 3 + 2. Managed allocations: the step's 15 memref.allocs
-// (the GEMM's 8x64 output, the 8 row sums, the loss, the all-reduced 300x64
-// gradient, the new step, and ten 0-d copies of the constant 1.0 that the
-// runtime calls take as scales).
+// 2 + 3 + 2. Managed allocations: none. The step's 15 buffers are views
+// of the static arenas (msamp-gpu-static-arena): 3 in the device arena
+// (the GEMM's 8x64 output, the 8 row sums, the all-reduced 300x64
+// gradient, whose 76,800 bytes reuse the other two's, dead by then), 12 in
+// the pinned host arena in 7 slots of 256 bytes (the loss and the new
+// step, which host code reads or writes, and ten 0-d copies of the
+// constant 1.0 that the runtime calls take as scales).
 // check_gpu_cost.py recomputes every time and total from the entries.
 //
 // RUN: msamp-opt %s --msamp-lower-to-gpu="cost-report=%t.json" -o %t.mlir
@@ -52,7 +55,12 @@
 // CHECK-NEXT: "distinct_kernels": 3,
 // CHECK-NEXT: "library_calls": 3,
 // CHECK-NEXT: "host_syncs": 7,
-// CHECK-NEXT: "managed_allocations": 15,
+// CHECK-NEXT: "managed_allocations": 0,
+// CHECK-NEXT: "arena_bytes": 76800,
+// CHECK-NEXT: "arena_peak_bytes": 76800,
+// CHECK-NEXT: "arena_buffers": 3,
+// CHECK-NEXT: "host_arena_bytes": 1792,
+// CHECK-NEXT: "host_arena_buffers": 12,
 // CHECK-NEXT: "flops": 462344,
 // CHECK-NEXT: "bytes": 474684,
 // CHECK-NEXT: "predicted_ms": 0.0241771,

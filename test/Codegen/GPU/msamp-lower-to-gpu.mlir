@@ -1,9 +1,10 @@
 // --msamp-lower-to-gpu on a small step: a GEMM and the optimizer stay
 // runtime calls; the fill and the fused relu+exp+row-sum become kernels (one gpu.binary each, PTX for sm_90 / +ptx80 or sm_89 /
 // +ptx81); the full reduction to the 0-d loss is a kernel of partial sums
-// and an atomic add; the host's
-// buffers come from the generic allocation functions, which msamp-compile
-// renames to the runtime's managed-memory wrappers.
+// and an atomic add; every buffer of the step is a view of the static
+// device arena or, where host code touches it (the 0-d loss), of the
+// pinned host arena, both taken once at the step's entry: nothing is
+// allocated or freed inside the step.
 // RUN: msamp-opt %s --msamp-lower-to-gpu | FileCheck %s
 // RUN: msamp-opt %s --msamp-lower-to-gpu="chip=sm_89" | FileCheck %s --check-prefix=SM89
 // RUN: msamp-opt %s --msamp-lower-to-gpu --mlir-print-ir-after=gpu-kernel-outlining -o /dev/null 2>&1 | FileCheck %s --check-prefix=OUTLINED
@@ -43,7 +44,10 @@
 // NVVM: llvm.fadd
 
 // CHECK-LABEL: llvm.func @train_step(
-// CHECK: llvm.call @_mlir_memref_to_llvm_alloc(
+// CHECK-NOT: _mlir_memref_to_llvm_alloc
+// CHECK: %[[DEV:.+]] = llvm.call @msamp_rt_gpu_arena(
+// CHECK: %[[HOST:.+]] = llvm.call @msamp_rt_gpu_host_arena(
+// CHECK-NOT: _mlir_memref_to_llvm_alloc
 // CHECK: llvm.call @msamp_rt_gemm(
 // Launches are asynchronous on one stream (msamp-gpu-async-launches): the
 // first two kernels back to back, one wait before the host stores the
@@ -54,7 +58,8 @@
 // CHECK: gpu.launch_func <%[[S]] : !llvm.ptr> @train_step_kernel_0::@train_step_kernel
 // CHECK-NOT: gpu.launch_func
 // CHECK: llvm.call @mgpuStreamSynchronize(%[[S]])
-// CHECK: llvm.store
+// The loss's initial value, stored by host code into the host arena.
+// CHECK: llvm.store %{{.+}}, %[[HOST]] : f32, !llvm.ptr
 // CHECK: %[[S1:.+]] = llvm.call @mgpuStreamCreate()
 // CHECK: gpu.launch_func <%[[S1]] : !llvm.ptr> @train_step_kernel_1::@train_step_kernel
 // CHECK-NOT: gpu.launch_func
@@ -65,7 +70,8 @@
 // CHECK-NOT: gpu.launch_func
 // CHECK: llvm.call @msamp_rt_sgd_update(
 // CHECK-NOT: gpu.launch_func
-// CHECK: llvm.call @_mlir_memref_to_llvm_free(
+// CHECK-NOT: _mlir_memref_to_llvm_free
+// CHECK: llvm.return
 // CHECK-COUNT-3: gpu.binary @train_step_kernel{{(_[0-9]+)?}} [#gpu.object<#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">, properties = {{.*}}, assembly = "{{.*}}.version 8.0\0A.target sm_90\0A
 // CHECK-NOT: gpu.binary
 // CHECK: llvm.func @msamp_train_step_packed(

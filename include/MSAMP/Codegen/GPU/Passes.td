@@ -195,6 +195,50 @@ def MSAMPGPUTileParallelLoops
                            "::mlir::arith::ArithDialect"];
 }
 
+def MSAMPGPUStaticArena : Pass<"msamp-gpu-static-arena", "::mlir::ModuleOp"> {
+  let summary = "the train step's buffers as views into a static device arena";
+  let description = [{
+    After msamp-gpu-tile-parallel-loops (every kernel-to-be is an
+    scf.parallel nest; the rest of the step is host code): computes the
+    step's static buffer plan (include/MSAMP/Codegen/BufferPlan.h) and
+    places every buffer whose uses it can follow in one of two arenas:
+
+    - the device arena: buffers that only kernels (uses inside an
+      scf.parallel), runtime calls (`msamp_rt_*`, which the CUDA backend
+      runs on device pointers in place) and deallocs touch;
+    - the host arena: buffers host code reads or writes (the 0-d
+      arithmetic between kernels). On a GPU it is pinned host memory,
+      which kernels reach too.
+
+    Each arena is laid out by lifetime (alloc to last use) at 256-byte
+    aligned offsets (ArenaLayout.h); each `memref.alloc` becomes a
+    `memref.view` of its arena's base at its offset and every dealloc of it
+    disappears. The bases are taken once at the step's entry: by default
+    from the runtime, `msamp_rt_gpu_arena(bytes)` (device memory,
+    cudaMalloc) and `msamp_rt_gpu_host_arena(bytes)` (cudaMallocHost),
+    which the session reserves at open and every step reuses; with
+    `host-memory` (host emulation) as two `memref.alloc`s of the step,
+    freed at its end. Buffers that escape the plan (through a loop's or
+    an if's results, a select) or whose alloc runs more than once (in a
+    loop) keep their alloc. Records the plan with both arenas' sizes as
+    `msamp.buffer_plan` (msamp-compile's memory report and manifest).
+  }];
+  let options = [
+    Option<"hostMemory", "host-memory", "bool", /*default=*/"false",
+           "allocate the arenas in the step (host emulation) instead of "
+           "asking the runtime for the device and pinned arenas">
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::LLVM::LLVMDialect",
+                           "::mlir::memref::MemRefDialect"];
+  let statistics = [
+    Statistic<"numDevice", "device-buffers", "buffers in the device arena">,
+    Statistic<"numHost", "host-buffers", "buffers in the host arena">,
+    Statistic<"numKept", "kept-buffers", "buffers left to the allocator">
+  ];
+}
+
 def MSAMPGPUDedupeKernels
     : Pass<"msamp-gpu-dedupe-kernels", "::mlir::ModuleOp"> {
   let summary = "one gpu.module per structurally identical kernel";

@@ -25,6 +25,9 @@
 //    of the step, the session and the backend (which uses managed pointers
 //    in place, 10.2) all reach them. Freed buffers are kept in a per-size
 //    cache: a training step frees and allocates the same sizes every time.
+//  * A step's static arenas (arena): one cudaMalloc'd and one
+//    cudaMallocHost'd block per device, which the step views its buffers
+//    in; the session reserves them at open, every step reuses them.
 //  * For the session: its per-step copy and non-finite check of the state
 //    run on the device (copyBuffers, findAllOnes with gpu/state_scan.cu),
 //    so the managed state never migrates to the host; memoryInfo lets it
@@ -341,11 +344,62 @@ msamp_rt_status memoryInfo(size_t *freeBytes, size_t *totalBytes) {
       });
 }
 
+/// A step's static arenas (msamp-gpu-static-arena): per device, one of
+/// device memory and one of pinned host memory, kept for every later step.
+struct Arenas {
+  struct Arena {
+    void *ptr = nullptr;
+    size_t bytes = 0;
+  };
+  std::mutex lock;
+  std::map<std::pair<int, int32_t>, Arena> byDeviceAndKind;
+};
+
+Arenas &arenas() {
+  static auto *a = new Arenas; // never destroyed: used until exit
+  return *a;
+}
+
+msamp_rt_status arena(int32_t kind, size_t bytes, void **ptr) {
+  const bool device = kind == 0;
+  return withActiveBackend(
+      device ? "msamp_rt_gpu_arena" : "msamp_rt_gpu_host_arena",
+      [&](const DeviceContext &ctx) {
+        Arenas &all = arenas();
+        std::lock_guard<std::mutex> guard(all.lock);
+        Arenas::Arena &a = all.byDeviceAndKind[{ctx.device, kind}];
+        if (a.ptr && a.bytes >= bytes) {
+          *ptr = a.ptr;
+          return MSAMP_RT_OK;
+        }
+        if (a.ptr) {
+          // Kernels and calls still queued may use the old one.
+          MSAMP_CUDA_TRY(cudaStreamSynchronize(ctx.stream));
+          if (device)
+            cudaFree(a.ptr);
+          else
+            cudaFreeHost(a.ptr);
+          a = Arenas::Arena();
+        }
+        const size_t size = bytes ? bytes : 256; // a distinct pointer
+        if (device)
+          MSAMP_CUDA_TRY_CTX(cudaMalloc(&a.ptr, size),
+                             "the step's device arena, %zu bytes, device %d",
+                             size, ctx.device);
+        else
+          MSAMP_CUDA_TRY_CTX(cudaMallocHost(&a.ptr, size),
+                             "the step's pinned host arena, %zu bytes", size);
+        a.bytes = size;
+        *ptr = a.ptr;
+        return MSAMP_RT_OK;
+      });
+}
+
 const GpuHostTable theTable = {
     kGpuHostVersion, moduleLoad,        moduleGetFunction,
     stream,          streamSynchronize, launchKernel,
     alloc,           release,           copyBuffers,
-    findAllOnes,     memoryInfo};
+    findAllOnes,     memoryInfo,        arena};
 
 } // namespace
 } // namespace msamp::runtime::cuda

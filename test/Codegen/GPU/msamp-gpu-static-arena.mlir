@@ -1,0 +1,142 @@
+// RUN: msamp-opt %s --split-input-file --msamp-gpu-static-arena | FileCheck %s
+// RUN: msamp-opt %s --split-input-file --msamp-gpu-static-arena=host-memory=true | FileCheck %s --check-prefix=HOST
+
+// Device arena: %a (4 KiB) and %b (1 KiB), which only a kernel-to-be (an
+// scf.parallel) and a runtime call touch; %b is allocated after %a's last
+// use, so it reuses %a's bytes: 4096 bytes. Host arena: the 0-d %s, which
+// host code stores to (the kernels read it too). %kept escapes into a
+// select and keeps its alloc and dealloc; every other dealloc goes. (A
+// buffer only ever stored to is erased first, as the canonicalizer would.)
+// CHECK-LABEL: module attributes {msamp.buffer_plan = {arena_buffers = 2 : i64, arena_bytes = 4096 : i64, arena_peak_bytes = 4096 : i64, {{.*}}host_arena_buffers = 1 : i64, host_arena_bytes = 256 : i64
+// CHECK: func.func private @msamp_rt_gpu_host_arena(i64) -> !llvm.ptr
+// CHECK: func.func private @msamp_rt_gpu_arena(i64) -> !llvm.ptr
+// CHECK-LABEL: func.func @train_step(
+// CHECK: %[[DEVBYTES:.+]] = arith.constant 4096 : i64
+// CHECK: %[[DEVPTR:.+]] = call @msamp_rt_gpu_arena(%[[DEVBYTES]]) : (i64) -> !llvm.ptr
+// CHECK: %[[DEV:.+]] = builtin.unrealized_conversion_cast %{{.+}} : !llvm.struct<(ptr, ptr, i64, array<1 x i64>, array<1 x i64>)> to memref<4096xi8>
+// CHECK: %[[HOSTBYTES:.+]] = arith.constant 256 : i64
+// CHECK: call @msamp_rt_gpu_host_arena(%[[HOSTBYTES]])
+// CHECK: %[[HARENA:.+]] = builtin.unrealized_conversion_cast %{{.+}} to memref<256xi8>
+// CHECK: %[[S:.+]] = memref.view %[[HARENA]][%{{.+}}][] : memref<256xi8> to memref<f32>
+// CHECK: memref.store %{{.+}}, %[[S]][]
+// CHECK: %[[A:.+]] = memref.view %[[DEV]][%{{.+}}][] : memref<4096xi8> to memref<1024xf32>
+// CHECK: scf.parallel
+// CHECK: memref.store %{{.+}}, %[[A]]
+// CHECK: call @msamp_rt_amax(
+// CHECK: %[[B:.+]] = memref.view %[[DEV]][%{{.+}}][] : memref<4096xi8> to memref<256xf32>
+// CHECK: %[[KEPT:.+]] = memref.alloc() : memref<f32>
+// CHECK-NOT: memref.dealloc %[[A]]
+// CHECK-NOT: memref.dealloc %[[B]]
+// CHECK-NOT: memref.dealloc %[[S]]
+// CHECK: memref.dealloc %[[KEPT]]
+// CHECK-NEXT: return
+
+// In host emulation the arenas are two buffers of the step, freed at its
+// return.
+// HOST-LABEL: func.func @train_step(
+// HOST: %[[DEV:.+]] = memref.alloc() {alignment = 256 : i64} : memref<4096xi8>
+// HOST: %[[HARENA:.+]] = memref.alloc() {alignment = 256 : i64} : memref<256xi8>
+// HOST: memref.view %[[HARENA]]
+// HOST: memref.view %[[DEV]]
+// HOST: memref.dealloc %[[DEV]] : memref<4096xi8>
+// HOST-NEXT: memref.dealloc %[[HARENA]] : memref<256xi8>
+// HOST-NEXT: return
+module {
+  func.func private @msamp_rt_amax(memref<*xi8>, memref<*xi8>, i32)
+  func.func @train_step(%x: memref<1024xf32>, %cond: i1, %out: memref<f32>)
+      attributes {msamp.kind = "train_step"} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c256 = arith.constant 256 : index
+    %c1024 = arith.constant 1024 : index
+    %i0 = arith.constant 0 : i32
+    %f = arith.constant 2.0 : f32
+    %s = memref.alloc() : memref<f32>
+    memref.store %f, %s[] : memref<f32>
+    %a = memref.alloc() : memref<1024xf32>
+    scf.parallel (%i) = (%c0) to (%c1024) step (%c1) {
+      %v = memref.load %x[%i] : memref<1024xf32>
+      %k = memref.load %s[] : memref<f32>
+      %w = arith.mulf %v, %k : f32
+      memref.store %w, %a[%i] : memref<1024xf32>
+      scf.reduce
+    }
+    %ca = memref.cast %a : memref<1024xf32> to memref<*xf32>
+    %ua = builtin.unrealized_conversion_cast %ca : memref<*xf32> to memref<*xi8>
+    %co = memref.cast %out : memref<f32> to memref<*xf32>
+    %uo = builtin.unrealized_conversion_cast %co : memref<*xf32> to memref<*xi8>
+    func.call @msamp_rt_amax(%ua, %uo, %i0) : (memref<*xi8>, memref<*xi8>, i32) -> ()
+    %b = memref.alloc() : memref<256xf32>
+    scf.parallel (%i) = (%c0) to (%c256) step (%c1) {
+      memref.store %f, %b[%i] : memref<256xf32>
+      scf.reduce
+    }
+    %cb = memref.cast %b : memref<256xf32> to memref<*xf32>
+    %ub = builtin.unrealized_conversion_cast %cb : memref<*xf32> to memref<*xi8>
+    func.call @msamp_rt_amax(%ub, %uo, %i0) : (memref<*xi8>, memref<*xi8>, i32) -> ()
+    %kept = memref.alloc() : memref<f32>
+    %pick = arith.select %cond, %kept, %out : memref<f32>
+    memref.store %f, %pick[] : memref<f32>
+    memref.dealloc %s : memref<f32>
+    memref.dealloc %a : memref<1024xf32>
+    memref.dealloc %b : memref<256xf32>
+    memref.dealloc %kept : memref<f32>
+    return
+  }
+}
+
+// -----
+
+// A buffer only ever written (a fill nothing reads) is erased with its
+// stores, as the canonicalizer does, instead of taking arena bytes.
+// CHECK-LABEL: module attributes {msamp.buffer_plan = {arena_buffers = 0 : i64, arena_bytes = 0 : i64
+// CHECK-LABEL: func.func @train_step(
+// CHECK-NOT: msamp_rt_gpu_arena
+// CHECK-NOT: memref.alloc
+// CHECK-NOT: memref.view
+// CHECK: return
+module {
+  func.func @train_step() attributes {msamp.kind = "train_step"} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c8 = arith.constant 8 : index
+    %f = arith.constant 0.0 : f32
+    %dead = memref.alloc() : memref<8xf32>
+    scf.parallel (%i) = (%c0) to (%c8) step (%c1) {
+      memref.store %f, %dead[%i] : memref<8xf32>
+      scf.reduce
+    }
+    memref.dealloc %dead : memref<8xf32>
+    return
+  }
+}
+
+// -----
+
+// A buffer a function of the module receives (which could free it) keeps
+// its alloc; the other goes into the arena.
+// CHECK-LABEL: module attributes {msamp.buffer_plan = {arena_buffers = 1 : i64
+// CHECK-LABEL: func.func @train_step(
+// CHECK: %[[KEPT:.+]] = memref.alloc() : memref<8xf32>
+// CHECK: call @helper(%[[KEPT]])
+// CHECK: memref.dealloc %[[KEPT]]
+module {
+  func.func private @msamp_rt_amax(memref<*xi8>, memref<*xi8>, i32)
+  func.func private @helper(%b: memref<8xf32>) {
+    return
+  }
+  func.func @train_step(%out: memref<f32>) attributes {msamp.kind = "train_step"} {
+    %i0 = arith.constant 0 : i32
+    %kept = memref.alloc() : memref<8xf32>
+    func.call @helper(%kept) : (memref<8xf32>) -> ()
+    %placed = memref.alloc() : memref<8xf32>
+    %c = memref.cast %placed : memref<8xf32> to memref<*xf32>
+    %u = builtin.unrealized_conversion_cast %c : memref<*xf32> to memref<*xi8>
+    %co = memref.cast %out : memref<f32> to memref<*xf32>
+    %uo = builtin.unrealized_conversion_cast %co : memref<*xf32> to memref<*xi8>
+    func.call @msamp_rt_amax(%u, %uo, %i0) : (memref<*xi8>, memref<*xi8>, i32) -> ()
+    memref.dealloc %kept : memref<8xf32>
+    memref.dealloc %placed : memref<8xf32>
+    return
+  }
+}
