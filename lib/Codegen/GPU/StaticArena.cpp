@@ -13,6 +13,7 @@
 #include "MSAMP/Codegen/GPU/Passes.h"
 #include "MSAMP/TrainStep/TrainStep.h"
 
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/SymbolTable.h"
@@ -37,14 +38,16 @@ constexpr StringLiteral kArenaFunctions[kNumArenas] = {
     "msamp_rt_gpu_arena", "msamp_rt_gpu_host_arena"};
 
 /// Whether only the device touches `value` and its views: kernels (uses
-/// inside an scf.parallel, which becomes a gpu.launch), runtime calls (the
+/// inside an scf.parallel, which becomes a gpu.launch, or inside a
+/// gpu.launch already made, msamp-gpu-row-reductions), runtime calls (the
 /// CUDA backend uses device pointers in place, RuntimeABI.md 10.2) and
 /// deallocs. Any other use is host code.
 bool onlyDeviceUses(Value value) {
   for (OpOperand &use : value.getUses()) {
     Operation *user = use.getOwner();
     if (isa<memref::DeallocOp>(user) ||
-        user->getParentOfType<scf::ParallelOp>())
+        user->getParentOfType<scf::ParallelOp>() ||
+        user->getParentOfType<gpu::LaunchOp>())
       continue;
     if (auto call = dyn_cast<func::CallOp>(user)) {
       if (call.getCallee().starts_with("msamp_rt_"))
