@@ -65,9 +65,9 @@ def MSAMPSplitColumnReductions
     are split into C chunks of S = R / C (C divides R): stage 1, a generic
     over (c, the original dimensions with the rows replaced by S), reduces
     each chunk into a fresh `[C, output...]` buffer of partials
-    (memref.alloc filled with the combiner's neutral element, -0.0 for
-    addf, -inf/+inf for max/min), its inputs viewed `[.., C, S, ..]` by
-    memref.expand_shape; stage 2, a generic over the original dimensions
+    (memref.alloc, not filled: at a chunk's first row the body yields the
+    row's term instead of combining it), its inputs viewed `[.., C, S, ..]`
+    by memref.expand_shape; stage 2, a generic over the original dimensions
     with the rows replaced by c, combines the C partials into the original
     accumulator, in chunk order, so its initial value is kept. C is the
     smallest divisor of R with C >= max(ceil(threads / P), ceil(sqrt R))

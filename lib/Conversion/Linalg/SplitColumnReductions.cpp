@@ -63,16 +63,11 @@ struct Plan {
   SmallVector<Operation *> combiners; // per init: its combine(acc, term)
 };
 
-/// The value a combiner leaves unchanged: -0.0 for addf (+0.0 would turn
-/// a sum of -0.0 into +0.0), -inf for max, +inf for min.
-std::optional<double> neutralElement(Operation *combiner) {
-  if (isa<arith::AddFOp>(combiner))
-    return -0.0;
-  if (isa<arith::MaximumFOp, arith::MaxNumFOp>(combiner))
-    return -std::numeric_limits<double>::infinity();
-  if (isa<arith::MinimumFOp, arith::MinNumFOp>(combiner))
-    return std::numeric_limits<double>::infinity();
-  return std::nullopt;
+/// The combiners whose fold may be split into chunks: associative (max and
+/// min exactly, addf up to rounding) and commutative.
+bool isSplittable(Operation *combiner) {
+  return isa<arith::AddFOp, arith::MaximumFOp, arith::MaxNumFOp,
+             arith::MinimumFOp, arith::MinNumFOp>(combiner);
 }
 
 /// C: the smallest divisor of `rows` that gives the kernels enough threads
@@ -168,9 +163,8 @@ std::optional<Plan> analyze(linalg::LinalgOp op, const Limits &limits) {
     BlockArgument acc = op.getMatchingBlockArgument(&init);
     unsigned result = init.getOperandNumber() - op.getNumDpsInputs();
     Operation *combiner = yield.getOperand(result).getDefiningOp();
-    if (!combiner || combiner->getBlock() != body ||
-        !neutralElement(combiner) || !acc.hasOneUse() ||
-        !combiner->getResult(0).hasOneUse() ||
+    if (!combiner || combiner->getBlock() != body || !isSplittable(combiner) ||
+        !acc.hasOneUse() || !combiner->getResult(0).hasOneUse() ||
         combiner->getOperand(0) == combiner->getOperand(1) ||
         (combiner->getOperand(0) != acc && combiner->getOperand(1) != acc))
       return std::nullopt;
@@ -234,23 +228,17 @@ void split(IRRewriter &rewriter, linalg::GenericOp op, const Plan &plan) {
     stageOneMaps.push_back(stageOneMap(map, plan.rowDim, ctx));
   }
 
-  // The partials, [C, init shape...], each filled with its neutral element.
+  // The partials, [C, init shape...], not initialized: stage 1 starts each
+  // chunk from its first row's term (below), so no fill kernel is needed.
   SmallVector<Value> partials;
   SmallVector<AffineMap> partialMaps; // in stage 1's dimensions
-  for (auto [init, combiner] :
-       llvm::zip_equal(op.getDpsInitsMutable(), plan.combiners)) {
+  for (OpOperand &init : op.getDpsInitsMutable()) {
     auto type = cast<MemRefType>(init.get().getType());
     SmallVector<int64_t> shape{plan.chunks};
     llvm::append_range(shape, type.getShape());
-    auto partial = memref::AllocOp::create(
+    partials.push_back(memref::AllocOp::create(
         rewriter, loc, MemRefType::get(shape, type.getElementType()),
-        ValueRange{}, rewriter.getI64IntegerAttr(64));
-    Value neutral = arith::ConstantOp::create(
-        rewriter, loc,
-        rewriter.getFloatAttr(type.getElementType(),
-                              *neutralElement(combiner)));
-    linalg::FillOp::create(rewriter, loc, neutral, partial.getResult());
-    partials.push_back(partial);
+        ValueRange{}, rewriter.getI64IntegerAttr(64)));
     AffineMap map = op.getMatchingIndexingMap(&init);
     SmallVector<AffineExpr> results{getAffineDimExpr(0, ctx)};
     for (AffineExpr expr : map.getResults())
@@ -271,6 +259,28 @@ void split(IRRewriter &rewriter, linalg::GenericOp op, const Plan &plan) {
                                 stageOneMaps, stageOneIterators);
   rewriter.cloneRegionBefore(op.getRegion(), stageOne.getRegion(),
                              stageOne.getRegion().end());
+  // At a chunk's first row (s = 0) the partial is that row's term: the
+  // chunk's sequential fold from its first term, which is exactly what a
+  // fold from the neutral element gives (-0.0 + x = x, max(-inf, x) = x),
+  // without the kernel that would fill the partials with it.
+  Block *stageOneBody = stageOne.getBody();
+  auto stageOneYield = cast<linalg::YieldOp>(stageOneBody->getTerminator());
+  rewriter.setInsertionPoint(stageOneYield);
+  Value row = linalg::IndexOp::create(rewriter, loc, plan.rowDim + 1);
+  Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+  Value first =
+      arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq, row, zero);
+  const unsigned numInputs = op.getNumDpsInputs();
+  for (OpOperand &yielded : stageOneYield->getOpOperands()) {
+    Operation *combiner = yielded.get().getDefiningOp();
+    Value acc =
+        stageOneBody->getArgument(numInputs + yielded.getOperandNumber());
+    Value term = combiner->getOperand(0) == acc ? combiner->getOperand(1)
+                                                : combiner->getOperand(0);
+    yielded.set(
+        arith::SelectOp::create(rewriter, loc, first, term, yielded.get()));
+  }
+  rewriter.setInsertionPoint(op);
 
   // Stage 2: the original dimensions, the rows now the C chunks; each
   // partial is combined into its accumulator by the original combiner

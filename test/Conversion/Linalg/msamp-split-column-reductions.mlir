@@ -36,11 +36,18 @@
 // CHECK-LABEL: func.func @bias_grad(
 // CHECK-SAME: %[[X:.*]]: memref<512x48xf32>, %[[ACC:.*]]: memref<48xf32>)
 // CHECK: %[[V:.*]] = memref.expand_shape %[[X]] {{\[\[}}0, 1], [2]] output_shape [32, 16, 48] : memref<512x48xf32> into memref<32x16x48xf32>
+// The partials are not filled: at a chunk's first row (s, dimension 1, is
+// 0) stage 1 takes the row's term instead of combining it.
 // CHECK: %[[P:.*]] = memref.alloc() {alignment = 64 : i64} : memref<32x48xf32>
-// CHECK: %[[NEG0:.*]] = arith.constant -0.000000e+00 : f32
-// CHECK: linalg.fill ins(%[[NEG0]] : f32) outs(%[[P]] : memref<32x48xf32>)
+// CHECK-NOT: linalg.fill
 // CHECK: linalg.generic {indexing_maps = [#[[$S1IN]], #[[$S1OUT]]], iterator_types = ["parallel", "reduction", "parallel"]} ins(%[[V]] : memref<32x16x48xf32>) outs(%[[P]] : memref<32x48xf32>)
-// CHECK: arith.addf
+// CHECK-NEXT: ^bb0(%[[IN1:.*]]: f32, %[[OUT1:.*]]: f32):
+// CHECK-NEXT: %[[ADD1:.*]] = arith.addf %[[IN1]], %[[OUT1]] : f32
+// CHECK-NEXT: %[[S:.*]] = linalg.index 1 : index
+// CHECK-NEXT: %[[C0:.*]] = arith.constant 0 : index
+// CHECK-NEXT: %[[FIRST:.*]] = arith.cmpi eq, %[[S]], %[[C0]] : index
+// CHECK-NEXT: %[[SEL:.*]] = arith.select %[[FIRST]], %[[IN1]], %[[ADD1]] : f32
+// CHECK-NEXT: linalg.yield %[[SEL]] : f32
 // CHECK: linalg.generic {indexing_maps = [#[[$ID2]], #[[$S2OUT]]], iterator_types = ["reduction", "parallel"]} ins(%[[P]] : memref<32x48xf32>) outs(%[[ACC]] : memref<48xf32>)
 // CHECK-NEXT: ^bb0(%[[IN:.*]]: f32, %[[OUT:.*]]: f32):
 // CHECK-NEXT: %[[SUM:.*]] = arith.addf %[[IN]], %[[OUT]] : f32
@@ -68,8 +75,10 @@ func.func @bias_grad(%x: memref<512x48xf32>, %acc: memref<48xf32>) {
 // CHECK: %[[P:.*]] = memref.alloc() {alignment = 64 : i64} : memref<16x4x8xf32>
 // CHECK: linalg.generic {indexing_maps = [#[[$LNX]], #[[$LNX]], #[[$LNW]], #[[$LNP]]], iterator_types = ["parallel", "parallel", "reduction", "parallel"]} ins(%[[AV]], %[[BV]], %[[W]] : memref<4x16x16x8xf32>, memref<4x16x16x8xf32>, memref<8xf32>) outs(%[[P]] : memref<16x4x8xf32>)
 // CHECK: arith.mulf
-// CHECK: arith.mulf
-// CHECK: arith.addf
+// CHECK: %[[Q:.*]] = arith.mulf
+// CHECK: %[[ADD:.*]] = arith.addf %{{.*}}, %[[Q]] : f32
+// CHECK: %[[S:.*]] = linalg.index 2 : index
+// CHECK: arith.select %{{.*}}, %[[Q]], %[[ADD]] : f32
 // CHECK: linalg.generic {indexing_maps = [#[[$LN2IN]], #[[$S1OUT]]], iterator_types = ["parallel", "reduction", "parallel"]} ins(%[[P]] : memref<16x4x8xf32>) outs(%[[ACC]] : memref<4x8xf32>)
 // CHECK-NEXT: ^bb0(%[[IN:.*]]: f32, %[[OUT:.*]]: f32):
 // CHECK-NEXT: %[[SUM:.*]] = arith.addf %[[OUT]], %[[IN]] : f32
@@ -88,12 +97,11 @@ func.func @layernorm_grad(%a: memref<4x256x8xf32>, %b: memref<4x256x8xf32>, %w: 
   return
 }
 
-// A column max: the partials start at -inf, the combiner is maximumf.
+// A column max: the combiner is maximumf in both stages.
 // CHECK-LABEL: func.func @column_max(
 // CHECK: memref.expand_shape {{.*}} output_shape [32, 16, 48]
-// CHECK: %[[NEGINF:.*]] = arith.constant 0xFF800000 : f32
-// CHECK: linalg.fill ins(%[[NEGINF]] : f32)
 // CHECK: arith.maximumf
+// CHECK: arith.select
 // CHECK: linalg.generic
 // CHECK-NEXT: ^bb0(%[[IN:.*]]: f32, %[[OUT:.*]]: f32):
 // CHECK-NEXT: arith.maximumf %[[IN]], %[[OUT]] : f32
