@@ -90,6 +90,27 @@ int64_t chooseChunks(int64_t rows, int64_t outputs, const Limits &limits) {
   return best;
 }
 
+/// `type` with its dimension `pos` (the rows) split into [chunks, rows per
+/// chunk], and the reassociation that views it so; failure when the layout
+/// cannot express the split.
+FailureOr<MemRefType> splitRowsType(MemRefType type, unsigned pos,
+                                    int64_t chunks, int64_t chunkRows,
+                                    SmallVector<ReassociationIndices> &groups) {
+  SmallVector<int64_t> shape;
+  groups.clear();
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    auto next = static_cast<int64_t>(shape.size());
+    if (d == static_cast<int64_t>(pos)) {
+      shape.append({chunks, chunkRows});
+      groups.push_back({next, next + 1});
+    } else {
+      shape.push_back(type.getDimSize(d));
+      groups.push_back({next});
+    }
+  }
+  return memref::ExpandShapeOp::computeExpandedType(type, shape, groups);
+}
+
 /// The buffer a view is taken from (aliasing check).
 Value rootBuffer(Value value) {
   while (auto view = value.getDefiningOp<ViewLikeOpInterface>())
@@ -122,6 +143,9 @@ std::optional<Plan> analyze(linalg::LinalgOp op, const Limits &limits) {
   // Enough threads already, or too few rows to split.
   if (plan.outputs >= limits.threads || plan.rows < 2 * limits.minRows)
     return std::nullopt;
+  plan.chunks = chooseChunks(plan.rows, plan.outputs, limits);
+  if (plan.chunks < 2 || plan.chunks > limits.maxPartials / plan.outputs)
+    return std::nullopt;
 
   // A one-hot (embedding) gradient compares ids with its loop index; its
   // output is vocabulary x dim, rewritten elsewhere.
@@ -132,7 +156,7 @@ std::optional<Plan> analyze(linalg::LinalgOp op, const Limits &limits) {
 
   // Rows must not be the innermost dimension in memory of any input (that
   // is a row reduction, a warp's work), and every input indexed by them is
-  // viewed with the rows split (which needs a static strided layout).
+  // viewed with the rows split (which its layout must express).
   AffineExpr rowExpr = getAffineDimExpr(plan.rowDim, op.getContext());
   bool readsRows = false;
   for (OpOperand *input : op.getDpsInputOperands()) {
@@ -141,8 +165,11 @@ std::optional<Plan> analyze(linalg::LinalgOp op, const Limits &limits) {
     if (!pos)
       continue;
     auto type = dyn_cast<MemRefType>(input->get().getType());
+    SmallVector<ReassociationIndices> groups;
     if (!type || *pos + 1 == static_cast<unsigned>(type.getRank()) ||
-        !type.isLastDimUnitStride())
+        !type.isLastDimUnitStride() ||
+        failed(splitRowsType(type, *pos, plan.chunks, plan.rows / plan.chunks,
+                             groups)))
       return std::nullopt;
     readsRows = true;
   }
@@ -171,9 +198,6 @@ std::optional<Plan> analyze(linalg::LinalgOp op, const Limits &limits) {
     plan.combiners.push_back(combiner);
   }
 
-  plan.chunks = chooseChunks(plan.rows, plan.outputs, limits);
-  if (plan.chunks < 2 || plan.chunks > limits.maxPartials / plan.outputs)
-    return std::nullopt;
   return plan;
 }
 
@@ -204,23 +228,11 @@ void split(IRRewriter &rewriter, linalg::GenericOp op, const Plan &plan) {
     AffineMap map = op.getMatchingIndexingMap(input);
     Value value = input->get();
     if (std::optional<unsigned> pos = map.getResultPosition(rowExpr)) {
-      auto type = cast<MemRefType>(value.getType());
-      SmallVector<int64_t> shape;
       SmallVector<ReassociationIndices> groups;
-      for (int64_t d = 0; d < type.getRank(); ++d) {
-        int64_t next = static_cast<int64_t>(shape.size());
-        if (d == static_cast<int64_t>(*pos)) {
-          shape.append({plan.chunks, chunkRows});
-          groups.push_back({next, next + 1});
-        } else {
-          shape.push_back(type.getDimSize(d));
-          groups.push_back({next});
-        }
-      }
       FailureOr<MemRefType> viewType =
-          memref::ExpandShapeOp::computeExpandedType(type, shape, groups);
-      // analyze() checked the layout; a static strided one always splits.
-      assert(succeeded(viewType) && "row dimension cannot be split");
+          splitRowsType(cast<MemRefType>(value.getType()), *pos, plan.chunks,
+                        chunkRows, groups);
+      assert(succeeded(viewType) && "analyze() checked the split view");
       value = memref::ExpandShapeOp::create(rewriter, loc, *viewType, value,
                                             groups);
     }
