@@ -17,6 +17,7 @@
 
 // REMARK-DAG: Remark="1 column reductions in @bias_grad split in two stages (rows x outputs -> chunks x rows per chunk): 512 rows x 48 outputs -> 32 x 16"
 // REMARK-DAG: Remark="1 column reductions in @layernorm_grad split in two stages (rows x outputs -> chunks x rows per chunk): 256 rows x 32 outputs -> 16 x 16"
+// REMARK-DAG: Remark="1 column reductions in @sum_and_max split in two stages (rows x outputs -> chunks x rows per chunk): 512 rows x 48 outputs -> 32 x 16"
 // REMARK-DAG: Remark="1 column reductions in @column_max split in two stages (rows x outputs -> chunks x rows per chunk): 512 rows x 48 outputs -> 32 x 16"
 // REMARK-NOT: @left_alone
 // BOUND-NOT: memref.expand_shape
@@ -111,6 +112,33 @@ func.func @column_max(%x: memref<512x48xf32>, %acc: memref<48xf32>) {
       %m = arith.maximumf %in, %init : f32
       linalg.yield %m : f32
     }
+  return
+}
+
+// Two accumulators (a column sum and a column max) split together: one
+// partials buffer each, one stage 1 and one stage 2 for both.
+// CHECK-LABEL: func.func @sum_and_max(
+// CHECK-SAME: %[[X:.*]]: memref<512x48xf32>, %[[S:.*]]: memref<48xf32>, %[[M:.*]]: memref<48xf32>)
+// CHECK: %[[V:.*]] = memref.expand_shape %[[X]]
+// CHECK: %[[PS:.*]] = memref.alloc() {alignment = 64 : i64} : memref<32x48xf32>
+// CHECK: %[[PM:.*]] = memref.alloc() {alignment = 64 : i64} : memref<32x48xf32>
+// CHECK: linalg.generic {{.*}} ins(%[[V]] : memref<32x16x48xf32>) outs(%[[PS]], %[[PM]] : memref<32x48xf32>, memref<32x48xf32>)
+// CHECK: %[[SEL1:.*]] = arith.select
+// CHECK: %[[SEL2:.*]] = arith.select
+// CHECK: linalg.yield %[[SEL1]], %[[SEL2]] : f32, f32
+// CHECK: linalg.generic {{.*}} ins(%[[PS]], %[[PM]] : memref<32x48xf32>, memref<32x48xf32>) outs(%[[S]], %[[M]] : memref<48xf32>, memref<48xf32>)
+// CHECK-NEXT: ^bb0(%[[IS:.*]]: f32, %[[IM:.*]]: f32, %[[OS:.*]]: f32, %[[OM:.*]]: f32):
+// CHECK-NEXT: %[[SUM:.*]] = arith.addf %[[IS]], %[[OS]] : f32
+// CHECK-NEXT: %[[MAX:.*]] = arith.maximumf %[[OM]], %[[IM]] : f32
+// CHECK-NEXT: linalg.yield %[[SUM]], %[[MAX]] : f32, f32
+func.func @sum_and_max(%x: memref<512x48xf32>, %s: memref<48xf32>, %m: memref<48xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
+      ins(%x : memref<512x48xf32>) outs(%s, %m : memref<48xf32>, memref<48xf32>) {
+  ^bb0(%in: f32, %os: f32, %om: f32):
+    %a = arith.addf %in, %os : f32
+    %b = arith.maximumf %om, %in : f32
+    linalg.yield %a, %b : f32, f32
+  }
   return
 }
 
