@@ -112,22 +112,35 @@ std::string chipOfDevice() {
   return major == 8 && minor == 9 ? "sm_89" : "sm_90";
 }
 
-void compareCudaWithCpu(const std::string &name, const std::string &model,
-                        const std::string &level, int steps, double relTol) {
-  const std::string dir = testDir(name);
+/// msamp-run trains `model` at `level` for `steps` synthetic steps from
+/// seed 7 with the CPU backend, then the CUDA one, each also given
+/// `args` with BACKEND replaced by "cpu" or "cuda" (its files in `dir`).
+void runOnBothBackends(const std::string &dir, const std::string &model,
+                       const std::string &level, int steps,
+                       const std::string &args) {
   const std::string common =
       std::string("MSAMP_CACHE_DIR='") + dir + "/cache' '" + msampRun() +
       "' '" + model + "' --opt-level " + level + " --steps " +
       std::to_string(steps) + " --synthetic --seed 7 --quiet";
-  ASSERT_EQ(run(common + " --backend cpu --log-json '" + dir + "/cpu.jsonl'",
-                dir + "/cpu.log"),
-            0)
-      << readFile(dir + "/cpu.log");
-  ASSERT_EQ(run(common + " --backend cuda --cuda-chip " + chipOfDevice() +
-                    " --log-json '" + dir + "/cuda.jsonl'",
-                dir + "/cuda.log"),
-            0)
-      << readFile(dir + "/cuda.log");
+  for (std::string backend : {"cpu", "cuda"}) {
+    std::string extra = args;
+    for (size_t at; (at = extra.find("BACKEND")) != std::string::npos;)
+      extra.replace(at, 7, backend);
+    if (backend == "cuda")
+      extra += " --cuda-chip " + chipOfDevice();
+    const std::string log = dir + "/" + backend + ".log";
+    ASSERT_EQ(run(common + " --backend " + backend + " " + extra, log), 0)
+        << readFile(log);
+  }
+}
+
+void compareCudaWithCpu(const std::string &name, const std::string &model,
+                        const std::string &level, int steps, double relTol) {
+  const std::string dir = testDir(name);
+  runOnBothBackends(dir, model, level, steps,
+                    "--log-json '" + dir + "/BACKEND.jsonl'");
+  if (::testing::Test::HasFatalFailure())
+    return;
   const std::vector<double> cpu = losses(dir + "/cpu.jsonl");
   const std::vector<double> cuda = losses(dir + "/cuda.jsonl");
   ASSERT_EQ(cpu.size(), static_cast<size_t>(steps));
@@ -261,19 +274,10 @@ module attributes {msamp.optimizer = {kind = "sgd", lr = 1.0 : f64}} {
   }
 }
 )";
-  const std::string common = std::string("MSAMP_CACHE_DIR='") + dir +
-                             "/cache' '" + msampRun() + "' '" + model +
-                             "' --opt-level O0 --steps 1 --synthetic --seed 7 "
-                             "--quiet";
-  ASSERT_EQ(run(common + " --backend cpu --save '" + dir + "/cpu.safetensors'",
-                dir + "/cpu.log"),
-            0)
-      << readFile(dir + "/cpu.log");
-  ASSERT_EQ(run(common + " --backend cuda --cuda-chip " + chipOfDevice() +
-                    " --save '" + dir + "/cuda.safetensors'",
-                dir + "/cuda.log"),
-            0)
-      << readFile(dir + "/cuda.log");
+  runOnBothBackends(dir, model, "O0", 1,
+                    "--save '" + dir + "/BACKEND.safetensors'");
+  if (::testing::Test::HasFatalFailure())
+    return;
   // The step counter (8 bytes) and w (48 floats), in the same layout.
   const std::string cpu = safetensorsData(dir + "/cpu.safetensors");
   const std::string cuda = safetensorsData(dir + "/cuda.safetensors");
