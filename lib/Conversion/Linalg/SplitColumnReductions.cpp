@@ -13,11 +13,12 @@
 // neighbouring columns):
 //
 //   %v = memref.expand_shape %x [[0, 1], [2]] : 8192x768 into 128x64x768
-//   %p = memref.alloc() : memref<128x768xf32>     (filled with -0.0)
+//   %p = memref.alloc() : memref<128x768xf32>     (not filled)
 //   linalg.generic (c, s, j)  ins(%v[c, s, j]) outs(%p[c, j])     stage 1
 //   linalg.generic (c, j)     ins(%p[c, j])    outs(%acc[j])      stage 2
 //
-// Stage 1 keeps the original body (only the rows are re-indexed), stage 2
+// Stage 1 keeps the original body (only the rows are re-indexed; at a
+// chunk's first row it yields the row's term, so %p needs no fill), stage 2
 // applies the original combiner to the partials in chunk order, starting
 // from the accumulator's initial value. Each output is thus
 // init + (x_0 + .. + x_{S-1}) + (x_S + .. + x_{2S-1}) + ..., a
