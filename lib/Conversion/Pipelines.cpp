@@ -56,6 +56,9 @@ void mlir::msamp::buildBufferizeTrainStepPipeline(
   pm.addPass(createCanonicalizerPass());
   // Before deallocation: a copy-back extends its buffer to the step's end.
   pm.addNestedPass<func::FuncOp>(createMSAMPCheckInPlaceStates());
+  // Column sums in two stages (GPU: enough threads); on both targets, so
+  // they keep one summation order. Before deallocation: it allocates.
+  pm.addNestedPass<func::FuncOp>(createMSAMPSplitColumnReductions());
   if (afterBufferize)
     afterBufferize(pm);
   bufferization::BufferDeallocationPipelineOptions dealloc;

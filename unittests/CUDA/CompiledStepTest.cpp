@@ -126,22 +126,35 @@ std::string chipOfDevice() {
   return major == 8 && minor == 9 ? "sm_89" : "sm_90";
 }
 
-void compareCudaWithCpu(const std::string &name, const std::string &model,
-                        const std::string &level, int steps, double relTol) {
-  const std::string dir = testDir(name);
+/// msamp-run trains `model` at `level` for `steps` synthetic steps from
+/// seed 7 with the CPU backend, then the CUDA one, each also given
+/// `args` with BACKEND replaced by "cpu" or "cuda" (its files in `dir`).
+void runOnBothBackends(const std::string &dir, const std::string &model,
+                       const std::string &level, int steps,
+                       const std::string &args) {
   const std::string common =
       std::string("MSAMP_CACHE_DIR='") + dir + "/cache' '" + msampRun() +
       "' '" + model + "' --opt-level " + level + " --steps " +
       std::to_string(steps) + " --synthetic --seed 7 --quiet";
-  ASSERT_EQ(run(common + " --backend cpu --log-json '" + dir + "/cpu.jsonl'",
-                dir + "/cpu.log"),
-            0)
-      << readFile(dir + "/cpu.log");
-  ASSERT_EQ(run(common + " --backend cuda --cuda-chip " + chipOfDevice() +
-                    " --log-json '" + dir + "/cuda.jsonl'",
-                dir + "/cuda.log"),
-            0)
-      << readFile(dir + "/cuda.log");
+  for (std::string backend : {"cpu", "cuda"}) {
+    std::string extra = args;
+    for (size_t at; (at = extra.find("BACKEND")) != std::string::npos;)
+      extra.replace(at, 7, backend);
+    if (backend == "cuda")
+      extra += " --cuda-chip " + chipOfDevice();
+    const std::string log = dir + "/" + backend + ".log";
+    ASSERT_EQ(run(common + " --backend " + backend + " " + extra, log), 0)
+        << readFile(log);
+  }
+}
+
+void compareCudaWithCpu(const std::string &name, const std::string &model,
+                        const std::string &level, int steps, double relTol) {
+  const std::string dir = testDir(name);
+  runOnBothBackends(dir, model, level, steps,
+                    "--log-json '" + dir + "/BACKEND.jsonl'");
+  if (::testing::Test::HasFatalFailure())
+    return;
   const std::vector<double> cpu = losses(dir + "/cpu.jsonl");
   const std::vector<double> cuda = losses(dir + "/cuda.jsonl");
   ASSERT_EQ(cpu.size(), static_cast<size_t>(steps));
@@ -267,6 +280,75 @@ TEST(CudaCompiledStep, TransformerLmO2MatchesCpu) {
   MSAMP_REQUIRE_TOOLS();
   MSAMP_REQUIRE_PYTHON();
   compareCudaWithCpu("lm-o2", transformerModel(), "O2", 3, 2e-2);
+}
+
+/// The data of a safetensors file (everything after its header), empty
+/// when the file cannot be read.
+std::string safetensorsData(const std::string &path) {
+  std::string bytes = readFile(path);
+  if (bytes.size() < 8)
+    return {};
+  uint64_t headerSize = 0;
+  for (int i = 7; i >= 0; --i)
+    headerSize = headerSize << 8 | static_cast<unsigned char>(bytes[i]);
+  if (headerSize > bytes.size() - 8)
+    return {};
+  return bytes.substr(8 + headerSize);
+}
+
+// Column sums split in two stages (msamp-split-column-reductions, both
+// targets): w's gradient is the column sum of a [1024, 48] input, which
+// the pass splits into 16 chunks of 64 rows; one SGD step with lr 1 leaves
+// w - sum. Each output's order is fixed (stage 1 walks its chunk's rows, stage
+// 2 the chunks, one thread each), so the GPU's w equals the CPU's bit for
+// bit: a kernel reading other rows or chunks, or a partial left
+// uninitialized, changes it.
+TEST(CudaCompiledStep, SplitColumnSumMatchesCpuExactly) {
+  MSAMP_REQUIRE_CUDA_DEVICE();
+  MSAMP_REQUIRE_TOOLS();
+  const std::string dir = testDir("split-column-sum");
+  const std::string model = dir + "/colsum.mlir";
+  std::ofstream(model) << R"(
+module attributes {msamp.optimizer = {kind = "sgd", lr = 1.0 : f64}} {
+  func.func @fwd_bwd(%w: tensor<48xf32> {msamp.role = "param", msamp.name = "w"},
+                     %x: tensor<1024x48xf32> {msamp.role = "input", msamp.name = "x"})
+      -> (tensor<f32> {msamp.role = "loss"}, tensor<48xf32> {msamp.role = "grad", msamp.name = "w"})
+      attributes {msamp.kind = "forward_backward"} {
+    %z = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<48xf32>
+    %f = linalg.fill ins(%z : f32) outs(%e : tensor<48xf32>) -> tensor<48xf32>
+    %y = linalg.generic {indexing_maps = [affine_map<(r, p) -> (r, p)>, affine_map<(r, p) -> (p)>],
+                         iterator_types = ["reduction", "parallel"]}
+        ins(%x : tensor<1024x48xf32>) outs(%f : tensor<48xf32>) {
+        ^bb0(%a: f32, %acc: f32):
+          %s = arith.addf %a, %acc : f32
+          linalg.yield %s : f32
+    } -> tensor<48xf32>
+    %e0 = tensor.empty() : tensor<f32>
+    %f0 = linalg.fill ins(%z : f32) outs(%e0 : tensor<f32>) -> tensor<f32>
+    %l = linalg.generic {indexing_maps = [affine_map<(p) -> (p)>, affine_map<(p) -> (p)>, affine_map<(p) -> ()>],
+                         iterator_types = ["reduction"]}
+        ins(%w, %y : tensor<48xf32>, tensor<48xf32>) outs(%f0 : tensor<f32>) {
+        ^bb0(%p: f32, %q: f32, %acc: f32):
+          %m = arith.mulf %p, %q : f32
+          %t = arith.addf %m, %acc : f32
+          linalg.yield %t : f32
+    } -> tensor<f32>
+    return %l, %y : tensor<f32>, tensor<48xf32>
+  }
+}
+)";
+  runOnBothBackends(dir, model, "O0", 1,
+                    "--save '" + dir + "/BACKEND.safetensors'");
+  if (::testing::Test::HasFatalFailure())
+    return;
+  // The step counter (8 bytes) and w (48 floats), in the same layout.
+  const std::string cpu = safetensorsData(dir + "/cpu.safetensors");
+  const std::string cuda = safetensorsData(dir + "/cuda.safetensors");
+  ASSERT_EQ(cpu.size(), 8u + 48u * 4u);
+  EXPECT_TRUE(cuda == cpu) << "w differs from the CPU's";
+  std::string cleanup = "rm -rf '" + dir + "'";
+  (void)std::system(cleanup.c_str());
 }
 
 } // namespace

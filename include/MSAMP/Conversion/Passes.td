@@ -53,6 +53,52 @@ def MSAMPNormalizeContractions
   ];
 }
 
+def MSAMPSplitColumnReductions
+    : Pass<"msamp-split-column-reductions", "::mlir::func::FuncOp"> {
+  let summary = "column reductions over many rows -> two stages over row chunks";
+  let description = [{
+    On buffers, after one-shot bufferization and before the buffer
+    deallocation pipeline (both targets). A column reduction (a bias or
+    LayerNorm gradient: one reduction dimension of R rows that is not the
+    innermost in memory of any input, its outputs P < `threads` elements)
+    runs on the GPU as one thread per output walking all R rows. Its rows
+    are split into C chunks of S = R / C (C divides R): stage 1, a generic
+    over (c, the original dimensions with the rows replaced by S), reduces
+    each chunk into a fresh `[C, output...]` buffer of partials
+    (memref.alloc, not filled: at a chunk's first row the body yields the
+    row's term instead of combining it), its inputs viewed `[.., C, S, ..]`
+    by memref.expand_shape; stage 2, a generic over the original dimensions
+    with the rows replaced by c, combines the C partials into the original
+    accumulator, in chunk order, so its initial value is kept. C is the
+    smallest divisor of R with C >= max(ceil(threads / P), ceil(sqrt R))
+    and S >= `min-rows` (else the largest divisor with S >= `min-rows`);
+    an op with C < 2 or C x P > `max-partials` is left alone. Combiners:
+    arith.addf, maximumf, maxnumf, minimumf, minnumf of the accumulator
+    (used once) and a value that does not depend on any accumulator.
+    Bodies with linalg.index or arith.cmpi (the one-hot embedding
+    gradient) are left alone. Each output's sum is reassociated from R
+    sequential terms to C sequential sums of S terms each; both targets
+    run the pass with the same options, so they keep one order.
+    GPU.md, "Column reductions".
+  }];
+  let options = [
+    Option<"threads", "threads", "int64_t", /*default=*/"65536",
+           "split only reductions with fewer outputs; aim for C x outputs "
+           ">= threads">,
+    Option<"minRows", "min-rows", "int64_t", /*default=*/"64",
+           "fewest rows per chunk (S)">,
+    Option<"maxPartials", "max-partials", "int64_t", /*default=*/"16777216",
+           "most elements of the partials buffer (C x outputs)">
+  ];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect"];
+  let statistics = [
+    Statistic<"numSplit", "num-split",
+              "column reductions split into two stages">
+  ];
+}
+
 def ConvertMSAMPToRuntime : Pass<"convert-msamp-to-runtime", "::mlir::ModuleOp"> {
   let summary = "lower msamp ops and GEMMs of @train_step to runtime calls";
   let description = [{
