@@ -43,12 +43,14 @@
 
 // CHECK-LABEL: llvm.func @train_step(
 // CHECK: llvm.call @_mlir_memref_to_llvm_alloc(
-// CHECK: llvm.call @msamp_rt_gemm(
-// Launches are asynchronous on one stream (msamp-gpu-async-launches): the
-// first two kernels back to back, one wait before the host stores the
-// loss's initial value, the loss kernel, one wait before the host copies.
+// Launches and runtime calls are asynchronous on one stream
+// (msamp-gpu-async-launches): the GEMM and the first two kernels back to
+// back, one wait before the host stores the loss's initial value, the loss
+// kernel, one wait before the host copies.
 // CHECK: %[[S:.+]] = llvm.call @mgpuStreamCreate()
-// CHECK-NEXT: gpu.launch_func <%[[S]] : !llvm.ptr> @train_step_kernel::@train_step_kernel
+// CHECK-NEXT: llvm.call @msamp_rt_gemm(
+// CHECK-NOT: mgpuStreamSynchronize
+// CHECK: gpu.launch_func <%[[S]] : !llvm.ptr> @train_step_kernel::@train_step_kernel
 // CHECK-NOT: mgpuStreamSynchronize
 // CHECK: gpu.launch_func <%[[S]] : !llvm.ptr> @train_step_kernel_0::@train_step_kernel
 // CHECK-NOT: gpu.launch_func

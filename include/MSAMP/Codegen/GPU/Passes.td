@@ -197,9 +197,11 @@ def MSAMPGPUAsyncLaunches
     return) must wait for the kernels before it. In each block, launches
     become `gpu.launch_func async` chained on one token (from `gpu.wait
     async`, i.e. the stream), and a blocking `gpu.wait` is placed only
-    before the first such host op after a launch, and before the block's
-    terminator. Allocation and deallocation (stream-ordered reuse by the
-    runtime's cache) and pure ops do not wait.
+    before the first such host op after a launch or a stream-ordered
+    runtime call (which returns before its work is done when its buffers
+    are device or managed memory, RuntimeABI.md 10.2), and before the
+    block's terminator. Allocation and deallocation (stream-ordered reuse
+    by the runtime's cache) and pure ops do not wait.
   }];
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }
