@@ -99,10 +99,10 @@ void makeBlockAsync(Block &block) {
       // host access waits for.
       if (!token) {
         OpBuilder b(call);
-        token = gpu::WaitOp::create(b, call.getLoc(),
-                                    b.getType<gpu::AsyncTokenType>(),
-                                    ValueRange{})
-                    .getAsyncToken();
+        token =
+            gpu::WaitOp::create(b, call.getLoc(),
+                                b.getType<gpu::AsyncTokenType>(), ValueRange{})
+                .getAsyncToken();
       }
       continue;
     }

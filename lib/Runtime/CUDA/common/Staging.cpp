@@ -168,8 +168,7 @@ msamp_rt_status Staging::amaxAccumulator(unsigned **device) {
   return MSAMP_RT_OK;
 }
 
-msamp_rt_status Staging::copyToHost(void *dst, const void *src,
-                                    size_t bytes) {
+msamp_rt_status Staging::copyToHost(void *dst, const void *src, size_t bytes) {
   MSAMP_CUDA_TRY_CTX(
       cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, ctx.stream),
       "dst=%p, src=%p, bytes=%zu", dst, src, bytes);
