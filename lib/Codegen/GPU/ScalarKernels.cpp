@@ -29,6 +29,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/SetVector.h"
 
 namespace mlir::msamp {
@@ -82,6 +83,67 @@ void rewriteScalarCopies(func::FuncOp func) {
   }
 }
 
+/// The buffer `value` views (through casts, reshapes and views), or
+/// `value` itself.
+Value rootBuffer(Value value) {
+  while (Operation *def = value.getDefiningOp()) {
+    if (auto view = dyn_cast<ViewLikeOpInterface>(def))
+      value = view.getViewSource();
+    else if (auto cast = dyn_cast<memref::CastOp>(def))
+      value = cast.getSource();
+    else if (auto cast = dyn_cast<UnrealizedConversionCastOp>(def);
+             cast && cast->getNumOperands() == 1)
+      value = cast.getOperand(0);
+    else
+      break;
+  }
+  return value;
+}
+
+/// Whether `op` (or an op nested in it) may touch `buffer`, an allocation.
+bool mayTouch(Operation *op, Value buffer) {
+  if (isa<memref::AllocOp>(op) || isMemoryEffectFree(op))
+    return false;
+  WalkResult result = op->walk([&](Operation *nested) {
+    for (Value operand : nested->getOperands())
+      if (isa<BaseMemRefType>(operand.getType()) &&
+          rootBuffer(operand) == buffer)
+        return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return result.wasInterrupted();
+}
+
+/// A load of a step buffer whose value is used only later (the amax a
+/// runtime call wrote, gathered after many more calls at O3) moves down to
+/// its first user when nothing in between may write that buffer: it then
+/// joins the user's run instead of leaving a host load (and a wait) behind.
+void sinkLoads(Block &block) {
+  SmallVector<memref::LoadOp> loads;
+  for (Operation &op : block)
+    if (auto load = dyn_cast<memref::LoadOp>(op))
+      loads.push_back(load);
+  for (memref::LoadOp load : loads) {
+    Value buffer = rootBuffer(load.getMemRef());
+    if (!buffer.getDefiningOp<memref::AllocOp>() || load->use_empty())
+      continue; // an argument may alias another: left in place
+    Operation *first = nullptr;
+    for (Operation *user : load->getUsers()) {
+      Operation *ancestor = block.findAncestorOpInBlock(*user);
+      if (ancestor && (!first || ancestor->isBeforeInBlock(first)))
+        first = ancestor;
+    }
+    if (!first)
+      continue;
+    bool safe = true;
+    for (Operation *op = load->getNextNode(); op && op != first && safe;
+         op = op->getNextNode())
+      safe = !mayTouch(op, buffer);
+    if (safe)
+      load->moveBefore(first);
+  }
+}
+
 bool isScalar(Type type) { return type.isIntOrIndexOrFloat(); }
 
 /// Whether `op` can run inside a single-thread kernel.
@@ -121,6 +183,7 @@ struct ScalarKernelsPass
   }
 
   LogicalResult processBlock(Block &block) {
+    sinkLoads(block);
     llvm::SetVector<Operation *> run;
     for (Operation &op : llvm::make_early_inc_range(block)) {
       if (isKernelOp(&op)) {

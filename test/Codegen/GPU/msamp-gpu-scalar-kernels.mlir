@@ -68,6 +68,21 @@
 // CHECK: scf.parallel (%{{.+}}) = (%c0) to (%[[N]]) step (%c1)
 // CHECK: return
 
+// CHECK-LABEL: func.func @sink(
+// A load of an allocation that a call wrote, used only later (O3 gathers
+// every amax after the last call), moves down to its user when nothing in
+// between may write that buffer, and joins its kernel; %b is written again
+// by the third call, so its load stays on the host (a remark).
+// CHECK: call @msamp_rt_amax(%arg0, %[[A:.+]], %{{.+}})
+// CHECK-NEXT: call @msamp_rt_amax(%arg0, %[[B:.+]], %{{.+}})
+// CHECK-NEXT: %[[VB:.+]] = memref.load %{{.+}}[] : memref<f32>
+// CHECK-NEXT: call @msamp_rt_amax(%arg0, %[[B]], %{{.+}})
+// CHECK: scf.parallel
+// CHECK-NEXT: scf.parallel
+// CHECK-NEXT: %[[VA:.+]] = memref.load %{{.+}}[] : memref<f32>
+// CHECK-NEXT: memref.store %[[VA]], %arg1[%c0]
+// CHECK-NEXT: memref.store %[[VB]], %arg1[%c1]
+
 // CHECK-LABEL: func.func @escapes(
 // A loaded value the host passes on stays a host load (the host waits for
 // the stream before it): no kernel.
@@ -76,16 +91,20 @@
 // CHECK-NEXT: arith.addf
 // CHECK-NEXT: call @use(
 // REMARK: remark: msamp-gpu-scalar-kernels: host code uses this value, so its run stays on the host
+// REMARK: remark: msamp-gpu-scalar-kernels: host code uses this value, so its run stays on the host
 // REMARK-NOT: remark
+
 
 // The first kernel of @scale: one f32 FLOP (the divf; the step's addi is an
 // integer op); it loads scale (4 bytes) and step (8) and stores the inverse
 // (4) and the new step (8): 24 bytes. The next ones store 12 and read and
-// write 9 bytes (@branch: i1 flag, f32 read, f32 written), and 4 (@bounds).
+// write 9 bytes (@branch: i1 flag, f32 read, f32 written), 4 (@bounds) and
+// 12 (@sink: a read, the 2 x f32 output written).
 // COST: #{{loc[0-9]+}} = loc(fused<{msamp.gpu_kernel_cost = {bytes = 24 : i64, flops = 1 : i64, op = "scalar"}}>
 // COST-NEXT: #{{loc[0-9]+}} = loc(fused<{msamp.gpu_kernel_cost = {bytes = 12 : i64, flops = 0 : i64, op = "scalar"}}>
 // COST-NEXT: #{{loc[0-9]+}} = loc(fused<{msamp.gpu_kernel_cost = {bytes = 9 : i64, flops = 0 : i64, op = "scalar"}}>
 // COST-NEXT: #{{loc[0-9]+}} = loc(fused<{msamp.gpu_kernel_cost = {bytes = 4 : i64, flops = 0 : i64, op = "scalar"}}>
+// COST-NEXT: #{{loc[0-9]+}} = loc(fused<{msamp.gpu_kernel_cost = {bytes = 12 : i64, flops = 0 : i64, op = "scalar"}}>
 // COST-NOT: gpu_kernel_cost
 
 module {
@@ -140,6 +159,28 @@ module {
       memref.store %zero, %buf[%i] : memref<?xf32>
       scf.reduce
     }
+    return
+  }
+
+  func.func @sink(%u: memref<*xi8>, %out: memref<2xf32>) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c0_i32 = arith.constant 0 : i32
+    %a = memref.alloc() : memref<f32>
+    %b = memref.alloc() : memref<f32>
+    %ca = memref.cast %a : memref<f32> to memref<*xf32>
+    %ia = builtin.unrealized_conversion_cast %ca : memref<*xf32> to memref<*xi8>
+    %cb = memref.cast %b : memref<f32> to memref<*xf32>
+    %ib = builtin.unrealized_conversion_cast %cb : memref<*xf32> to memref<*xi8>
+    call @msamp_rt_amax(%u, %ia, %c0_i32) : (memref<*xi8>, memref<*xi8>, i32) -> ()
+    %va = memref.load %a[] : memref<f32>
+    call @msamp_rt_amax(%u, %ib, %c0_i32) : (memref<*xi8>, memref<*xi8>, i32) -> ()
+    %vb = memref.load %b[] : memref<f32>
+    call @msamp_rt_amax(%u, %ib, %c0_i32) : (memref<*xi8>, memref<*xi8>, i32) -> ()
+    memref.store %va, %out[%c0] : memref<2xf32>
+    memref.store %vb, %out[%c1] : memref<2xf32>
+    memref.dealloc %a : memref<f32>
+    memref.dealloc %b : memref<f32>
     return
   }
 
