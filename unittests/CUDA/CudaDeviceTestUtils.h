@@ -110,9 +110,15 @@ public:
 
   void *get() const { return ptr; }
   void upload(const void *host) {
+    // Not while an earlier call's kernels may still read it (download).
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
     EXPECT_EQ(cudaMemcpy(ptr, host, size, cudaMemcpyHostToDevice), cudaSuccess);
   }
+  /// After the calls that wrote it: a call on device memory returns before
+  /// its kernels finish (RuntimeABI.md 10.2), on the backend's non-blocking
+  /// stream, with which cudaMemcpy's legacy stream is not ordered.
   void download(void *host) const {
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
     EXPECT_EQ(cudaMemcpy(host, ptr, size, cudaMemcpyDeviceToHost), cudaSuccess);
   }
 

@@ -7,7 +7,10 @@
 // the next kernel or runtime call would have waited for on the stream
 // anyway. Here a block's launches are chained on one async token (the
 // session's stream) and the host waits only where its own code touches
-// memory a kernel may be writing, or at the block's end.
+// memory a kernel may be writing, or at the block's end. The CUDA backend's
+// entry points return without waiting when every buffer is device or
+// managed memory (Staging.h), as a compiled step's are: such a call leaves
+// work pending on the stream exactly as a launch does.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,10 +29,10 @@ using namespace mlir;
 
 namespace {
 
-/// Runtime entry points the CUDA backend runs as work on its stream (any
-/// value it reads on the host, Adam's lr and step, it copies after a
-/// stream synchronization of its own): ordered after earlier launches
-/// without the step waiting.
+/// Runtime entry points the CUDA backend runs as work on its stream: ordered
+/// after earlier launches without the step waiting, and returning before
+/// that work is done (any value it reads on the host, Adam's lr and step,
+/// it copies after a stream synchronization of its own).
 bool isStreamOrderedCall(func::CallOp call) {
   static const llvm::StringSet<> names = {"msamp_rt_quantize",
                                           "msamp_rt_dequantize",
@@ -40,6 +43,8 @@ bool isStreamOrderedCall(func::CallOp call) {
                                           "msamp_rt_all_reduce",
                                           "msamp_rt_reduce",
                                           "msamp_rt_broadcast",
+                                          "msamp_rt_reduce_scatter",
+                                          "msamp_rt_all_gather",
                                           "msamp_rt_adam_update",
                                           "msamp_rt_sgd_update",
                                           "msamp_rt_quantize_jit"};
@@ -87,6 +92,19 @@ void makeBlockAsync(Block &block) {
       async->setDiscardableAttrs(launch->getDiscardableAttrDictionary());
       token = async.getAsyncToken();
       launch.erase();
+      continue;
+    }
+    if (auto call = dyn_cast<func::CallOp>(op);
+        call && isStreamOrderedCall(call)) {
+      // Pending work like a launch: the token (the stream) is what a later
+      // host access waits for.
+      if (!token) {
+        OpBuilder b(call);
+        token =
+            gpu::WaitOp::create(b, call.getLoc(),
+                                b.getType<gpu::AsyncTokenType>(), ValueRange{})
+                .getAsyncToken();
+      }
       continue;
     }
     if (token && needsDeviceResults(op)) {

@@ -191,6 +191,34 @@ OpCost gpucost::oneHotScatterKernelCost(int64_t threads, int64_t ids,
   return cost;
 }
 
+FailureOr<OpCost> gpucost::scalarKernelCost(ArrayRef<Operation *> ops) {
+  OpCost cost;
+  llvm::SmallDenseSet<Value> read, written;
+  for (Operation *root : ops) {
+    root->walk([&](Operation *op) {
+      if (isFlop(*op))
+        ++cost.flops;
+      if (auto load = dyn_cast<memref::LoadOp>(op))
+        read.insert(load.getMemRef());
+      else if (auto store = dyn_cast<memref::StoreOp>(op))
+        written.insert(store.getMemRef());
+      else if (auto atomic = dyn_cast<memref::AtomicRMWOp>(op)) {
+        read.insert(atomic.getMemref());
+        written.insert(atomic.getMemref());
+      }
+    });
+  }
+  for (const auto &buffers : {read, written})
+    for (Value buffer : buffers) {
+      FailureOr<int64_t> bytes = operandBytes(ops.front(), buffer);
+      if (failed(bytes))
+        return failure();
+      cost.bytes += *bytes;
+    }
+  cost.unit = Unit::F32;
+  return cost;
+}
+
 FailureOr<OpCost> gpucost::libraryCallCost(func::CallOp call, bool &isGemm) {
   OpCost cost;
   SmallVector<MemRefType> types;

@@ -35,14 +35,15 @@ using namespace mlir::msamp::gpucost;
 
 namespace {
 
-/// Host synchronizations of one runtime entry point on the CUDA backend:
-/// each ends with Staging::finish, which synchronizes the stream, and the
-/// optimizers first read step and lr back to the host, one synchronization
-/// each (lib/Runtime/CUDA/CudaBackend.cpp, readStepAndLr).
+/// Host synchronizations of one runtime entry point on the CUDA backend
+/// with a compiled step's buffers (device or managed memory): its
+/// Staging::finish does not wait (Staging.h), but the optimizers still read
+/// step and lr back to the host first, one synchronization each
+/// (lib/Runtime/CUDA/CudaBackend.cpp, readStepAndLr).
 int64_t syncsOfLibraryCall(StringRef callee) {
   if (callee == "msamp_rt_adam_update" || callee == "msamp_rt_sgd_update")
-    return 3;
-  return 1;
+    return 2;
+  return 0;
 }
 
 struct Entry {

@@ -17,8 +17,9 @@
 //     scf.for inside it, the accumulator carried in a register:
 //     RegisterAccumulators.cpp, emulated too), collapsed to
 //     one dimension and tiled into blocks x threads, mapped to gpu.launch
-//     and outlined into gpu.modules. What has no parallel dimension (0-d
-//     arithmetic, full reductions) stays host code;
+//     and outlined into gpu.modules. What has no parallel dimension: 0-d
+//     arithmetic becomes single-thread kernels, a full reduction other than
+//     an atomic sum stays a host loop;
 //  3. kernels: FP8 casts to NVVM cvt.satfinite, GPU-to-NVVM (libdevice for
 //     math; math ops libdevice lacks to LLVM intrinsics), and
 //     gpu-module-to-binary with format=isa: the gpu.binary embeds PTX for
@@ -97,6 +98,10 @@ void mlir::msamp::buildLowerToGPUPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createMSAMPGPURegisterAccumulators());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addNestedPass<func::FuncOp>(createMSAMPGPUTileParallelLoops(tile));
+  // The host's 0-d arithmetic between kernels as single-thread kernels, so
+  // the host does not wait for the stream there (ScalarKernels.cpp).
+  pm.addNestedPass<func::FuncOp>(createMSAMPGPUScalarKernels());
+  // After the scalar kernels: what host code still touches is known.
   pm.addPass(createMSAMPGPUStaticArena({options.hostEmulation}));
   if (options.hostEmulation) {
     // Test aid: the same buffers, kernels bodies and launch geometry, run

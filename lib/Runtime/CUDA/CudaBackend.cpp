@@ -10,8 +10,9 @@
 //   2. stages its pointers (common/Staging.h: device and managed memory in
 //      place, host memory copied in and out);
 //   3. enqueues the kernels on the backend's stream;
-//   4. finishes: copies staged outputs back and synchronizes, because an
-//      ABI kernel returns only when its outputs are written.
+//   4. finishes: copies staged outputs back and synchronizes when host
+//      memory is involved; on device and managed memory only it returns
+//      without waiting (common/Staging.h).
 // Scalars (scales, amaxes, inverse scales) stay on the device; only lr and
 // step are read by the host, because the optimizers' bias corrections are
 // computed in double from them exactly as the CPU backend does.

@@ -3,7 +3,7 @@
 // (here msamp_rt_amax) and allocations run between them without a wait;
 // the host waits (a blocking gpu.wait) only before its own memory access,
 // a call outside the backend's stream, an op with regions, and the block's
-// terminator, each time only if a launch is pending. gpu-to-llvm lowers the
+// terminator, each time only if a launch or runtime call is pending. gpu-to-llvm lowers the
 // token to mgpuStreamCreate (the runtime hands out the backend's stream)
 // and the wait to mgpuStreamSynchronize: msamp-gpu-cost-report counts the
 // waits as host_syncs.
@@ -35,6 +35,32 @@
 // CHECK-NEXT: return
 // CHECK-NOT: gpu.launch_func @
 
+// A stream-ordered runtime call returns before its work is done (the CUDA
+// backend does not wait for device and managed buffers): it is pending work
+// like a launch. A host load after it waits; allocations, launches, further
+// calls and deallocations do not; the return waits once.
+// CHECK-LABEL: func.func @calls(
+// CHECK: %[[C0:.+]] = gpu.wait async
+// CHECK-NEXT: call @msamp_rt_amax(
+// CHECK-NEXT: gpu.wait [%[[C0]]]
+// CHECK-NEXT: memref.load
+// CHECK-NEXT: %[[C1:.+]] = gpu.wait async
+// CHECK-NEXT: call @msamp_rt_amax(
+// CHECK-NEXT: memref.alloc()
+// CHECK-NEXT: %[[C2:.+]] = gpu.launch_func async [%[[C1]]] @k::@k
+// CHECK-NEXT: call @msamp_rt_amax(
+// CHECK-NEXT: memref.dealloc
+// CHECK-NEXT: gpu.wait [%[[C2]]]
+// CHECK-NEXT: return
+
+// With no host access after it, a call leaves only the return's wait.
+// CHECK-LABEL: func.func @call_only(
+// CHECK: %[[D0:.+]] = gpu.wait async
+// CHECK-NEXT: call @msamp_rt_amax(
+// CHECK-NEXT: gpu.wait [%[[D0]]]
+// CHECK-NEXT: return
+// CHECK-NOT: gpu.wait
+
 module attributes {gpu.container_module} {
   gpu.module @k {
     gpu.func @k(%a: memref<4xf32>) kernel {
@@ -63,5 +89,22 @@ module attributes {gpu.container_module} {
     call @msamp_rt_check_computed_index(%u, %u, %c0_i32, %c0_i64, %c0_i64, %c0_i32) : (memref<*xi8>, memref<*xi8>, i32, i64, i64, i32) -> ()
     memref.dealloc %b : memref<4xf32>
     return %v : f32
+  }
+  func.func @calls(%s: memref<f32>, %u: memref<*xi8>) -> f32 {
+    %c1 = arith.constant 1 : index
+    %c0_i32 = arith.constant 0 : i32
+    call @msamp_rt_amax(%u, %u, %c0_i32) : (memref<*xi8>, memref<*xi8>, i32) -> ()
+    %v = memref.load %s[] : memref<f32>
+    call @msamp_rt_amax(%u, %u, %c0_i32) : (memref<*xi8>, memref<*xi8>, i32) -> ()
+    %b = memref.alloc() : memref<4xf32>
+    gpu.launch_func @k::@k blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%b : memref<4xf32>)
+    call @msamp_rt_amax(%u, %u, %c0_i32) : (memref<*xi8>, memref<*xi8>, i32) -> ()
+    memref.dealloc %b : memref<4xf32>
+    return %v : f32
+  }
+  func.func @call_only(%u: memref<*xi8>) {
+    %c0_i32 = arith.constant 0 : i32
+    call @msamp_rt_amax(%u, %u, %c0_i32) : (memref<*xi8>, memref<*xi8>, i32) -> ()
+    return
   }
 }

@@ -2,12 +2,22 @@
 // OUTDIR/gpu_cost.json the same way): every kernel launch and runtime call
 // of one step with its FLOPs, bytes and the model's time, and the totals
 // (docs/GPU.md "The cost report"). Expected figures, by hand:
-//  * kernel 1, the fill of the 8 row sums: no FLOPs, 8 x 4 = 32 bytes written;
-//  * kernel 2, relu + exp + row sum fused (8x64 -> 8): 512 iterations x 3
+//  * kernel 1 (single-thread, msamp-gpu-scalar-kernels, op "scalar"): the
+//    three 0-d copies of the constant 1.0 the GEMM takes as scales, stored:
+//    no FLOPs, 3 x 4 = 12 bytes written;
+//  * kernel 2, the fill of the 8 row sums: no FLOPs, 8 x 4 = 32 bytes written;
+//  * kernel 3, relu + exp + row sum fused (8x64 -> 8): 512 iterations x 3
 //    FLOPs (maximumf, exp, addf) = 1536; bytes 8x64x4 read + the 8 sums read
 //    and written (2 x 32) = 2112;
-//  * kernel 3, the loss (a full sum of 8, atomic partial sums): 8 FLOPs,
-//    32 + 2 x 4 = 40 bytes (the 0-d fill stays host code);
+//  * kernel 4 (scalar): the 0-d fill of the loss, 4 bytes written;
+//  * kernel 5, the loss (a full sum of 8, atomic partial sums): 8 FLOPs,
+//    32 + 2 x 4 = 40 bytes;
+//  * kernel 6 (scalar): two more constant copies for the all-reduce, 8 bytes;
+//  * kernel 7 (scalar): the step increment (load 8 bytes, store 8) and five
+//    constant copies for the SGD update (20): 36 bytes; no f32 FLOPs (an
+//    integer add);
+//  * kernel 8 (scalar): step and loss copied into the outputs, each read and
+//    written: 2 x 8 + 2 x 4 = 24 bytes;
 //  * the f32 GEMM x[8,300] x w[300,64]: 2 x 8 x 64 x 300 = 307200 FLOPs on
 //    the f32 unit (no TF32); bytes x 9600 + w 76800 + out 2048 + the three
 //    0-d scale/amax operands 12 = 88460; time max(307200 / (0.7 x 67e12),
@@ -27,6 +37,14 @@
 // the pinned host arena in 7 slots of 256 bytes (the loss and the new
 // step, which host code reads or writes, and ten 0-d copies of the
 // constant 1.0 that the runtime calls take as scales).
+// Host synchronizations: the one blocking wait msamp-gpu-async-launches
+// placed, at the return (the host code between kernels and runtime calls is
+// kernels now), and two for the SGD update, which reads step and lr back;
+// the other runtime calls do not wait on a compiled step's buffers: 1 + 2.
+// Managed allocations: the step's 15 memref.allocs (the GEMM's 8x64
+// output, the 8 row sums, the loss, the all-reduced 300x64 gradient, the
+// new step, and ten 0-d copies of the constant 1.0 that the runtime calls
+// take as scales).
 // check_gpu_cost.py recomputes every time and total from the entries.
 //
 // RUN: msamp-opt %s --msamp-lower-to-gpu="cost-report=%t.json" -o %t.mlir
@@ -46,13 +64,15 @@
 // (51, and 2 more for each of the 4 Adam updates). The two weights' casts
 // are one msamp_rt_quantize_jit each (fuse-casts) instead of amax,
 // compute_scale and quantize, which gave 55 calls and 74 syncs.
+// site (the wait at the end: the 0-d arithmetic runs as 35 single-thread
+// kernels), plus 2 for each of the 4 Adam updates.
 // RUN: msamp-compile %mlp_example --opt-level O2 --target cuda --emit-llvm -o %t.mlp > /dev/null
 // RUN: FileCheck %s --check-prefix=MLP < %t.mlp/gpu_cost.json
 // RUN: %python %S/Inputs/check_gpu_cost.py %t.mlp/gpu_cost.json %t.mlp/train_step.ll | FileCheck %s --check-prefix=SUMS
 
 // CHECK: "model": {"fp8_tflops": 1979, "bf16_tflops": 989, "f32_tflops": 67, "compute_efficiency": 0.7, "memory_tb_per_s": 3.35, "memory_efficiency": 0.8, "launch_us": 4},
-// CHECK-NEXT: "kernels": 3,
-// CHECK-NEXT: "distinct_kernels": 3,
+// CHECK-NEXT: "kernels": 8,
+// CHECK-NEXT: "distinct_kernels": 8,
 // CHECK-NEXT: "library_calls": 3,
 // CHECK-NEXT: "host_syncs": 7,
 // CHECK-NEXT: "managed_allocations": 0,
@@ -61,16 +81,23 @@
 // CHECK-NEXT: "arena_buffers": 3,
 // CHECK-NEXT: "host_arena_bytes": 1792,
 // CHECK-NEXT: "host_arena_buffers": 12,
+// CHECK-NEXT: "host_syncs": 3,
+// CHECK-NEXT: "managed_allocations": 15,
 // CHECK-NEXT: "flops": 462344,
-// CHECK-NEXT: "bytes": 474684,
-// CHECK-NEXT: "predicted_ms": 0.0241771,
+// CHECK-NEXT: "bytes": 474768,
+// CHECK-NEXT: "predicted_ms": 0.0441772,
 // CHECK-NEXT: "floor_ms": 4.87224e-05,
 // CHECK-NEXT: "fp8_gemm_share": 0,
 // CHECK-NEXT: "floor": {"gemm_ms": 4.58507e-06, "memory_ms": 4.87224e-05, "minimal_bytes": 163220, "state_bytes": 76808, "kept_for_backward_bytes": 0, "input_bytes": 9604},
 // CHECK-NEXT: "launches": [
-// CHECK-NEXT: {"name": "train_step_kernel::train_step_kernel", "op": "linalg.fill", "unit": "f32", "flops": 0, "bytes": 32, "time_us": 4.00001},
-// CHECK-NEXT: {"name": "train_step_kernel_0::train_step_kernel", "op": "linalg.generic", "unit": "f32", "flops": 1536, "bytes": 2112, "time_us": 4.00079},
-// CHECK-NEXT: {"name": "train_step_kernel_1::train_step_kernel", "op": "linalg.generic", "unit": "f32", "flops": 8, "bytes": 40, "time_us": 4.00001}
+// CHECK-NEXT: {"name": "train_step_kernel::train_step_kernel", "op": "scalar", "unit": "f32", "flops": 0, "bytes": 12, "time_us": 4},
+// CHECK-NEXT: {"name": "train_step_kernel_0::train_step_kernel", "op": "linalg.fill", "unit": "f32", "flops": 0, "bytes": 32, "time_us": 4.00001},
+// CHECK-NEXT: {"name": "train_step_kernel_1::train_step_kernel", "op": "linalg.generic", "unit": "f32", "flops": 1536, "bytes": 2112, "time_us": 4.00079},
+// CHECK-NEXT: {"name": "train_step_kernel_2::train_step_kernel", "op": "scalar", "unit": "f32", "flops": 0, "bytes": 4, "time_us": 4},
+// CHECK-NEXT: {"name": "train_step_kernel_3::train_step_kernel", "op": "linalg.generic", "unit": "f32", "flops": 8, "bytes": 40, "time_us": 4.00001},
+// CHECK-NEXT: {"name": "train_step_kernel_4::train_step_kernel", "op": "scalar", "unit": "f32", "flops": 0, "bytes": 8, "time_us": 4},
+// CHECK-NEXT: {"name": "train_step_kernel_5::train_step_kernel", "op": "scalar", "unit": "f32", "flops": 0, "bytes": 36, "time_us": 4.00001},
+// CHECK-NEXT: {"name": "train_step_kernel_6::train_step_kernel", "op": "scalar", "unit": "f32", "flops": 0, "bytes": 24, "time_us": 4.00001}
 // CHECK-NEXT: ],
 // CHECK-NEXT: "calls": [
 // CHECK-NEXT: {"name": "msamp_rt_gemm", "op": "gemm", "unit": "f32", "flops": 307200, "bytes": 88460, "time_us": 4.03301},
@@ -91,6 +118,10 @@
 // MLP: "library_calls": 51,
 // MLP: "host_syncs": 70,
 // MLP: "fp8_gemm_share": 0.07
+// MLP: "kernels": 51,
+// MLP: "library_calls": 55,
+// MLP: "host_syncs": 9,
+// MLP: "fp8_gemm_share": 0.047
 // MLP: {"name": "msamp_rt_gemm", "op": "gemm", "unit": "fp8", "flops": 120, "bytes": 119,
 
 #id = affine_map<(i, j) -> (i, j)>

@@ -65,6 +65,13 @@ OpCost oneHotScatterKernelCost(int64_t threads, int64_t ids, int64_t idBytes,
                                int64_t gradElements, int64_t gradBytes,
                                int64_t rows, int64_t rowBytes);
 
+/// A single-thread kernel's cost (msamp-gpu-scalar-kernels), from the host
+/// ops moved into it: FLOPs = its floating-point arith/math ops, counted as
+/// in linalgKernelCost; bytes = every buffer it loads from, once, plus
+/// every buffer it stores to, once (an atomic update both). Fails (with a
+/// located error) on a buffer without a static size.
+FailureOr<OpCost> scalarKernelCost(ArrayRef<Operation *> ops);
+
 /// A runtime entry point's cost (a func.call of msamp_rt_*): a GEMM does
 /// 2 x |out| x K FLOPs on the unit of its operands' type; every other entry
 /// point a fixed number of f32 FLOPs per element of its first operand

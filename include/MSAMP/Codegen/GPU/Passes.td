@@ -239,6 +239,41 @@ def MSAMPGPUStaticArena : Pass<"msamp-gpu-static-arena", "::mlir::ModuleOp"> {
   ];
 }
 
+def MSAMPGPUScalarKernels
+    : Pass<"msamp-gpu-scalar-kernels", "::mlir::func::FuncOp"> {
+  let summary = "run the host's 0-d arithmetic between kernels as single-thread kernels";
+  let description = [{
+    After the kernels are scf.parallel nests (msamp-gpu-tile-parallel-loops):
+    what has no parallel dimension is still host code between them: the
+    0-d arithmetic of scales, inverse scales, the step counter, the loss
+    and the gradient norm (`memref.load`, scalar `arith`/`math`,
+    `memref.store`, 0-d `memref.copy`, `scf.if` on such values). Each
+    maximal run of it becomes one `scf.parallel` of one block and one
+    thread, which convert-parallel-loops-to-gpu makes a kernel, so the host
+    never touches device memory between kernels and runtime calls and
+    msamp-gpu-async-launches places no wait there.
+
+    A 0-d copy of a constant `memref.global` becomes a store of the
+    constant (a kernel cannot read the host image); any other 0-d copy a
+    load and a store. Allocations, views and pure ops on host values stay
+    where they are (before the kernel); a run ends at any other op (a
+    call, a kernel, a deallocation, a loop or region with other ops). A run
+    whose values are used after it by host code stays host code (it would
+    need a wait); a remark names each such run. Each kernel carries its
+    cost (msamp-gpu-cost-report): op "scalar". Bits are unchanged: the ops
+    are the same, executed in the same order by one thread
+    (`--target cuda-host-emulation` runs them as a one-iteration loop).
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::arith::ArithDialect"];
+  let statistics = [
+    Statistic<"numKernels", "num-kernels", "single-thread kernels made">,
+    Statistic<"numLeftOnHost", "num-left-on-host",
+              "runs left on the host because host code uses their values">
+  ];
+}
+
 def MSAMPGPUDedupeKernels
     : Pass<"msamp-gpu-dedupe-kernels", "::mlir::ModuleOp"> {
   let summary = "one gpu.module per structurally identical kernel";
@@ -339,9 +374,11 @@ def MSAMPGPUAsyncLaunches
     return) must wait for the kernels before it. In each block, launches
     become `gpu.launch_func async` chained on one token (from `gpu.wait
     async`, i.e. the stream), and a blocking `gpu.wait` is placed only
-    before the first such host op after a launch, and before the block's
-    terminator. Allocation and deallocation (stream-ordered reuse by the
-    runtime's cache) and pure ops do not wait.
+    before the first such host op after a launch or a stream-ordered
+    runtime call (which returns before its work is done when its buffers
+    are device or managed memory, RuntimeABI.md 10.2), and before the
+    block's terminator. Allocation and deallocation (stream-ordered reuse
+    by the runtime's cache) and pure ops do not wait.
   }];
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }

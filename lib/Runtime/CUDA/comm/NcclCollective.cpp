@@ -297,8 +297,7 @@ msamp_rt_status NcclCollective::measureCaps() {
       gNccl->AllReduce(buffer, buffer, 2, ncclInt32, ncclMin, comm, ctx.stream),
       "%s", "group capabilities");
   int group[2] = {0, 0};
-  MSAMP_CUDA_TRY(cudaMemcpyAsync(group, buffer, sizeof(group),
-                                 cudaMemcpyDeviceToHost, ctx.stream));
+  MSAMP_RT_RETURN_IF_ERROR(staging.copyToHost(group, buffer, sizeof(group)));
   MSAMP_RT_RETURN_IF_ERROR(staging.finish());
   groupCaps.minComputeCapability = group[0];
   groupCaps.ncclVersion = group[1];

@@ -168,6 +168,14 @@ msamp_rt_status Staging::amaxAccumulator(unsigned **device) {
   return MSAMP_RT_OK;
 }
 
+msamp_rt_status Staging::copyToHost(void *dst, const void *src, size_t bytes) {
+  MSAMP_CUDA_TRY_CTX(
+      cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, ctx.stream),
+      "dst=%p, src=%p, bytes=%zu", dst, src, bytes);
+  hostCopies = true;
+  return MSAMP_RT_OK;
+}
+
 msamp_rt_status Staging::finish() {
   for (const Entry &e : entries)
     if (e.copyBack)
@@ -176,9 +184,19 @@ msamp_rt_status Staging::finish() {
                          "dst=%p, src=%p, bytes=%zu",
                          static_cast<void *>(e.host),
                          static_cast<void *>(e.device), e.bytes);
-  // Also where an asynchronous kernel fault surfaces.
+  if (entries.empty() && !hostCopies) {
+    // Device and managed memory only: nothing for the host to wait for
+    // (Staging.h). A launch error that a launcher did not return is
+    // reported here; a fault while a kernel runs, by the next
+    // synchronization.
+    MSAMP_CUDA_TRY(cudaGetLastError());
+    return MSAMP_RT_OK;
+  }
+  // Host bytes are read (outputs) or may be reused (inputs) once the call
+  // returns; also where an asynchronous kernel fault surfaces.
   MSAMP_CUDA_TRY(cudaStreamSynchronize(ctx.stream));
   entries.clear();
+  hostCopies = false;
   return MSAMP_RT_OK;
 }
 

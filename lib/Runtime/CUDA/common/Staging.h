@@ -21,9 +21,16 @@
 // that overlap without being the same buffer are rejected (the ABI supports
 // identical aliasing only).
 //
-// Every call ends with finish(): the copies back, then one
-// cudaStreamSynchronize, because the ABI's kernels return only when their
-// outputs are written (RuntimeABI.md 7). Scratch comes from the device's
+// Every call ends with finish(). A call that staged host memory (or copied
+// to the host with copyToHost) copies its outputs back and synchronizes the
+// stream once: the caller reads those host bytes, or may reuse the inputs,
+// as soon as it returns. A call on device and managed memory only (what
+// compiled GPU steps pass) does not wait: its work is ordered on the stream
+// with the kernels before and after it, and the caller synchronizes before
+// its own host code reads the results (RuntimeABI.md 7, 10.2). A kernel
+// that faults is then reported by the next synchronization (the step's
+// last, msamp_rt_gpu_stream_synchronize); a launch that cannot start is
+// reported by the call itself. Scratch comes from the device's
 // default memory pool (cudaMallocAsync; the pool keeps freed memory, so a
 // steady-state step allocates nothing from the driver), or plain cudaMalloc
 // where pools are unsupported.
@@ -104,7 +111,12 @@ public:
     return s;
   }
 
-  /// Copies staged outputs back and waits for the stream.
+  /// Enqueues a copy of `bytes` at device `src` into host `dst`, which the
+  /// caller reads after finish() (which then waits for it).
+  msamp_rt_status copyToHost(void *dst, const void *src, size_t bytes);
+
+  /// Copies staged outputs back and, if any host memory is involved, waits
+  /// for the stream; otherwise returns without waiting.
   msamp_rt_status finish();
 
 private:
@@ -121,6 +133,7 @@ private:
   const DeviceContext &ctx;
   std::vector<Entry> entries;
   std::vector<void *> buffers; ///< every allocation, freed at the end
+  bool hostCopies = false;     ///< copyToHost was used
 };
 
 } // namespace msamp::runtime::cuda

@@ -4,8 +4,10 @@ max(flops / (0.7 x peak of its unit), bytes / (0.8 x 3.35 TB/s)) + 4 us, and
 the totals are the sums of the entries (kernels, distinct_kernels,
 library_calls, flops, bytes, predicted_ms, fp8_gemm_share, floor_ms).
 With a second argument, the step's train_step.ll (msamp-compile --emit-llvm):
-its stream synchronization call sites must be host_syncs less the runtime
-calls' own (one each, three for an optimizer update).
+host_syncs must be the object's synchronizing call sites: its stream
+synchronizations plus two per optimizer update call (the CUDA backend reads
+step and lr back to the host; every other runtime call on a compiled step's
+device-accessible buffers returns without waiting).
 Prints "gpu_cost.json: consistent" or exits 1 naming the first mismatch."""
 import json
 import math
@@ -59,18 +61,19 @@ def main(path, ll_path):
     close(report["floor_ms"], max(gemm_floor_s, minimal / 3.35e12) * 1e3,
           "floor_ms")
     if ll_path:
-        # The step's object: one stream synchronization call site per wait
-        # counted (a step without launches inside loops runs each once).
-        sites = open(ll_path).read().count(
-            "call void @msamp_rt_gpu_stream_synchronize(")
-        # Each runtime call synchronizes once; the optimizers twice more.
-        call_syncs = sum(3 if e["name"] in ("msamp_rt_adam_update",
-                                            "msamp_rt_sgd_update") else 1
-                         for e in report["calls"])
-        waits = report["host_syncs"] - call_syncs
-        if sites != waits:
-            sys.exit(f"gpu_cost.json: {waits} waits counted, but the object "
-                     f"has {sites} stream synchronization call sites")
+        # The step's object, read independently of the report's entries: a
+        # step without launches inside loops runs each call site once.
+        text = open(ll_path).read()
+        waits = text.count("call void @msamp_rt_gpu_stream_synchronize(")
+        optimizers = sum(
+            text.count(f"call void @_mlir_ciface_msamp_rt_{name}_update(")
+            for name in ("adam", "sgd"))
+        sites = waits + 2 * optimizers
+        if sites != report["host_syncs"]:
+            sys.exit(f"gpu_cost.json: host_syncs is {report['host_syncs']}, "
+                     f"but the object has {waits} stream synchronization "
+                     f"call sites and {optimizers} optimizer updates "
+                     f"({sites} synchronizations)")
     print("gpu_cost.json: consistent")
 
 
