@@ -35,11 +35,12 @@ using namespace mlir::msamp::gpucost;
 namespace {
 
 /// Host synchronizations of one runtime entry point on the CUDA backend:
-/// each ends with Staging::finish, which synchronizes the stream, and the
-/// optimizers first read step and lr back to the host, one synchronization
-/// each (lib/Runtime/CUDA/CudaBackend.cpp, readStepAndLr).
+/// each ends with Staging::finish, which synchronizes the stream, and SGD
+/// first reads step and lr back to the host, one synchronization each
+/// (lib/Runtime/CUDA/CudaBackend.cpp, readStepAndLr). Adam reads them on
+/// the device (optimizer/adam.cu).
 int64_t syncsOfLibraryCall(StringRef callee) {
-  if (callee == "msamp_rt_adam_update" || callee == "msamp_rt_sgd_update")
+  if (callee == "msamp_rt_sgd_update")
     return 3;
   return 1;
 }

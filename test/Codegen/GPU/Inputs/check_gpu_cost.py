@@ -5,7 +5,7 @@ the totals are the sums of the entries (kernels, distinct_kernels,
 library_calls, flops, bytes, predicted_ms, fp8_gemm_share, floor_ms).
 With a second argument, the step's train_step.ll (msamp-compile --emit-llvm):
 its stream synchronization call sites must be host_syncs less the runtime
-calls' own (one each, three for an optimizer update).
+calls' own (one each, three for an SGD update, which reads step and lr back).
 Prints "gpu_cost.json: consistent" or exits 1 naming the first mismatch."""
 import json
 import math
@@ -63,9 +63,9 @@ def main(path, ll_path):
         # counted (a step without launches inside loops runs each once).
         sites = open(ll_path).read().count(
             "call void @msamp_rt_gpu_stream_synchronize(")
-        # Each runtime call synchronizes once; the optimizers twice more.
-        call_syncs = sum(3 if e["name"] in ("msamp_rt_adam_update",
-                                            "msamp_rt_sgd_update") else 1
+        # Each runtime call synchronizes once; SGD twice more (Adam reads
+        # step and lr on the device).
+        call_syncs = sum(3 if e["name"] == "msamp_rt_sgd_update" else 1
                          for e in report["calls"])
         waits = report["host_syncs"] - call_syncs
         if sites != waits:
