@@ -41,6 +41,7 @@ bool isStreamOrderedCall(func::CallOp call) {
                                           "msamp_rt_reduce",
                                           "msamp_rt_broadcast",
                                           "msamp_rt_adam_update",
+                                          "msamp_rt_adam_update_multi",
                                           "msamp_rt_sgd_update"};
   return names.contains(call.getCallee());
 }
