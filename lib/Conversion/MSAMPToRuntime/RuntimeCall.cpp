@@ -8,6 +8,8 @@
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 
+#include "llvm/ADT/MapVector.h"
+
 using namespace mlir;
 using namespace mlir::msamp;
 
@@ -129,10 +131,11 @@ void RuntimeCall::replaceOps(RuntimeFn fn, ValueRange args,
   // call, or what reads the handle for it), after every buffer the call
   // reads (one of which may be the same argument's old value: a read after
   // the to_buffer that writes would be a conflict for one-shot
-  // bufferization), and the call records which operand must be which
+  // bufferization), and each user records which operand must be which
   // argument (kInPlaceArgsAttr, see msamp-check-in-place-states).
   if (!inPlaceHandles.empty()) {
-    SmallVector<int64_t> pairs; // operand index, argument number, ...
+    // Per user: operand index, argument number, ...
+    llvm::MapVector<Operation *, SmallVector<int64_t>> pairsOf;
     for (auto [handle, arg] : inPlaceHandles) {
       Operation *cast = handle.getDefiningOp();
       Operation *toBuffer = cast->getOperand(0).getDefiningOp();
@@ -143,14 +146,14 @@ void RuntimeCall::replaceOps(RuntimeFn fn, ValueRange args,
           firstUser = user;
       rewriter.moveOpBefore(toBuffer, firstUser);
       rewriter.moveOpBefore(cast, firstUser);
-      for (OpOperand &use : call->getOpOperands())
-        if (use.get() == handle) {
-          pairs.push_back(use.getOperandNumber());
-          pairs.push_back(arg.getArgNumber());
-        }
+      for (OpOperand &use : handle.getUses()) {
+        SmallVector<int64_t> &pairs = pairsOf[use.getOwner()];
+        pairs.push_back(use.getOperandNumber());
+        pairs.push_back(arg.getArgNumber());
+      }
     }
-    if (!pairs.empty())
-      call->setAttr(kInPlaceArgsAttr,
+    for (auto &[user, pairs] : pairsOf)
+      user->setAttr(kInPlaceArgsAttr,
                     DenseI64ArrayAttr::get(call.getContext(), pairs));
   }
 

@@ -30,6 +30,9 @@
 // CALL: %[[PI:.+]] = arith.index_cast %[[P]] : index to i64
 // CALL: memref.store %[[PI]], %[[T]][%[[I0]], %[[I1:c1[_0-9]*]]]
 // CALL: memref.store %c0_i64, %[[T]][%[[I0]], %c2{{[_0-9]*}}]
+// An in-place output's address: the op that takes it names the argument for
+// msamp-check-in-place-states (A's param is argument 0).
+// CALL: memref.extract_aligned_pointer_as_index %{{.+}} : memref<*xf32> -> index {msamp.in_place_args = array<i64: 0, 0>}
 // CALL: memref.store %c16_i64, %[[T]][%[[I1]], %[[I0]]]
 // CALL: %[[TU:.+]] = memref.cast %[[T]] : memref<2x15xi64> to memref<*xi64>
 // CALL: call @msamp_rt_adam_update_multi__{{[0-9]+}}(%[[TU]], %{{.+}}, %{{.+}}, %c0_i32{{[_0-9]*}}, %c0_i32{{[_0-9]*}}, %c0_i32{{[_0-9]*}}, %c0_i32{{[_0-9]*}}, %cst{{[_0-9]*}}, %cst{{[_0-9]*}}, %cst{{[_0-9]*}}, %cst{{[_0-9]*}}, %c1_i32{{[_0-9]*}})
