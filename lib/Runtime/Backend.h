@@ -174,6 +174,18 @@ public:
   virtual msamp_rt_status allGather(const void *in, void *out, int64_t bytes,
                                     Collective &collective) = 0;
   virtual msamp_rt_status adamUpdate(const AdamParams &p) = 0;
+  /// msamp_rt_adam_update_multi: `count` updates that share dtypes,
+  /// hyper-parameters, lr and step (the adapter checked that), each as
+  /// adamUpdate would do it. The default runs them one after the other,
+  /// which is the CPU backend's definition; the CUDA backend launches them
+  /// together.
+  virtual msamp_rt_status adamUpdateMulti(const AdamParams *updates,
+                                          int64_t count) {
+    for (int64_t i = 0; i < count; ++i)
+      if (msamp_rt_status s = adamUpdate(updates[i]))
+        return s;
+    return MSAMP_RT_OK;
+  }
   virtual msamp_rt_status sgdUpdate(const SgdParams &p) = 0;
 };
 

@@ -36,6 +36,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <vector>
 
 using namespace msamp::runtime;
 
@@ -114,6 +115,32 @@ msamp_rt_status checkBeta(const char *fn, const char *what, double beta) {
   return recordError(MSAMP_RT_ERROR_INVALID_ARGUMENT,
                      "%s: %s is %g, expected 0 <= %s < 1", fn, what, beta,
                      what);
+}
+
+/// What both Adam entry points check before their tensors: the
+/// hyper-parameters, the flags and the gradient's dtype.
+msamp_rt_status checkAdamOptions(const char *fn, double beta1, double beta2,
+                                 double eps, double weightDecay, int32_t flags,
+                                 int32_t gradDType) {
+  if (msamp_rt_status s = checkBeta(fn, "beta1", beta1))
+    return s;
+  if (msamp_rt_status s = checkBeta(fn, "beta2", beta2))
+    return s;
+  if (msamp_rt_status s = checkFinite(fn, "eps", eps))
+    return s;
+  if (msamp_rt_status s = checkFinite(fn, "weight_decay", weightDecay))
+    return s;
+  if (flags & ~(MSAMP_RT_ADAM_DECOUPLED | MSAMP_RT_ADAM_MODE1))
+    return recordError(MSAMP_RT_ERROR_INVALID_ARGUMENT,
+                       "%s: unknown flags 0x%x", fn, flags);
+  if ((flags & MSAMP_RT_ADAM_MODE1) && !(flags & MSAMP_RT_ADAM_DECOUPLED))
+    return recordError(MSAMP_RT_ERROR_INVALID_ARGUMENT,
+                       "%s: MSAMP_RT_ADAM_MODE1 needs "
+                       "MSAMP_RT_ADAM_DECOUPLED (flags 0x%x)",
+                       fn, flags);
+  if (!isStateType(gradDType))
+    return unsupportedDType(fn, "grad", gradDType, kStateTypes);
+  return MSAMP_RT_OK;
 }
 
 } // namespace
@@ -360,20 +387,8 @@ MSAMP_RT_EXPORT void _mlir_ciface_msamp_rt_adam_update(
     int32_t v_dtype, double beta1, double beta2, double eps,
     double weight_decay, int32_t flags) {
   static const char *const fn = "msamp_rt_adam_update";
-  MSAMP_RT_TRY(checkBeta(fn, "beta1", beta1));
-  MSAMP_RT_TRY(checkBeta(fn, "beta2", beta2));
-  MSAMP_RT_TRY(checkFinite(fn, "eps", eps));
-  MSAMP_RT_TRY(checkFinite(fn, "weight_decay", weight_decay));
-  if (flags & ~(MSAMP_RT_ADAM_DECOUPLED | MSAMP_RT_ADAM_MODE1))
-    return (void)recordError(MSAMP_RT_ERROR_INVALID_ARGUMENT,
-                             "%s: unknown flags 0x%x", fn, flags);
-  if ((flags & MSAMP_RT_ADAM_MODE1) && !(flags & MSAMP_RT_ADAM_DECOUPLED))
-    return (void)recordError(MSAMP_RT_ERROR_INVALID_ARGUMENT,
-                             "%s: MSAMP_RT_ADAM_MODE1 needs "
-                             "MSAMP_RT_ADAM_DECOUPLED (flags 0x%x)",
-                             fn, flags);
-  if (!isStateType(grad_dtype))
-    return (void)unsupportedDType(fn, "grad", grad_dtype, kStateTypes);
+  MSAMP_RT_TRY(
+      checkAdamOptions(fn, beta1, beta2, eps, weight_decay, flags, grad_dtype));
 
   OptimizerOperand wOp, mOp, vOp;
   MSAMP_RT_TRY(unpackState(fn, "param", "param_scale", "out_param",
@@ -417,6 +432,106 @@ MSAMP_RT_EXPORT void _mlir_ciface_msamp_rt_adam_update(
   if (!backend)
     return;
   finish(fn, backend, backend->adamUpdate(p));
+}
+
+MSAMP_RT_EXPORT void _mlir_ciface_msamp_rt_adam_update_multi(
+    UMR *table, UMR *lr, UMR *step, int32_t param_dtype, int32_t grad_dtype,
+    int32_t m_dtype, int32_t v_dtype, double beta1, double beta2, double eps,
+    double weight_decay, int32_t flags) {
+  static const char *const fn = "msamp_rt_adam_update_multi";
+  MSAMP_RT_TRY(
+      checkAdamOptions(fn, beta1, beta2, eps, weight_decay, flags, grad_dtype));
+  const struct {
+    const char *name;
+    int32_t dtype;
+  } states[] = {{"param", param_dtype}, {"m", m_dtype}, {"v", v_dtype}};
+  for (const auto &state : states)
+    if (!isStateType(state.dtype))
+      return (void)unsupportedDType(fn, state.name, state.dtype, kStateTypes);
+  View vtable;
+  MSAMP_RT_TRY(unpack(fn, "table", table, MSAMP_RT_I64, vtable));
+  if (vtable.rank != 2 || vtable.sizes[1] != MSAMP_RT_ADAM_TABLE_COLUMNS)
+    return (void)recordError(MSAMP_RT_ERROR_INVALID_ARGUMENT,
+                             "%s: table must be [count, %d] i64, got rank %lld",
+                             fn, MSAMP_RT_ADAM_TABLE_COLUMNS,
+                             static_cast<long long>(vtable.rank));
+  AdamParams shared;
+  MSAMP_RT_TRY(unpackOptimizerScalars(fn, MSAMP_RT_F32, nullptr, lr, step,
+                                      shared.gradScaleInv, shared.lr,
+                                      shared.step));
+  shared.beta1 = beta1;
+  shared.beta2 = beta2;
+  shared.eps = eps;
+  shared.weightDecay = weight_decay;
+  shared.decoupled = flags & MSAMP_RT_ADAM_DECOUPLED;
+  shared.mode1 = flags & MSAMP_RT_ADAM_MODE1;
+
+  const int64_t count = vtable.sizes[0];
+  const auto *rows = static_cast<const int64_t *>(vtable.data);
+  std::vector<AdamParams> updates(static_cast<size_t>(count), shared);
+  for (int64_t r = 0; r < count; ++r) {
+    const int64_t *row = rows + r * MSAMP_RT_ADAM_TABLE_COLUMNS;
+    AdamParams &p = updates[static_cast<size_t>(r)];
+    p.numel = row[0];
+    if (p.numel < 0)
+      return (void)recordError(
+          MSAMP_RT_ERROR_INVALID_ARGUMENT, "%s: table row %lld: numel is %lld",
+          fn, static_cast<long long>(r), static_cast<long long>(p.numel));
+    // Columns 1-14: msamp_rt_adam_update's memref arguments but lr and
+    // step, in its order. A null pointer is an error, except for the data
+    // of an empty tensor (as in unpack) and the ignored scale of an f32
+    // tensor (or grad).
+    struct Column {
+      const char *name;
+      int32_t dtype;   ///< of the data; -1 for a scale (f32 when used)
+      int32_t scaleOf; ///< for a scale: the dtype it belongs to
+    };
+    const Column columns[] = {{"param", param_dtype, 0},
+                              {"param_scale", -1, param_dtype},
+                              {"grad", grad_dtype, 0},
+                              {"grad_scale_inv", -1, grad_dtype},
+                              {"m", m_dtype, 0},
+                              {"m_scale", -1, m_dtype},
+                              {"v", v_dtype, 0},
+                              {"v_scale", -1, v_dtype},
+                              {"out_param", param_dtype, 0},
+                              {"out_param_scale", -1, param_dtype},
+                              {"out_m", m_dtype, 0},
+                              {"out_m_scale", -1, m_dtype},
+                              {"out_v", v_dtype, 0},
+                              {"out_v_scale", -1, v_dtype}};
+    void *ptrs[14];
+    for (int c = 0; c < 14; ++c) {
+      ptrs[c] = reinterpret_cast<void *>(static_cast<intptr_t>(row[c + 1]));
+      const bool used =
+          columns[c].dtype >= 0 || columns[c].scaleOf != MSAMP_RT_F32;
+      const bool emptyData = columns[c].dtype >= 0 && p.numel == 0;
+      if (!used)
+        ptrs[c] = nullptr;
+      else if (!ptrs[c] && !emptyData)
+        return (void)recordError(MSAMP_RT_ERROR_INVALID_ARGUMENT,
+                                 "%s: table row %lld: %s is a null pointer", fn,
+                                 static_cast<long long>(r), columns[c].name);
+    }
+    p.param = TensorRef{ptrs[0], param_dtype, p.numel};
+    p.paramScale = static_cast<const float *>(ptrs[1]);
+    p.grad = TensorRef{ptrs[2], grad_dtype, p.numel};
+    p.gradScaleInv = static_cast<const float *>(ptrs[3]);
+    p.m = TensorRef{ptrs[4], m_dtype, p.numel};
+    p.mScale = static_cast<const float *>(ptrs[5]);
+    p.v = TensorRef{ptrs[6], v_dtype, p.numel};
+    p.vScale = static_cast<const float *>(ptrs[7]);
+    p.outParam = TensorRef{ptrs[8], param_dtype, p.numel};
+    p.outParamScale = static_cast<float *>(ptrs[9]);
+    p.outM = TensorRef{ptrs[10], m_dtype, p.numel};
+    p.outMScale = static_cast<float *>(ptrs[11]);
+    p.outV = TensorRef{ptrs[12], v_dtype, p.numel};
+    p.outVScale = static_cast<float *>(ptrs[13]);
+  }
+  Backend *backend = backendFor(fn);
+  if (!backend)
+    return;
+  finish(fn, backend, backend->adamUpdateMulti(updates.data(), count));
 }
 
 MSAMP_RT_EXPORT void _mlir_ciface_msamp_rt_sgd_update(

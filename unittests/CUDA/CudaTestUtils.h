@@ -292,6 +292,21 @@ struct AdamCall {
             (mode1 ? MSAMP_RT_ADAM_MODE1 : 0));
   }
 
+  /// Appends this update's row of msamp_rt_adam_update_multi's table (the
+  /// buffers run() passes).
+  void appendRow(std::vector<int64_t> &table, bool inPlace) {
+    msamp_rt_test::appendAdamRow(
+        table, static_cast<int64_t>(param.data.numel()),
+        {param.data, paramScale, grad.data, gradScaleInv, m.data, mScale,
+         v.data, vScale, inPlace ? param.data.ref.get() : outParam.ref.get(),
+         inPlace ? paramScale.ref.get() : outParamScale.ref.get(),
+         inPlace ? m.data.ref.get() : outM.ref.get(),
+         inPlace ? mScale.ref.get() : outMScale.ref.get(),
+         inPlace ? v.data.ref.get() : outV.ref.get(),
+         inPlace ? vScale.ref.get() : outVScale.ref.get()},
+        paramType, gradType, mType, vType);
+  }
+
   /// The results of a non-in-place run moved into the inputs, so the next
   /// step continues from them (and an in-place run needs nothing).
   void advance() {

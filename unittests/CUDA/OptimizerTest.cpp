@@ -18,6 +18,8 @@
 
 #include "gtest/gtest.h"
 
+#include <memory>
+
 using namespace msamp_cuda_test;
 namespace rt = msamp::runtime;
 
@@ -119,6 +121,148 @@ TEST_F(CudaOptimizer, EveryStateTypeMatchesCpu) {
                            rt::dtypeName(gt) + "/" + rt::dtypeName(mt) + "/" +
                            rt::dtypeName(vt));
         }
+}
+
+TEST_F(CudaOptimizer, DeviceConstantsMatchCpuAtEveryKindOfStep) {
+  // The kernels derive the bias corrections from the step on the device:
+  // step 1, small and large steps (beta^step near 0), with and without
+  // weight decay, AdamW, Adam (L2) and mode 1, O2 and f32 states.
+  uint64_t seed = 900;
+  for (int64_t step : {int64_t(1), int64_t(2), int64_t(10), int64_t(1000),
+                       int64_t(123457), int64_t(10000019)})
+    for (double wd : {0.0, 0.1})
+      for (int variant = 0; variant < 3; ++variant)
+        for (bool o2 : {true, false}) {
+          const int32_t p = o2 ? MSAMP_RT_F16 : MSAMP_RT_F32;
+          const int32_t g = o2 ? MSAMP_RT_F8E4M3FN : MSAMP_RT_F32;
+          const int32_t m = o2 ? MSAMP_RT_F8E4M3FN : MSAMP_RT_F32;
+          const int32_t v = o2 ? MSAMP_RT_F16 : MSAMP_RT_F32;
+          AdamCall cpu(p, g, m, v, {5000}, seed);
+          AdamCall gpu(p, g, m, v, {5000}, seed);
+          ++seed;
+          cpu.step[0] = gpu.step[0] = step;
+          cpu.weightDecay = gpu.weightDecay = wd;
+          cpu.decoupled = gpu.decoupled = variant != 1;
+          cpu.mode1 = gpu.mode1 = variant == 2;
+          cpu.lr[0] = gpu.lr[0] = 3e-4f;
+          compareSteps(cpu, gpu, 1, /*gpuInPlace=*/variant == 1,
+                       "step " + std::to_string(step) + " wd " +
+                           std::to_string(wd) + " variant " +
+                           std::to_string(variant) + (o2 ? " O2" : " f32"));
+          if (::testing::Test::HasFailure())
+            return;
+        }
+}
+
+TEST_F(CudaOptimizer, StepBelowOneInDeviceMemoryMakesWeightsNaN) {
+  // No host read: a step counter in device memory is the kernels' to check,
+  // and they poison the weights rather than use a bias correction of 0.
+  AdamCall call(MSAMP_RT_F32, MSAMP_RT_F32, MSAMP_RT_F32, MSAMP_RT_F32, {300},
+                65);
+  DeviceBuffer step(sizeof(int64_t)), lr(sizeof(float));
+  const int64_t zero = 0;
+  step.upload(&zero);
+  lr.upload(&call.lr[0]);
+  MemRef stepRef(step.get(), {}), lrRef(lr.get(), {});
+  use("cuda");
+  _mlir_ciface_msamp_rt_adam_update(
+      call.param.data, call.paramScale, call.grad.data, call.gradScaleInv,
+      call.m.data, call.mScale, call.v.data, call.vScale, lrRef.get(),
+      stepRef.get(), call.outParam, call.outParamScale, call.outM,
+      call.outMScale, call.outV, call.outVScale, MSAMP_RT_F32, MSAMP_RT_F32,
+      MSAMP_RT_F32, MSAMP_RT_F32, 0.9, 0.999, 1e-8, 0.0,
+      MSAMP_RT_ADAM_DECOUPLED);
+  expectNoError("device step 0");
+  use("cpu");
+  for (size_t i = 0; i < call.outParam.numel(); ++i)
+    ASSERT_TRUE(std::isnan(call.outParam.getF32(i))) << "element " << i;
+}
+
+TEST_F(CudaOptimizer, MultiTensorAdamMatchesCpuSingleUpdates) {
+  // msamp_rt_adam_update_multi on the device (one table, batches of
+  // kAdamBatchTensors tensors per launch) against msamp_rt_adam_update per
+  // tensor on the CPU: 30 tensors of odd sizes around the block and chunk
+  // boundaries (an empty one among them), O2's two groups and f32 states,
+  // step 1 and a large step, weight decay on and off, in place and not,
+  // two chained steps.
+  const int64_t sizes[] = {1,      3,     0,     255,   256,   257,  4097, 8191,
+                           8192,   8193,  77777, 31,    5,     1000, 2,    9,
+                           12345,  17,    64,    63,    65,    129,  777,  11,
+                           100003, 65537, 8200,  16385, 24577, 7};
+  uint64_t seed = 1000;
+  for (int kind = 0; kind < 3; ++kind)
+    for (int64_t firstStep : {int64_t(1), int64_t(1000003)})
+      for (double wd : {0.0, 1e-2}) {
+        const int32_t p = kind == 2   ? MSAMP_RT_F32
+                          : kind == 1 ? MSAMP_RT_F16
+                                      : MSAMP_RT_F32;
+        const int32_t g = kind == 1 ? MSAMP_RT_F8E4M3FN : MSAMP_RT_F32;
+        const int32_t m = kind == 2 ? MSAMP_RT_F32 : MSAMP_RT_F8E4M3FN;
+        const int32_t v = kind == 2 ? MSAMP_RT_F32 : MSAMP_RT_F16;
+        const bool inPlace = wd == 0.0;
+        std::vector<std::unique_ptr<AdamCall>> cpu, gpu;
+        for (int64_t n : sizes) {
+          cpu.push_back(std::make_unique<AdamCall>(
+              p, g, m, v, std::vector<int64_t>{n}, seed));
+          gpu.push_back(std::make_unique<AdamCall>(
+              p, g, m, v, std::vector<int64_t>{n}, seed));
+          ++seed;
+          for (AdamCall *call : {cpu.back().get(), gpu.back().get()}) {
+            call->step[0] = firstStep;
+            call->weightDecay = wd;
+          }
+        }
+        for (int step = 0; step < 2; ++step) {
+          use("cpu");
+          for (auto &call : cpu)
+            call->run(false);
+          expectNoError("cpu");
+          std::vector<int64_t> table;
+          for (auto &call : gpu)
+            call->appendRow(table, inPlace);
+          msamp_rt_test::Tensor<int64_t> tableT(
+              {static_cast<int64_t>(gpu.size()), MSAMP_RT_ADAM_TABLE_COLUMNS},
+              table);
+          const AdamCall &g0 = *gpu[0];
+          use("cuda");
+          _mlir_ciface_msamp_rt_adam_update_multi(
+              tableT, gpu[0]->lr, gpu[0]->step, p, g, m, v, g0.beta1, g0.beta2,
+              g0.eps, g0.weightDecay, MSAMP_RT_ADAM_DECOUPLED);
+          expectNoError("cuda");
+          use("cpu");
+          for (size_t i = 0; i < cpu.size(); ++i) {
+            AdamCall &c = *cpu[i], &d = *gpu[i];
+            const std::string at = "kind " + std::to_string(kind) + " step " +
+                                   std::to_string(c.step[0]) + " wd " +
+                                   std::to_string(wd) + " tensor " +
+                                   std::to_string(i) + " (" +
+                                   std::to_string(sizes[i]) + ")";
+            expectSameValues(c.outParam, inPlace ? d.param.data : d.outParam,
+                             at + " param");
+            expectSameValues(c.outM, inPlace ? d.m.data : d.outM, at + " m");
+            expectSameValues(c.outV, inPlace ? d.v.data : d.outV, at + " v");
+            if (p != MSAMP_RT_F32)
+              expectSameFloat(c.outParamScale[0],
+                              inPlace ? d.paramScale[0] : d.outParamScale[0],
+                              at + " param scale");
+            if (m != MSAMP_RT_F32)
+              expectSameFloat(c.outMScale[0],
+                              inPlace ? d.mScale[0] : d.outMScale[0],
+                              at + " m scale");
+            if (v != MSAMP_RT_F32)
+              expectSameFloat(c.outVScale[0],
+                              inPlace ? d.vScale[0] : d.outVScale[0],
+                              at + " v scale");
+            if (::testing::Test::HasFailure())
+              return;
+            c.advance();
+            if (inPlace)
+              d.step[0] += 1;
+            else
+              d.advance();
+          }
+        }
+      }
 }
 
 TEST_F(CudaOptimizer, SgdMatchesCpu) {

@@ -667,6 +667,137 @@ TEST_F(OptimizerTest, AdamRejectsBadArguments) {
   EXPECT_EQ(s.w.t.bytes, before);
 }
 
+/// One msamp_rt_adam_update_multi call over in[i] -> out[i] with grads[i].
+void adamMultiCall(std::vector<AdamState> &in, std::vector<AdamState> &out,
+                   std::vector<Scaled> &grads, float lr, int64_t step,
+                   const AdamConfig &c) {
+  std::vector<int64_t> table;
+  for (size_t i = 0; i < in.size(); ++i)
+    appendAdamRow(
+        table, static_cast<int64_t>(in[i].w.t.numel()),
+        {in[i].w.t, in[i].w.scale, grads[i].t, grads[i].scale, in[i].m.t,
+         in[i].m.scale, in[i].v.t, in[i].v.scale, out[i].w.t, out[i].w.scale,
+         out[i].m.t, out[i].m.scale, out[i].v.t, out[i].v.scale},
+        in[i].w.t.dtype, grads[i].t.dtype, in[i].m.t.dtype, in[i].v.t.dtype);
+  Tensor<int64_t> tableT(
+      {static_cast<int64_t>(in.size()), MSAMP_RT_ADAM_TABLE_COLUMNS}, table);
+  auto lrT = scalar(lr);
+  auto stepT = scalar<int64_t>(step);
+  _mlir_ciface_msamp_rt_adam_update_multi(
+      tableT, lrT, stepT, in[0].w.t.dtype, grads[0].t.dtype, in[0].m.t.dtype,
+      in[0].v.t.dtype, c.beta1, c.beta2, c.eps, c.weightDecay, c.flags());
+}
+
+TEST_F(OptimizerTest, AdamMultiIsTheSingleUpdatesBitForBit) {
+  // O2's two groups (f32 param and f16 master weight with an FP8 gradient)
+  // over tensors of odd sizes, an empty one among them, three chained
+  // steps, in place and into separate outputs.
+  const int64_t sizes[] = {1, 7, 0, 4097, 300007, 33};
+  for (bool fp16 : {false, true}) {
+    const int32_t wType = fp16 ? MSAMP_RT_F16 : MSAMP_RT_F32;
+    const int32_t gType = fp16 ? MSAMP_RT_F8E4M3FN : MSAMP_RT_F32;
+    Rng rng(fp16 ? 81 : 82);
+    std::vector<AdamState> single, multi;
+    for (int64_t n : sizes) {
+      single.emplace_back(wType, MSAMP_RT_F8E4M3FN, MSAMP_RT_F16,
+                          randomVector(rng, static_cast<size_t>(n), -1, 1),
+                          std::vector<int64_t>{n});
+      multi.push_back(single.back().clone());
+    }
+    AdamConfig c;
+    c.weightDecay = 1e-2;
+    for (int64_t step = 1; step <= 3; ++step) {
+      std::vector<Scaled> grads;
+      for (int64_t n : sizes)
+        grads.push_back(makeGrad(
+            gType, randomVector(rng, static_cast<size_t>(n), -0.1, 0.1), {n}));
+      for (size_t i = 0; i < single.size(); ++i)
+        adamCall(single[i], single[i], grads[i], 1e-3f, step, c);
+      if (step == 2) {
+        // Separate outputs, then moved back in.
+        std::vector<AdamState> out;
+        for (const AdamState &s : multi)
+          out.push_back(s.clone());
+        adamMultiCall(multi, out, grads, 1e-3f, step, c);
+        multi = std::move(out);
+      } else {
+        adamMultiCall(multi, multi, grads, 1e-3f, step, c);
+      }
+      expectNoError();
+      for (size_t i = 0; i < single.size(); ++i) {
+        const std::string at = "fp16 " + std::to_string(fp16) + " step " +
+                               std::to_string(step) + " tensor " +
+                               std::to_string(i);
+        ASSERT_EQ(single[i].w.t.bytes, multi[i].w.t.bytes) << at;
+        ASSERT_EQ(single[i].m.t.bytes, multi[i].m.t.bytes) << at;
+        ASSERT_EQ(single[i].v.t.bytes, multi[i].v.t.bytes) << at;
+        EXPECT_EQ(single[i].w.scale[0], multi[i].w.scale[0]) << at;
+        EXPECT_EQ(single[i].m.scale[0], multi[i].m.scale[0]) << at;
+        EXPECT_EQ(single[i].v.scale[0], multi[i].v.scale[0]) << at;
+      }
+    }
+  }
+}
+
+TEST_F(OptimizerTest, AdamMultiRejectsBadTables) {
+  std::vector<AdamState> s;
+  s.emplace_back(MSAMP_RT_F32, MSAMP_RT_F8E4M3FN, MSAMP_RT_F16,
+                 std::vector<float>{1.0f, 2.0f}, std::vector<int64_t>{2});
+  std::vector<Scaled> g;
+  g.push_back(makeGrad(MSAMP_RT_F32, {1.0f, 1.0f}, {2}));
+  const std::vector<uint8_t> before = s[0].w.t.bytes;
+  AdamConfig c;
+  adamMultiCall(s, s, g, 1e-3f, 0, c); // step 0, as for adam_update
+  EXPECT_EQ(msamp_rt_get_last_error(), MSAMP_RT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(std::string(msamp_rt_get_last_error_message()),
+            "msamp_rt_adam_update: step is 0; the first update is step 1");
+  msamp_rt_clear_error();
+
+  auto lrT = scalar(1e-3f);
+  auto stepT = scalar<int64_t>(1);
+  std::vector<int64_t> row;
+  appendAdamRow(row, 2,
+                {s[0].w.t, s[0].w.scale, g[0].t, g[0].scale, s[0].m.t,
+                 s[0].m.scale, s[0].v.t, s[0].v.scale, s[0].w.t, s[0].w.scale,
+                 s[0].m.t, s[0].m.scale, s[0].v.t, s[0].v.scale},
+                MSAMP_RT_F32, MSAMP_RT_F32, MSAMP_RT_F8E4M3FN, MSAMP_RT_F16);
+  auto call = [&](std::vector<int64_t> table, std::vector<int64_t> shape) {
+    Tensor<int64_t> t(shape, std::move(table));
+    _mlir_ciface_msamp_rt_adam_update_multi(
+        t, lrT, stepT, MSAMP_RT_F32, MSAMP_RT_F32, MSAMP_RT_F8E4M3FN,
+        MSAMP_RT_F16, 0.9, 0.999, 1e-8, 0.0, MSAMP_RT_ADAM_DECOUPLED);
+  };
+  // Not [count, 15].
+  call(row, {3, 5});
+  EXPECT_EQ(msamp_rt_get_last_error(), MSAMP_RT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(msamp_rt_get_last_error_message())
+                .find("table must be [count, 15] i64"),
+            std::string::npos)
+      << msamp_rt_get_last_error_message();
+  msamp_rt_clear_error();
+  // A null m_scale of an FP8 moment (column 6).
+  std::vector<int64_t> bad = row;
+  bad[6] = 0;
+  call(bad, {1, 15});
+  EXPECT_EQ(msamp_rt_get_last_error(), MSAMP_RT_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(msamp_rt_get_last_error_message(),
+               "msamp_rt_adam_update_multi: table row 0: m_scale is a null "
+               "pointer");
+  msamp_rt_clear_error();
+  // A negative element count.
+  bad = row;
+  bad[0] = -1;
+  call(bad, {1, 15});
+  EXPECT_EQ(msamp_rt_get_last_error(), MSAMP_RT_ERROR_INVALID_ARGUMENT);
+  msamp_rt_clear_error();
+  // The f32 grad's scale column is ignored: 0 there is fine.
+  bad = row;
+  bad[4] = 0;
+  call(bad, {1, 15});
+  expectNoError();
+  EXPECT_NE(s[0].w.t.bytes, before);
+}
+
 //===----------------------------------------------------------------------===//
 // SGD
 //===----------------------------------------------------------------------===//

@@ -104,6 +104,27 @@ Tensor<T> scalar(T value) {
   return Tensor<T>({}, std::vector<T>{value});
 }
 
+/// Appends one row of msamp_rt_adam_update_multi's table: `numel`, then
+/// the data address (aligned pointer + offset) of each of `buffers`:
+/// msamp_rt_adam_update's memref arguments without lr and step, in its
+/// order (param, param_scale, grad, grad_scale_inv, m, m_scale, v, v_scale,
+/// out_param, out_param_scale, out_m, out_m_scale, out_v, out_v_scale).
+inline void
+appendAdamRow(std::vector<int64_t> &table, int64_t numel,
+              const std::vector<msamp_rt_unranked_memref *> &buffers,
+              int32_t paramType, int32_t gradType, int32_t mType,
+              int32_t vType) {
+  const int32_t data[] = {paramType, gradType, mType, vType,
+                          paramType, mType,    vType};
+  table.push_back(numel);
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    // Even columns are data, odd ones 0-d f32 scales.
+    const int32_t dtype = i % 2 == 0 ? data[i / 2] : MSAMP_RT_F32;
+    const auto *words = static_cast<const int64_t *>(buffers[i]->descriptor);
+    table.push_back(words[1] + words[2] * msamp_rt_dtype_size(dtype));
+  }
+}
+
 inline uint32_t bitsOf(float x) {
   uint32_t b;
   std::memcpy(&b, &x, sizeof(b));

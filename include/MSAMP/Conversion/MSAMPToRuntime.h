@@ -62,6 +62,20 @@ private:
   llvm::DenseMap<Value, Value> inPlaceResults;         // tensor -> buffer
 };
 
+/// The discardable i64 attribute msamp-gpu-group-adam-updates puts on the
+/// msamp.adam_update ops it groups: a run of adjacent updates with the same
+/// id (and canShareAdamCall) becomes one msamp_rt_adam_update_multi call.
+constexpr llvm::StringLiteral kAdamGroupAttr = "msamp.adam_group";
+
+/// Whether two msamp.adam_update ops can be rows of one
+/// msamp_rt_adam_update_multi call: the same lr and step values,
+/// hyper-parameters and mode, the same dtypes and the same optional scales.
+bool canShareAdamCall(Operation *a, Operation *b);
+
+/// The run of adjacent updates that `op`'s group call lowers, in order
+/// (just `op` when it has no kAdamGroupAttr or no partner next to it).
+SmallVector<Operation *> getAdamGroupRun(Operation *op);
+
 /// Adds the patterns that lower every msamp op, and every GEMM left in high
 /// precision, inside `state`'s step to runtime calls. They are written for
 /// walkAndApplyPatterns (one visit per op, in order, nothing folded): a

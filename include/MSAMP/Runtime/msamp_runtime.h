@@ -458,6 +458,28 @@ MSAMP_RT_EXPORT void _mlir_ciface_msamp_rt_adam_update(
     int32_t grad_dtype, int32_t m_dtype, int32_t v_dtype, double beta1,
     double beta2, double eps, double weight_decay, int32_t flags);
 
+/** Columns of msamp_rt_adam_update_multi's table. */
+#define MSAMP_RT_ADAM_TABLE_COLUMNS 15
+
+/** `count` Adam/AdamW steps in one call (RuntimeABI.md 3.8a): each exactly
+ *  msamp_rt_adam_update of one table row, all with the dtypes, betas, eps,
+ *  weight decay, flags, lr and step given here. `table` is an i64 memref
+ *  [count, MSAMP_RT_ADAM_TABLE_COLUMNS]; row r holds numel, then the
+ *  addresses of the first elements of param, param_scale, grad,
+ *  grad_scale_inv, m, m_scale, v, v_scale, out_param, out_param_scale,
+ *  out_m, out_m_scale, out_v, out_v_scale (adam_update's order without lr
+ *  and step): contiguous buffers of numel elements of their dtype, and one
+ *  f32 for a scale. The address of a scale of an f32 tensor (or grad) is
+ *  ignored and may be 0; any other 0 is an error. Aliasing as in
+ *  adam_update within a row (out_X may be X); rows must not overlap. The
+ *  CPU backend runs the rows in order; the CUDA backend runs them in one
+ *  or a few launches, with the same bits. */
+MSAMP_RT_EXPORT void _mlir_ciface_msamp_rt_adam_update_multi(
+    msamp_rt_unranked_memref *table, msamp_rt_unranked_memref *lr,
+    msamp_rt_unranked_memref *step, int32_t param_dtype, int32_t grad_dtype,
+    int32_t m_dtype, int32_t v_dtype, double beta1, double beta2, double eps,
+    double weight_decay, int32_t flags);
+
 /** Flags of msamp_rt_sgd_update. */
 #define MSAMP_RT_SGD_NESTEROV 0x1
 #define MSAMP_RT_SGD_HAS_MOMENTUM_BUFFER 0x2

@@ -46,6 +46,7 @@ bool isStreamOrderedCall(func::CallOp call) {
                                           "msamp_rt_reduce_scatter",
                                           "msamp_rt_all_gather",
                                           "msamp_rt_adam_update",
+                                          "msamp_rt_adam_update_multi",
                                           "msamp_rt_sgd_update",
                                           "msamp_rt_quantize_jit"};
   return names.contains(call.getCallee());

@@ -219,7 +219,69 @@ FailureOr<OpCost> gpucost::scalarKernelCost(ArrayRef<Operation *> ops) {
   return cost;
 }
 
+/// msamp_rt_adam_update_multi: the sum of the msamp_rt_adam_update calls
+/// it stands for, read from its table's stores (AdamGroupToRuntime.cpp):
+/// per row every buffer stored (an absent scale, 0 in the table, as the
+/// 4-byte dummy a single call passes) plus lr and step, and 16 FLOPs per
+/// element of the param.
+static FailureOr<OpCost> adamMultiCost(func::CallOp call) {
+  auto fail = [&](const Twine &why) {
+    return call.emitError("GPU cost model: msamp_rt_adam_update_multi: ")
+           << why;
+  };
+  Value table = call.getOperand(0);
+  while (Operation *def = table.getDefiningOp()) {
+    if (!isa<UnrealizedConversionCastOp, memref::CastOp>(def))
+      break;
+    table = def->getOperand(0);
+  }
+  auto alloca = table.getDefiningOp<memref::AllocaOp>();
+  MemRefType lr = tracedType(call.getOperand(1)),
+             step = tracedType(call.getOperand(2));
+  if (!alloca || !lr || !step)
+    return fail("cannot find its table, lr or step");
+  int64_t rows = alloca.getType().getDimSize(0);
+  int64_t perRow = *getStaticMemRefBytes(lr) + *getStaticMemRefBytes(step);
+  OpCost cost;
+  cost.unit = Unit::F32;
+  cost.bytes = rows * perRow;
+  for (Operation *user : alloca->getUsers()) {
+    auto store = dyn_cast<memref::StoreOp>(user);
+    if (!store)
+      continue;
+    IntegerAttr column;
+    if (store.getIndices().size() != 2 ||
+        !matchPattern(store.getIndices()[1], m_Constant(&column)))
+      return fail("a table store without a constant column");
+    if (column.getInt() == 0)
+      continue; // the element count
+    Value address = store.getValueToStore();
+    if (auto cast = address.getDefiningOp<arith::IndexCastOp>())
+      address = cast.getIn();
+    auto pointer =
+        address.getDefiningOp<memref::ExtractAlignedPointerAsIndexOp>();
+    if (!pointer) {
+      if (!matchPattern(address, m_Zero()))
+        return fail("a table entry that is neither a buffer nor 0");
+      cost.bytes += 4; // an absent scale
+      continue;
+    }
+    MemRefType type = tracedType(pointer.getSource());
+    std::optional<int64_t> bytes =
+        type ? getStaticMemRefBytes(type) : std::nullopt;
+    if (!bytes)
+      return fail("a table entry of unknown size");
+    cost.bytes += *bytes;
+    if (column.getInt() == 1)
+      cost.flops += elementFlops("msamp_rt_adam_update") * numElements(type);
+  }
+  return cost;
+}
+
 FailureOr<OpCost> gpucost::libraryCallCost(func::CallOp call, bool &isGemm) {
+  isGemm = false;
+  if (call.getCallee() == "msamp_rt_adam_update_multi")
+    return adamMultiCost(call);
   OpCost cost;
   SmallVector<MemRefType> types;
   for (Value operand : call.getOperands()) {

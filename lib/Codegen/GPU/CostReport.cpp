@@ -37,11 +37,12 @@ namespace {
 
 /// Host synchronizations of one runtime entry point on the CUDA backend
 /// with a compiled step's buffers (device or managed memory): its
-/// Staging::finish does not wait (Staging.h), but the optimizers still read
-/// step and lr back to the host first, one synchronization each
-/// (lib/Runtime/CUDA/CudaBackend.cpp, readStepAndLr).
+/// Staging::finish does not wait (Staging.h), and Adam reads step and lr on
+/// the device (optimizer/adam.cu), but SGD still reads them back to the
+/// host first, one synchronization each (lib/Runtime/CUDA/CudaBackend.cpp,
+/// readStepAndLr).
 int64_t syncsOfLibraryCall(StringRef callee) {
-  if (callee == "msamp_rt_adam_update" || callee == "msamp_rt_sgd_update")
+  if (callee == "msamp_rt_sgd_update")
     return 2;
   return 0;
 }

@@ -3,8 +3,9 @@
 //
 // Tensor-level train step -> LLVM dialect host code + PTX kernels:
 //
-//  1. the tensor half of --msamp-lower-to-llvm, unchanged: elementwise
-//     fusion, msamp ops and GEMMs to runtime calls, one-shot bufferization;
+//  1. the tensor half of --msamp-lower-to-llvm: elementwise fusion, msamp
+//     ops and GEMMs to runtime calls (adjacent Adam updates grouped into
+//     multi-tensor calls first: GroupAdamUpdates.cpp), one-shot bufferization;
 //     then globals are copied into step buffers (a kernel cannot read the
 //     host image), buffers are deallocated, runtime calls finalized;
 //  2. buffer copies become linalg.copy; parallel dimensions are moved
@@ -78,7 +79,11 @@ void mlir::msamp::buildLowerToGPUPipeline(OpPassManager &pm,
     pm.addPass(createMSAMPGPUStepFloor());
   // 1. Tensors -> buffers, as for the CPU; constants into step buffers.
   buildBufferizeTrainStepPipeline(
-      pm, [](OpPassManager &pm) { pm.addPass(createMSAMPGPUStageGlobals()); });
+      pm, [](OpPassManager &pm) { pm.addPass(createMSAMPGPUStageGlobals()); },
+      // The optimizer's updates as few multi-tensor calls as possible.
+      [](OpPassManager &pm) {
+        pm.addNestedPass<func::FuncOp>(createMSAMPGPUGroupAdamUpdates());
+      });
 
   // 2. linalg -> parallel loops -> gpu.launch -> gpu.module.
   MSAMPGPUTileParallelLoopsOptions tile;

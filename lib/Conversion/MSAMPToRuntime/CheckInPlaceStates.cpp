@@ -10,7 +10,9 @@
 // bufferization, checks every such output (the calls carry
 // msamp.in_place_args) and, where the call wrote a copy, copies it into the
 // argument at the end of the step, which is what the state contract asks
-// for. It then drops the attribute.
+// for. It then drops the attribute. (A multi-tensor call's table entries
+// are not call operands: the ops that take the buffers' addresses carry the
+// attribute instead, AdamGroupToRuntime.cpp.)
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,7 +41,7 @@ struct MSAMPCheckInPlaceStatesPass
     Block &entry = func.getBody().front();
     Operation *terminator = entry.getTerminator();
     bool failedCheck = false;
-    func.walk([&](func::CallOp call) {
+    func.walk([&](Operation *call) {
       auto pairs =
           call->getAttrOfType<DenseI64ArrayAttr>(msamp::kInPlaceArgsAttr);
       if (!pairs)
@@ -47,14 +49,14 @@ struct MSAMPCheckInPlaceStatesPass
       call->removeAttr(msamp::kInPlaceArgsAttr);
       ArrayRef<int64_t> p = pairs.asArrayRef();
       for (size_t i = 0; i + 1 < p.size(); i += 2) {
-        if (p[i] >= call.getNumOperands() ||
+        if (p[i] >= call->getNumOperands() ||
             p[i + 1] >= func.getNumArguments()) {
-          call.emitError("msamp.in_place_args names operand ")
+          call->emitError("msamp.in_place_args names operand ")
               << p[i] << " and argument " << p[i + 1] << ", which do not exist";
           failedCheck = true;
           return;
         }
-        Value buffer = call.getOperand(p[i]);
+        Value buffer = call->getOperand(p[i]);
         while (auto cast = buffer.getDefiningOp<memref::CastOp>())
           buffer = cast.getSource();
         BlockArgument arg = func.getArgument(p[i + 1]);
@@ -62,17 +64,17 @@ struct MSAMPCheckInPlaceStatesPass
           continue;
         if (!isa<MemRefType>(buffer.getType()) ||
             buffer.getParentBlock() != &entry) {
-          call.emitError("in-place output for argument #")
+          call->emitError("in-place output for argument #")
               << arg.getArgNumber()
               << " was bufferized into a buffer this pass cannot copy back";
           failedCheck = true;
           return;
         }
         OpBuilder b(terminator);
-        memref::CopyOp::create(b, call.getLoc(), buffer, arg);
+        memref::CopyOp::create(b, call->getLoc(), buffer, arg);
         ++numCopiedBack;
         remark::analysis(
-            call.getLoc(),
+            call->getLoc(),
             msamp::remarkOptions("check-in-place-states", "state-copied-back"))
             << remark::add("state argument #{0} is written by a copy and "
                            "copied back at the end of the step: it is still "

@@ -165,8 +165,8 @@ struct FusedCastToRuntime : RuntimeCallPattern<QuantizeOp> {
   FusedCastToRuntime(MLIRContext *ctx, MSAMPToRuntimeState &state)
       : RuntimeCallPattern(ctx, state, /*benefit=*/2) {}
 
-  bool accepts(QuantizeOp op) const override {
-    return fusableChain(op, state).has_value();
+  LogicalResult match(QuantizeOp op) const override {
+    return success(fusableChain(op, state).has_value());
   }
 
   void lower(QuantizeOp op, RuntimeCall &call) const override {

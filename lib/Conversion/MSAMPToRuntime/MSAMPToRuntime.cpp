@@ -122,6 +122,7 @@ void mlir::msamp::populateMSAMPToRuntimePatterns(RewritePatternSet &patterns,
   populateGemmToRuntimePatterns(patterns, state);
   populateCollectiveToRuntimePatterns(patterns, state);
   populateOptimizerToRuntimePatterns(patterns, state);
+  populateAdamGroupToRuntimePatterns(patterns, state);
   populateCheckToRuntimePatterns(patterns, state);
   populateFusedCastToRuntimePatterns(patterns, state);
 }

@@ -16,6 +16,10 @@ using namespace mlir::msamp;
 namespace {
 struct AdamUpdateToRuntime : RuntimeCallPattern<AdamUpdateOp> {
   using RuntimeCallPattern::RuntimeCallPattern;
+  /// An update grouped with its neighbours is AdamGroupToRuntime's.
+  LogicalResult match(AdamUpdateOp op) const override {
+    return success(getAdamGroupRun(op).size() == 1);
+  }
   void lower(AdamUpdateOp op, RuntimeCall &call) const override {
     SmallVector<Value> args = {
         call.input(op.getParam()),    call.optional(op.getParamScale()),

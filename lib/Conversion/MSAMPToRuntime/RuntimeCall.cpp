@@ -8,6 +8,8 @@
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 
+#include "llvm/ADT/MapVector.h"
+
 using namespace mlir;
 using namespace mlir::msamp;
 
@@ -67,7 +69,7 @@ Value RuntimeCall::output(Type tensorType) {
   auto type = cast<RankedTensorType>(tensorType);
   Value buffer = memref::AllocOp::create(
       rewriter, loc, MemRefType::get(type.getShape(), type.getElementType()));
-  outputs.push_back({buffer, tensorType, /*inPlace=*/false});
+  outputs.push_back({buffer, tensorType, /*inPlace=*/false, op});
   return erase(buffer);
 }
 
@@ -75,7 +77,7 @@ Value RuntimeCall::outputFor(Value replaced) {
   auto type = cast<RankedTensorType>(replaced.getType());
   Value buffer = memref::AllocOp::create(
       rewriter, loc, MemRefType::get(type.getShape(), type.getElementType()));
-  outputs.push_back({buffer, type, /*inPlace=*/false, replaced});
+  outputs.push_back({buffer, type, /*inPlace=*/false, op, replaced});
   return erase(buffer);
 }
 
@@ -86,14 +88,21 @@ Value RuntimeCall::scratch(Type tensorType) {
 }
 
 Value RuntimeCall::stateOutput(Value operand, Value result) {
-  BlockArgument arg = state.getInPlaceTarget(op, operand, result);
-  if (!arg)
-    return output(result.getType());
+  return stateOutput(op, operand, result);
+}
+
+Value RuntimeCall::stateOutput(Operation *owner, Value operand, Value result) {
+  BlockArgument arg = state.getInPlaceTarget(owner, operand, result);
+  if (!arg) {
+    Value handle = output(result.getType());
+    outputs.back().owner = owner;
+    return handle;
+  }
   Value buffer;
   Value handle = createStateBuffer(rewriter, loc, arg, buffer);
   state.addInPlaceBuffer(buffer, arg);
   inPlaceHandles.push_back({handle, arg});
-  outputs.push_back({buffer, result.getType(), /*inPlace=*/true});
+  outputs.push_back({buffer, result.getType(), /*inPlace=*/true, owner});
   ++state.numInPlace;
   return handle;
 }
@@ -116,53 +125,71 @@ int32_t RuntimeCall::dtype(Value value) {
 }
 
 void RuntimeCall::replaceOp(RuntimeFn fn, ValueRange args) {
+  replaceOps(fn, args, {op});
+}
+
+void RuntimeCall::replaceOps(RuntimeFn fn, ValueRange args,
+                             ArrayRef<Operation *> ops) {
   auto module = op->getParentOfType<ModuleOp>();
   func::FuncOp decl = getOrInsertTypedRuntimeDecl(module, fn, args.getTypes());
   auto call = func::CallOp::create(rewriter, loc, decl, args);
   ++state.numCalls;
 
-  // The in-place output buffers move right before the call, after every
-  // buffer it reads (one of which may be the same argument's old value: a
-  // read after the to_buffer that writes would be a conflict for one-shot
-  // bufferization), and the call records which operand must be which
+  // The in-place output buffers move right before their first user (the
+  // call, or what reads the handle for it), after every buffer the call
+  // reads (one of which may be the same argument's old value: a read after
+  // the to_buffer that writes would be a conflict for one-shot
+  // bufferization), and each user records which operand must be which
   // argument (kInPlaceArgsAttr, see msamp-check-in-place-states).
   if (!inPlaceHandles.empty()) {
-    SmallVector<int64_t> pairs; // operand index, argument number, ...
+    // Per user: operand index, argument number, ...
+    llvm::MapVector<Operation *, SmallVector<int64_t>> pairsOf;
     for (auto [handle, arg] : inPlaceHandles) {
       Operation *cast = handle.getDefiningOp();
       Operation *toBuffer = cast->getOperand(0).getDefiningOp();
-      rewriter.moveOpBefore(toBuffer, call);
-      rewriter.moveOpBefore(cast, call);
-      for (OpOperand &use : call->getOpOperands())
-        if (use.get() == handle) {
-          pairs.push_back(use.getOperandNumber());
-          pairs.push_back(arg.getArgNumber());
-        }
+      Operation *firstUser = call;
+      for (Operation *user : handle.getUsers())
+        if (user->getBlock() == call->getBlock() &&
+            user->isBeforeInBlock(firstUser))
+          firstUser = user;
+      rewriter.moveOpBefore(toBuffer, firstUser);
+      rewriter.moveOpBefore(cast, firstUser);
+      for (OpOperand &use : handle.getUses()) {
+        SmallVector<int64_t> &pairs = pairsOf[use.getOwner()];
+        pairs.push_back(use.getOperandNumber());
+        pairs.push_back(arg.getArgNumber());
+      }
     }
-    call->setAttr(kInPlaceArgsAttr,
-                  DenseI64ArrayAttr::get(call.getContext(), pairs));
+    for (auto &[user, pairs] : pairsOf)
+      user->setAttr(kInPlaceArgsAttr,
+                    DenseI64ArrayAttr::get(call.getContext(), pairs));
   }
 
-  // Wrap the outputs back into tensors and replace the op's results, in
-  // order (outputs were created in result order).
-  unsigned resultIndex = 0;
-  for (const Output &out : outputs) {
-    if (out.replaced) {
+  // Outputs that replace another op's value (outputFor) first; then wrap
+  // the outputs back into tensors and replace each op's results, in order
+  // (each op's outputs were created in result order).
+  for (const Output &out : outputs)
+    if (out.replaced)
       rewriter.replaceAllUsesWith(out.replaced,
                                   bufferization::ToTensorOp::create(
                                       rewriter, loc, out.tensorType, out.buffer,
                                       /*restrict=*/true, /*writable=*/true));
-      continue;
+  for (Operation *owner : ops) {
+    unsigned resultIndex = 0;
+    for (const Output &out : outputs) {
+      if (out.owner != owner || out.replaced)
+        continue;
+      while (resultIndex < owner->getNumResults() &&
+             owner->getResult(resultIndex).getType() != out.tensorType)
+        ++resultIndex;
+      Value tensor = bufferization::ToTensorOp::create(
+          rewriter, loc, out.tensorType, out.buffer, /*restrict=*/true,
+          /*writable=*/true);
+      if (out.inPlace)
+        state.addInPlaceResult(tensor, out.buffer);
+      rewriter.replaceAllUsesWith(owner->getResult(resultIndex++), tensor);
     }
-    while (resultIndex < op->getNumResults() &&
-           op->getResult(resultIndex).getType() != out.tensorType)
-      ++resultIndex;
-    Value tensor = bufferization::ToTensorOp::create(
-        rewriter, loc, out.tensorType, out.buffer, /*restrict=*/true,
-        /*writable=*/true);
-    if (out.inPlace)
-      state.addInPlaceResult(tensor, out.buffer);
-    rewriter.replaceAllUsesWith(op->getResult(resultIndex++), tensor);
   }
-  rewriter.eraseOp(op);
+  for (Operation *owner : ops)
+    rewriter.eraseOp(owner);
 }

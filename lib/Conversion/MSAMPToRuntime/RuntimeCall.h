@@ -58,6 +58,9 @@ public:
   /// argument's own buffer when the op is its last reader (written in
   /// place), a fresh one otherwise.
   Value stateOutput(Value operand, Value result);
+  /// The same for a result of `owner`, another op the call replaces too
+  /// (a call for several ops: replaceOps).
+  Value stateOutput(Operation *owner, Value operand, Value result);
 
   Value i32(int64_t value);
   Value i64(int64_t value);
@@ -72,6 +75,10 @@ public:
   /// tensor that replaces the op's next result of its type (outputs are
   /// created in result order) and erases the op.
   void replaceOp(RuntimeFn fn, ValueRange args);
+  /// Emits the call of `fn` in front of the last of `ops` (the op this
+  /// RuntimeCall was built for) and replaces the results of every op with
+  /// the outputs created for it, in order.
+  void replaceOps(RuntimeFn fn, ValueRange args, ArrayRef<Operation *> ops);
 
 private:
   /// Ranked buffer -> unranked buffer of the same element type.
@@ -85,7 +92,8 @@ private:
     Value buffer;
     Type tensorType;
     bool inPlace;
-    Value replaced = nullptr; ///< set by outputFor
+    Operation *owner; ///< the op whose result the buffer becomes
+    Value replaced = nullptr; ///< set by outputFor: replaces this value
   };
   /// The outputs, in result order.
   SmallVector<Output> outputs;
@@ -103,12 +111,12 @@ struct RuntimeCallPattern : OpRewritePattern<OpTy> {
       : OpRewritePattern<OpTy>(ctx, benefit), state(state) {}
 
   virtual void lower(OpTy op, RuntimeCall &call) const = 0;
-  /// Whether this pattern lowers `op` (all ops of the kind by default).
-  virtual bool accepts(OpTy op) const { return true; }
+  /// Whether this pattern lowers `op` (before anything is built).
+  virtual LogicalResult match(OpTy op) const { return success(); }
 
   LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const final {
-    if (!accepts(op))
+    if (failed(match(op)))
       return failure();
     RuntimeCall call(state, rewriter, op);
     lower(op, call);
@@ -127,6 +135,8 @@ void populateGemmToRuntimePatterns(RewritePatternSet &patterns,
 void populateCollectiveToRuntimePatterns(RewritePatternSet &patterns,
                                          MSAMPToRuntimeState &state);
 void populateOptimizerToRuntimePatterns(RewritePatternSet &patterns,
+                                        MSAMPToRuntimeState &state);
+void populateAdamGroupToRuntimePatterns(RewritePatternSet &patterns,
                                         MSAMPToRuntimeState &state);
 void populateCheckToRuntimePatterns(RewritePatternSet &patterns,
                                     MSAMPToRuntimeState &state);

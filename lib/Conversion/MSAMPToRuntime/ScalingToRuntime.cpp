@@ -38,8 +38,8 @@ struct DequantizeToRuntime : RuntimeCallPattern<DequantizeOp> {
 
 struct AmaxToRuntime : RuntimeCallPattern<AmaxOp> {
   using RuntimeCallPattern::RuntimeCallPattern;
-  bool accepts(AmaxOp op) const override {
-    return !getFusedCastQuantize(op, state);
+  LogicalResult match(AmaxOp op) const override {
+    return failure(getFusedCastQuantize(op, state) != nullptr);
   }
   void lower(AmaxOp op, RuntimeCall &call) const override {
     call.replaceOp(RuntimeFn::Amax,
@@ -50,8 +50,8 @@ struct AmaxToRuntime : RuntimeCallPattern<AmaxOp> {
 
 struct ComputeScaleToRuntime : RuntimeCallPattern<ComputeScaleOp> {
   using RuntimeCallPattern::RuntimeCallPattern;
-  bool accepts(ComputeScaleOp op) const override {
-    return !getFusedCastQuantize(op, state);
+  LogicalResult match(ComputeScaleOp op) const override {
+    return failure(getFusedCastQuantize(op, state) != nullptr);
   }
   void lower(ComputeScaleOp op, RuntimeCall &call) const override {
     call.replaceOp(RuntimeFn::ComputeScale,

@@ -13,9 +13,9 @@
 //   4. finishes: copies staged outputs back and synchronizes when host
 //      memory is involved; on device and managed memory only it returns
 //      without waiting (common/Staging.h).
-// Scalars (scales, amaxes, inverse scales) stay on the device; only lr and
-// step are read by the host, because the optimizers' bias corrections are
-// computed in double from them exactly as the CPU backend does.
+// Scalars (scales, amaxes, inverse scales) stay on the device. SGD still
+// reads lr and step back to the host for its constants; Adam's kernels
+// derive theirs on the device (optimizer/adam.cu).
 //
 // Creation fails cleanly, recording why, when there is no driver or device
 // ("no CUDA device: cudaGetDeviceCount returned 35 (...)"), when the
@@ -100,6 +100,8 @@ public:
   msamp_rt_status allGather(const void *in, void *out, int64_t bytes,
                             Collective &collective) override;
   msamp_rt_status adamUpdate(const AdamParams &p) override;
+  msamp_rt_status adamUpdateMulti(const AdamParams *updates,
+                                  int64_t count) override;
   msamp_rt_status sgdUpdate(const SgdParams &p) override;
 
   // Test hooks (TestHooks.cpp) run kernels the ABI does not expose on
@@ -698,35 +700,68 @@ msamp_rt_status stageState(Staging &st, const TensorRef &in,
   return st.output(outScale, sizeof(float), &args.outScale);
 }
 
-msamp_rt_status CudaBackend::adamUpdate(const AdamParams &p) {
-  Call call(*this, "msamp_rt_adam_update");
-  MSAMP_RT_RETURN_IF_ERROR(call.status);
-  int64_t step = 0;
-  float lr = 0.0f;
+/// Stages one Adam tensor (an update of msamp_rt_adam_update or a row of
+/// msamp_rt_adam_update_multi).
+msamp_rt_status stageAdamTensor(Staging &st, const AdamParams &p,
+                                AdamTensorArgs &t) {
+  t.n = p.numel;
   MSAMP_RT_RETURN_IF_ERROR(
-      readStepAndLr(ctx, "msamp_rt_adam_update", p.step, p.lr, &step, &lr));
-  AdamLaunchArgs args;
-  args.n = p.numel;
-  args.constants = makeAdamConstants(lr, step, p.beta1, p.beta2, p.eps,
-                                     p.weightDecay, p.decoupled, p.mode1);
-  Staging st(ctx);
-  args.gradType = p.grad.dtype;
-  MSAMP_RT_RETURN_IF_ERROR(stageGradient(st, p.grad, p.gradScaleInv, &args.grad,
-                                         &args.gradScaleInv));
+      stageGradient(st, p.grad, p.gradScaleInv, &t.grad, &t.gradScaleInv));
   MSAMP_RT_RETURN_IF_ERROR(stageState(st, p.param, p.outParam, p.paramScale,
-                                      p.outParamScale, args.param));
+                                      p.outParamScale, t.param));
   MSAMP_RT_RETURN_IF_ERROR(
-      stageState(st, p.m, p.outM, p.mScale, p.outMScale, args.m));
-  MSAMP_RT_RETURN_IF_ERROR(
-      stageState(st, p.v, p.outV, p.vScale, p.outVScale, args.v));
+      stageState(st, p.m, p.outM, p.mScale, p.outMScale, t.m));
+  return stageState(st, p.v, p.outV, p.vScale, p.outVScale, t.v);
+}
+
+msamp_rt_status CudaBackend::adamUpdate(const AdamParams &p) {
+  return adamUpdateMulti(&p, 1);
+}
+
+msamp_rt_status CudaBackend::adamUpdateMulti(const AdamParams *updates,
+                                             int64_t count) {
+  static const char *const entry = "msamp_rt_adam_update";
+  Call call(*this, count == 1 ? entry : "msamp_rt_adam_update_multi");
+  MSAMP_RT_RETURN_IF_ERROR(call.status);
+  if (count == 0)
+    return MSAMP_RT_OK;
+  const AdamParams &first = updates[0];
+  // A step counter in host memory is checked here, as the CPU does (with
+  // its message, which names the update every row is), at no cost; one in
+  // device memory is the kernels' to read (a step below 1 then makes the
+  // weights NaN, docs/RuntimeABI.md 3.8).
+  MemoryKind stepKind;
+  MSAMP_RT_RETURN_IF_ERROR(classifyPointer(ctx, first.step, stepKind));
+  if (stepKind == MemoryKind::Host && *first.step < 1)
+    return recordError(MSAMP_RT_ERROR_INVALID_ARGUMENT,
+                       "%s: step is %lld; the first update is step 1", entry,
+                       static_cast<long long>(*first.step));
+  AdamGroupArgs group;
+  group.gradType = first.grad.dtype;
+  group.paramType = first.param.dtype;
+  group.mType = first.m.dtype;
+  group.vType = first.v.dtype;
+  group.beta1 = first.beta1;
+  group.beta2 = first.beta2;
+  group.eps = first.eps;
+  group.weightDecay = first.weightDecay;
+  group.decoupled = first.decoupled;
+  group.mode1 = first.mode1;
+  Staging st(ctx);
+  MSAMP_RT_RETURN_IF_ERROR(st.input(first.lr, sizeof(float), &group.lr));
+  MSAMP_RT_RETURN_IF_ERROR(st.input(first.step, sizeof(int64_t), &group.step));
+  std::vector<AdamTensorArgs> tensors(static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; ++i)
+    MSAMP_RT_RETURN_IF_ERROR(stageAdamTensor(st, updates[i], tensors[i]));
   void *scratch = nullptr;
-  MSAMP_RT_RETURN_IF_ERROR(st.scratch(sizeof(OptimizerScratch), &scratch));
-  args.scratch = static_cast<OptimizerScratch *>(scratch);
-  MSAMP_CUDA_TRY_CTX(launchAdam(args, ctx.stream),
-                     "%lld elements, param %s, grad %s, m %s, v %s",
-                     static_cast<long long>(p.numel), dtypeName(p.param.dtype),
-                     dtypeName(p.grad.dtype), dtypeName(p.m.dtype),
-                     dtypeName(p.v.dtype));
+  if (size_t bytes = adamScratchBytes(group, count))
+    MSAMP_RT_RETURN_IF_ERROR(st.scratch(bytes, &scratch));
+  MSAMP_CUDA_TRY_CTX(
+      launchAdam(group, tensors.data(), count, scratch, ctx.stream),
+      "%lld tensors, first of %lld elements, param %s, grad %s, m %s, v %s",
+      static_cast<long long>(count), static_cast<long long>(first.numel),
+      dtypeName(group.paramType), dtypeName(group.gradType),
+      dtypeName(group.mType), dtypeName(group.vType));
   return st.finish();
 }
 

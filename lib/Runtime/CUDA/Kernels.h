@@ -184,22 +184,56 @@ struct OptimizerScratch {
   unsigned amaxBits[3];
 };
 
-struct AdamLaunchArgs {
+/// One tensor of an Adam update: msamp_rt_adam_update's, or one row of
+/// msamp_rt_adam_update_multi's table.
+struct AdamTensorArgs {
   int64_t n = 0;
-  StateTensorArgs param, m, v;
   const void *grad = nullptr;
-  int32_t gradType = MSAMP_RT_F32;
   const float *gradScaleInv = nullptr; ///< non-f32 grads only
-  AdamConstants constants{};
-  OptimizerScratch *scratch = nullptr;
+  StateTensorArgs param, m, v;
 };
 
-/// One Adam/AdamW step (msamp_rt_adam_update): a prologue that snapshots
-/// every scale (outputs may alias them), with a scaled output the two passes
-/// of docs/Numerics.md 5.2 (pass 1: amaxes of the new values, nothing written;
-/// a one-thread kernel picks the new scales; pass 2: recompute and store), and
-/// an epilogue writing the new scales.
-cudaError_t launchAdam(const AdamLaunchArgs &args, cudaStream_t stream);
+/// What every tensor of one launchAdam shares. lr and step are device
+/// pointers: the kernels read them and derive the step's constants
+/// themselves (makeAdamConstants), so no value comes back to the host.
+struct AdamGroupArgs {
+  int32_t gradType = MSAMP_RT_F32, paramType = MSAMP_RT_F32,
+          mType = MSAMP_RT_F32, vType = MSAMP_RT_F32;
+  const float *lr = nullptr;
+  const int64_t *step = nullptr;
+  double beta1 = 0.9, beta2 = 0.999, eps = 1e-8, weightDecay = 0.0;
+  bool decoupled = false, mode1 = false;
+
+  bool anyScaled() const {
+    return paramType != MSAMP_RT_F32 || mType != MSAMP_RT_F32 ||
+           vType != MSAMP_RT_F32;
+  }
+};
+
+/// Device scratch of one tensor of a scaled update: the amaxes of its new
+/// values (zeroed by the launcher) and the snapshot of its input scales.
+struct AdamTensorScratch {
+  unsigned amaxBits[3];
+  float oldScale[3];
+};
+
+/// Bytes of device scratch launchAdam needs for `count` tensors of `group`
+/// (0 when no state is scaled).
+size_t adamScratchBytes(const AdamGroupArgs &group, int64_t count);
+
+/// Adam/AdamW on `count` tensors (docs/Numerics.md 5.2). With a scaled
+/// param, m or v: the scratch zeroed, pass 1 (amaxes of the new values,
+/// nothing stored, input scales snapshotted) and pass 2 (recompute, store
+/// with the new just-in-time scales, write them); f32 states: pass 2 only.
+/// Each pass is one launch per batch of up to kAdamBatchTensors tensors
+/// (the tensor table travels as the kernel's parameter).
+cudaError_t launchAdam(const AdamGroupArgs &group,
+                       const AdamTensorArgs *tensors, int64_t count,
+                       void *scratch, cudaStream_t stream);
+
+/// Tensors per launch of launchAdam: the table fits the 4 KiB of kernel
+/// parameters every CUDA version accepts.
+constexpr int kAdamBatchTensors = 24;
 
 struct SgdLaunchArgs {
   int64_t n = 0;

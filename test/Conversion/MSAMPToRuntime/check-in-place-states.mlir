@@ -28,3 +28,29 @@ func.func @step(%a0: memref<4xf32>, %a1: memref<4xf32>, %g: memref<4xf32>) {
   call @read(%a1) : (memref<4xf32>) -> ()
   return
 }
+
+// A multi-tensor call's table entry: the op that takes the buffer's address
+// carries the attribute (AdamGroupToRuntime.cpp), and a copy it names is
+// copied back the same way.
+// CHECK-LABEL: func.func @table(
+// CHECK-SAME: %[[T0:[^:]+]]: memref<4xf32>
+// CHECK: %[[TCOPY:.+]] = memref.alloc() : memref<4xf32>
+// CHECK: memref.extract_aligned_pointer_as_index %{{.+}} : memref<*xf32> -> index{{$}}
+// CHECK: call @update_table(
+// CHECK: call @read(%[[T0]])
+// CHECK-NEXT: memref.copy %[[TCOPY]], %[[T0]] : memref<4xf32> to memref<4xf32>
+// CHECK-NEXT: return
+// REMARK: remark: [Analysis] state-copied-back | Category:msamp:check-in-place-states | Remark="state argument #0 is written by a copy
+func.func private @update_table(memref<1xindex>)
+func.func @table(%a0: memref<4xf32>) {
+  %copy = memref.alloc() : memref<4xf32>
+  memref.copy %a0, %copy : memref<4xf32> to memref<4xf32>
+  %c = memref.cast %copy : memref<4xf32> to memref<*xf32>
+  %p = memref.extract_aligned_pointer_as_index %c : memref<*xf32> -> index {msamp.in_place_args = array<i64: 0, 0>}
+  %t = memref.alloca() : memref<1xindex>
+  %i = arith.constant 0 : index
+  memref.store %p, %t[%i] : memref<1xindex>
+  call @update_table(%t) : (memref<1xindex>) -> ()
+  call @read(%a0) : (memref<4xf32>) -> ()
+  return
+}

@@ -329,6 +329,26 @@ def MSAMPGPUStepFloor : Pass<"msamp-gpu-step-floor", "::mlir::ModuleOp"> {
   }];
 }
 
+def MSAMPGPUGroupAdamUpdates
+    : Pass<"msamp-gpu-group-adam-updates", "::mlir::func::FuncOp"> {
+  let summary = "group adjacent Adam updates into one multi-tensor call";
+  let description = [{
+    On the tensor-level train step, before convert-msamp-to-runtime: every
+    maximal run of adjacent `msamp.adam_update` ops that can share one
+    `msamp_rt_adam_update_multi` call (canShareAdamCall: the same lr and
+    step values, hyper-parameters and dtypes) gets one group id
+    (`msamp.adam_group`), which the conversion lowers to one call, so that
+    the CUDA backend updates all of them in one launch per pass (per 24
+    tensors) instead of one call each. A run of one is left alone. Only
+    adjacent updates are grouped: no op between them can then read a state
+    the call writes in place.
+  }];
+  let statistics = [
+    Statistic<"numGroups", "num-groups", "multi-tensor Adam calls made">,
+    Statistic<"numGrouped", "num-grouped", "Adam updates grouped">
+  ];
+}
+
 def MSAMPGPUKernelCosts
     : Pass<"msamp-gpu-kernel-costs", "::mlir::func::FuncOp"> {
   let summary = "attach each linalg op's kernel cost to its location";

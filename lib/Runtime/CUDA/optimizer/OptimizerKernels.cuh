@@ -4,8 +4,9 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The one-thread kernels around the elementwise passes of adam.cu and
-// sgd.cu. They keep every scale on the device and make aliasing safe: the
+// The one-thread kernels around the elementwise passes of sgd.cu (adam.cu
+// folds the same steps into its passes), and storeState, which both use.
+// They keep every scale on the device and make aliasing safe: the
 // ABI lets each out_*_scale be the same buffer as its input scale, so the
 // prologue snapshots all input scales into OptimizerScratch before any pass
 // runs, the passes read only the snapshot, and the epilogue writes the new

@@ -26,10 +26,10 @@ namespace msamp::runtime::cuda {
 
 using numerics::AdamConstants;
 using numerics::adamElement;
+using numerics::makeAdamConstants;
 using numerics::SgdConstants;
 using numerics::sgdElement;
 #if !defined(__CUDA_ARCH__)
-using numerics::makeAdamConstants;
 using numerics::makeSgdConstants;
 #endif
 
