@@ -26,6 +26,7 @@
 #include "MSAMP/Codegen/GPU/CostModel.h"
 #include "MSAMP/Codegen/GPU/Passes.h"
 
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -195,8 +196,9 @@ struct ScalarKernelsPass
       if (failed(flush(run, &op)))
         return failure();
       run.clear();
-      // Runs inside host loops and branches (kernels excepted).
-      if (isa<scf::ParallelOp>(op))
+      // Runs inside host loops and branches (kernels excepted: loops to be
+      // mapped, and the gpu.launch ops msamp-gpu-row-reductions made).
+      if (isa<scf::ParallelOp, gpu::LaunchOp>(op))
         continue;
       for (Region &region : op.getRegions())
         for (Block &inner : region)

@@ -49,6 +49,11 @@ bool onlyDeviceUses(Value value) {
         user->getParentOfType<scf::ParallelOp>() ||
         user->getParentOfType<gpu::LaunchOp>())
       continue;
+    // An address taken for a runtime call's table of buffers
+    // (msamp_rt_adam_update_multi, AdamGroupToRuntime.cpp): the backend
+    // uses it on the device like a call operand.
+    if (isa<memref::ExtractAlignedPointerAsIndexOp>(user))
+      continue;
     if (auto call = dyn_cast<func::CallOp>(user)) {
       if (call.getCallee().starts_with("msamp_rt_"))
         continue;
