@@ -17,6 +17,7 @@
 #include "MSAMP/Codegen/GPU/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/StringSet.h"
 
@@ -66,7 +67,12 @@ bool needsDeviceResults(Operation &op) {
   SmallVector<MemoryEffects::EffectInstance> list;
   effects.getEffects(list);
   return llvm::any_of(list, [](const MemoryEffects::EffectInstance &e) {
-    return isa<MemoryEffects::Read, MemoryEffects::Write>(e.getEffect());
+    if (!isa<MemoryEffects::Read, MemoryEffects::Write>(e.getEffect()))
+      return false;
+    // The host's own stack (a multi-tensor Adam call's table of buffer
+    // addresses, AdamGroupToRuntime.cpp): no kernel reads or writes it.
+    Value memory = e.getValue();
+    return !(memory && memory.getDefiningOp<memref::AllocaOp>());
   });
 }
 

@@ -149,10 +149,16 @@ bool isScalar(Type type) { return type.isIntOrIndexOrFloat(); }
 
 /// Whether `op` can run inside a single-thread kernel.
 bool isKernelOp(Operation *op) {
+  // Globals are in the host image, allocas on the host's stack (the table
+  // of a multi-tensor Adam call, AdamGroupToRuntime.cpp): host memory.
+  auto onTheHost = [](Value memref) {
+    return memref.getDefiningOp<memref::GetGlobalOp>() ||
+           memref.getDefiningOp<memref::AllocaOp>();
+  };
   if (auto load = dyn_cast<memref::LoadOp>(op))
-    return !load.getMemRef().getDefiningOp<memref::GetGlobalOp>();
+    return !onTheHost(load.getMemRef());
   if (auto store = dyn_cast<memref::StoreOp>(op))
-    return !store.getMemRef().getDefiningOp<memref::GetGlobalOp>();
+    return !onTheHost(store.getMemRef());
   if (auto atomic = dyn_cast<memref::AtomicRMWOp>(op))
     return !atomic.getMemref().getDefiningOp<memref::GetGlobalOp>();
   if (auto branch = dyn_cast<scf::IfOp>(op)) {

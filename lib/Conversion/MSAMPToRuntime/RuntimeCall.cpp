@@ -165,30 +165,25 @@ void RuntimeCall::replaceOps(RuntimeFn fn, ValueRange args,
                     DenseI64ArrayAttr::get(call.getContext(), pairs));
   }
 
-  // Outputs that replace another op's value (outputFor) first; then wrap
-  // the outputs back into tensors and replace each op's results, in order
-  // (each op's outputs were created in result order).
-  for (const Output &out : outputs)
-    if (out.replaced)
-      rewriter.replaceAllUsesWith(out.replaced,
-                                  bufferization::ToTensorOp::create(
-                                      rewriter, loc, out.tensorType, out.buffer,
-                                      /*restrict=*/true, /*writable=*/true));
-  for (Operation *owner : ops) {
-    unsigned resultIndex = 0;
-    for (const Output &out : outputs) {
-      if (out.owner != owner || out.replaced)
-        continue;
-      while (resultIndex < owner->getNumResults() &&
-             owner->getResult(resultIndex).getType() != out.tensorType)
-        ++resultIndex;
-      Value tensor = bufferization::ToTensorOp::create(
-          rewriter, loc, out.tensorType, out.buffer, /*restrict=*/true,
-          /*writable=*/true);
-      if (out.inPlace)
-        state.addInPlaceResult(tensor, out.buffer);
-      rewriter.replaceAllUsesWith(owner->getResult(resultIndex++), tensor);
+  // Wrap the outputs back into tensors and replace, in output order, each
+  // op's results (each op's outputs were created in result order) or the
+  // value an output stands for (outputFor).
+  llvm::SmallDenseMap<Operation *, unsigned> resultIndex;
+  for (const Output &out : outputs) {
+    Value tensor = bufferization::ToTensorOp::create(
+        rewriter, loc, out.tensorType, out.buffer, /*restrict=*/true,
+        /*writable=*/true);
+    if (out.replaced) {
+      rewriter.replaceAllUsesWith(out.replaced, tensor);
+      continue;
     }
+    unsigned &index = resultIndex[out.owner];
+    while (index < out.owner->getNumResults() &&
+           out.owner->getResult(index).getType() != out.tensorType)
+      ++index;
+    if (out.inPlace)
+      state.addInPlaceResult(tensor, out.buffer);
+    rewriter.replaceAllUsesWith(out.owner->getResult(index++), tensor);
   }
   for (Operation *owner : ops)
     rewriter.eraseOp(owner);

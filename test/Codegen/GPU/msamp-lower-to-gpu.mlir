@@ -1,29 +1,25 @@
 // --msamp-lower-to-gpu on a small step: a GEMM and the optimizer stay
 // runtime calls; the fill and the fused relu+exp+row-sum become kernels (one gpu.binary each, PTX for sm_90 / +ptx80 or sm_89 /
 // +ptx81); the full reduction to the 0-d loss is a kernel of partial sums
-// and an atomic add; every buffer of the step is a view of the static
-// device arena or, where host code touches it (the 0-d loss), of the
-// pinned host arena, both taken once at the step's entry: nothing is
-// allocated or freed inside the step.
+// and an atomic add; the 0-d arithmetic is single-thread kernels; every
+// buffer of the step is a view of the static device arena, taken once at
+// the step's entry: nothing is allocated or freed inside the step.
 // RUN: msamp-opt %s --msamp-lower-to-gpu | FileCheck %s
 // RUN: msamp-opt %s --msamp-lower-to-gpu="chip=sm_89" | FileCheck %s --check-prefix=SM89
 // RUN: msamp-opt %s --msamp-lower-to-gpu --mlir-print-ir-after=gpu-kernel-outlining -o /dev/null 2>&1 | FileCheck %s --check-prefix=OUTLINED
 // RUN: msamp-opt %s --msamp-lower-to-gpu --mlir-print-ir-before=gpu-module-to-binary -o /dev/null 2>&1 | FileCheck %s --check-prefix=NVVM
 
 // OUTLINED-LABEL: func.func @train_step(
+// OUTLINED: call @msamp_rt_gpu_arena(
 // The 0-d constants the GEMM takes as scales, stored by one thread
 // (msamp-gpu-scalar-kernels): no host code between kernels and calls.
-// OUTLINED: gpu.launch_func @[[CONSTS:train_step_kernel]]::@train_step_kernel blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%cst : f32, %{{.+}} : memref<f32>, %{{.+}} : memref<f32>, %{{.+}} : memref<f32>)
+// OUTLINED: gpu.launch_func @[[CONSTS:train_step_kernel]]::@train_step_kernel blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%{{.+}} : f32, %{{.+}} : memref<f32>, %{{.+}} : memref<f32>, %{{.+}} : memref<f32>)
 // OUTLINED: call @msamp_rt_gemm(
 // The fill of the row sums: 8 elements, one block of 256 threads.
-// OUTLINED: gpu.launch_func @[[FILL:train_step_kernel]]::@train_step_kernel blocks in (%c1, %c1, %c1) threads in (%c256, %c1, %c1)
+// OUTLINED: gpu.launch_func @[[FILL:train_step_kernel_0]]::@train_step_kernel blocks in (%c1, %c1, %c1) threads in (%c256, %c1, %c1)
 // relu, exp and the row sum, fused: a warp per row (msamp-gpu-row-reductions),
 // the 8 rows in one block of 8 warps.
-// OUTLINED: gpu.launch_func @[[ROWS:train_step_kernel_0]]::@train_step_kernel blocks in (%c1, %c1, %c1) threads in (%c256, %c1, %c1) args(%c32 : index, %{{.+}} : memref<8x64xf32>
-// OUTLINED: gpu.launch_func @[[FILL:train_step_kernel_0]]::@train_step_kernel blocks in (%c1, %c1, %c1) threads in (%c256, %c1, %c1)
-// relu, exp and the row sum, fused: a thread per row, the reduction dimension
-// a loop inside it.
-// OUTLINED: gpu.launch_func @[[ROWS:train_step_kernel_1]]::@train_step_kernel blocks in (%c1, %c1, %c1) threads in (%c256, %c1, %c1) args(%c8 : index, %{{.+}} : memref<8x64xf32>, %{{.+}} : memref<8xf32>
+// OUTLINED: gpu.launch_func @[[ROWS:train_step_kernel_1]]::@train_step_kernel blocks in (%c1, %c1, %c1) threads in (%c256, %c1, %c1) args(%c32 : index, %{{.+}} : memref<8x64xf32>
 // The loss's 0-d initial value, one thread.
 // OUTLINED: gpu.launch_func @train_step_kernel_2::@train_step_kernel blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1)
 // The 0-d loss: 8 threads (one element each) add into it atomically.
@@ -54,40 +50,28 @@
 // OUTLINED: arith.addi
 // OUTLINED: memref.store %{{.+}}, %{{.+}}[] : memref<i64>
 
-// NVVM: gpu.module @train_step_kernel_0 [#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">]
+// NVVM: gpu.module @train_step_kernel_1 [#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">]
 // NVVM: llvm.func @__nv_expf(f32) -> f32
 // NVVM: llvm.func @train_step_kernel({{.*}}) attributes {gpu.kernel, {{.*}}nvvm.kernel, nvvm.maxntid = array<i32: 256, 1, 1>}
 // NVVM: nvvm.read.ptx.sreg.tid.x
 // NVVM: llvm.intr.maximum
 // NVVM: llvm.call @__nv_expf
 // NVVM: llvm.fadd
+// NVVM: nvvm.shfl.sync bfly
 
+// Every buffer of the step is a view of the static device arena, taken
+// once at the entry; nothing is allocated or freed in the step, and no
+// buffer is in the pinned host arena (the host code touches none).
 // CHECK-LABEL: llvm.func @train_step(
 // CHECK-NOT: _mlir_memref_to_llvm_alloc
-// CHECK: %[[DEV:.+]] = llvm.call @msamp_rt_gpu_arena(
-// CHECK: %[[HOST:.+]] = llvm.call @msamp_rt_gpu_host_arena(
+// CHECK-NOT: msamp_rt_gpu_host_arena
+// CHECK: llvm.call @msamp_rt_gpu_arena(
 // CHECK-NOT: _mlir_memref_to_llvm_alloc
-// CHECK: llvm.call @msamp_rt_gemm(
-// Launches are asynchronous on one stream (msamp-gpu-async-launches): the
-// first two kernels back to back, one wait before the host stores the
-// loss's initial value, the loss kernel, one wait before the host copies.
-// CHECK: %[[S:.+]] = llvm.call @mgpuStreamCreate()
-// CHECK-NEXT: gpu.launch_func <%[[S]] : !llvm.ptr> @train_step_kernel::@train_step_kernel
-// CHECK-NOT: mgpuStreamSynchronize
-// CHECK: gpu.launch_func <%[[S]] : !llvm.ptr> @train_step_kernel_0::@train_step_kernel
-// CHECK-NOT: gpu.launch_func
-// CHECK: llvm.call @mgpuStreamSynchronize(%[[S]])
-// The loss's initial value, stored by host code into the host arena.
-// CHECK: llvm.store %{{.+}}, %[[HOST]] : f32, !llvm.ptr
-// CHECK: %[[S1:.+]] = llvm.call @mgpuStreamCreate()
-// CHECK: gpu.launch_func <%[[S1]] : !llvm.ptr> @train_step_kernel_1::@train_step_kernel
-// CHECK-NOT: gpu.launch_func
-// CHECK: llvm.call @mgpuStreamSynchronize(%[[S1]])
-// CHECK: llvm.call @_mlir_memref_to_llvm_alloc(
+// CHECK-NOT: msamp_rt_gpu_host_arena
 // Kernels and runtime calls are asynchronous on one stream
 // (msamp-gpu-async-launches), and the 0-d arithmetic between them is
 // kernels too (msamp-gpu-scalar-kernels): the step waits once, at its end,
-// after the last kernel and the deallocations.
+// after the last kernel.
 // CHECK: %[[S:.+]] = llvm.call @mgpuStreamCreate()
 // CHECK-NEXT: gpu.launch_func <%[[S]] : !llvm.ptr> @train_step_kernel::@train_step_kernel
 // CHECK-NOT: mgpuStreamSynchronize
@@ -97,27 +81,18 @@
 // CHECK-NOT: mgpuStreamSynchronize
 // CHECK: llvm.call @msamp_rt_all_reduce(
 // CHECK-NOT: mgpuStreamSynchronize
-// SGD updates w in place: no copy kernels around it.
-// CHECK-NOT: gpu.launch_func
-// CHECK: llvm.call @msamp_rt_sgd_update(
-// CHECK-NOT: gpu.launch_func
-// CHECK-NOT: _mlir_memref_to_llvm_free
-// CHECK: llvm.return
-// CHECK-COUNT-3: gpu.binary @train_step_kernel{{(_[0-9]+)?}} [#gpu.object<#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">, properties = {{.*}}, assembly = "{{.*}}.version 8.0\0A.target sm_90\0A
 // CHECK: gpu.launch_func <%[[S]] : !llvm.ptr> @train_step_kernel_5::@train_step_kernel
 // CHECK-NEXT: llvm.call @msamp_rt_sgd_update(
 // CHECK-NEXT: gpu.launch_func <%[[S]] : !llvm.ptr> @train_step_kernel_6::@train_step_kernel
+// CHECK-NEXT: llvm.call @mgpuStreamSynchronize(%[[S]])
 // CHECK-NOT: mgpuStreamSynchronize
-// CHECK: llvm.call @_mlir_memref_to_llvm_free(
-// CHECK-NOT: gpu.launch_func
-// CHECK: llvm.call @mgpuStreamSynchronize(%[[S]])
-// CHECK-NOT: mgpuStreamSynchronize
+// CHECK-NOT: _mlir_memref_to_llvm_free
 // CHECK: llvm.return
 // CHECK-COUNT-8: gpu.binary @train_step_kernel{{(_[0-9]+)?}} [#gpu.object<#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">, properties = {{.*}}, assembly = "{{.*}}.version 8.0\0A.target sm_90\0A
 // CHECK-NOT: gpu.binary
 // CHECK: llvm.func @msamp_train_step_packed(
 
-// SM89-COUNT-3: gpu.binary @{{.*}}#nvvm.target<O = 3, chip = "sm_89", features = "+ptx81">{{.*}}.version 8.1\0A.target sm_89\0A
+// SM89-COUNT-8: gpu.binary @{{.*}}#nvvm.target<O = 3, chip = "sm_89", features = "+ptx81">{{.*}}.version 8.1\0A.target sm_89\0A
 #id = affine_map<(i, j) -> (i, j)>
 #row = affine_map<(i, j) -> (i)>
 #all = affine_map<(i) -> (i)>
