@@ -147,6 +147,11 @@ void sinkLoads(Block &block) {
 
 bool isScalar(Type type) { return type.isIntOrIndexOrFloat(); }
 
+/// The memref descriptors one single-thread kernel may take (8 bytes per
+/// pointer, offset, size and stride), well under the 4,352 bytes of kernel
+/// parameters PTX ISA 8.0 allows, with room for its scalar arguments.
+constexpr int64_t kMaxRunParamBytes = 3072;
+
 /// Whether `op` can run inside a single-thread kernel.
 bool isKernelOp(Operation *op) {
   // Globals are in the host image, allocas on the host's stack (the table
@@ -192,8 +197,38 @@ struct ScalarKernelsPass
   LogicalResult processBlock(Block &block) {
     sinkLoads(block);
     llvm::SetVector<Operation *> run;
+    llvm::SmallPtrSet<Value, 16> runBuffers;
+    int64_t runParamBytes = 0;
     for (Operation &op : llvm::make_early_inc_range(block)) {
       if (isKernelOp(&op)) {
+        // A kernel's parameters are limited (4,352 bytes before PTX ISA
+        // 8.1): a long run of 0-d copies (GPT-2's scale constants) is cut
+        // into several kernels, between independent ops only.
+        int64_t newBytes = 0;
+        bool dependsOnRun = false;
+        for (Value operand : op.getOperands()) {
+          if (run.contains(operand.getDefiningOp()))
+            dependsOnRun = true;
+          if (auto type = dyn_cast<MemRefType>(operand.getType()))
+            if (!runBuffers.contains(operand))
+              newBytes += 8 * (3 + 2 * type.getRank());
+        }
+        if (!dependsOnRun && !run.empty() &&
+            runParamBytes + newBytes > kMaxRunParamBytes) {
+          if (failed(flush(run, &op)))
+            return failure();
+          run.clear();
+          runBuffers.clear();
+          runParamBytes = 0;
+          newBytes = 0;
+          for (Value operand : op.getOperands())
+            if (auto type = dyn_cast<MemRefType>(operand.getType()))
+              newBytes += 8 * (3 + 2 * type.getRank());
+        }
+        for (Value operand : op.getOperands())
+          if (isa<MemRefType>(operand.getType()))
+            runBuffers.insert(operand);
+        runParamBytes += newBytes;
         run.insert(&op);
         continue;
       }
@@ -202,6 +237,8 @@ struct ScalarKernelsPass
       if (failed(flush(run, &op)))
         return failure();
       run.clear();
+      runBuffers.clear();
+      runParamBytes = 0;
       // Runs inside host loops and branches (kernels excepted: loops to be
       // mapped, and the gpu.launch ops msamp-gpu-row-reductions made).
       if (isa<scf::ParallelOp, gpu::LaunchOp>(op))
