@@ -132,10 +132,16 @@ double timeGemm(const char *label, Descriptor &a, Descriptor &b,
   for (int i = 0; i < warmup; ++i)
     if (!callGemm(label, a, b, out, aScale, bScale, dtype, flags))
       return -1.0;
+  // A call on device memory returns before its kernel has run (runtime ABI
+  // 3, RuntimeABI.md 7): the clock starts and stops on an idle device.
+  if (!check(cudaDeviceSynchronize(), label))
+    return -1.0;
   const auto start = std::chrono::steady_clock::now();
   for (int i = 0; i < iters; ++i)
     if (!callGemm(label, a, b, out, aScale, bScale, dtype, flags))
       return -1.0;
+  if (!check(cudaDeviceSynchronize(), label))
+    return -1.0;
   const auto end = std::chrono::steady_clock::now();
   return std::chrono::duration<double>(end - start).count() / iters;
 }

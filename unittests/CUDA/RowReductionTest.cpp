@@ -145,8 +145,9 @@ TEST_F(RowReduction, WarpAndBlockPerRowMatchTheSequentialFold) {
     // x (rank 2: 7 parameters) and three rank-1 outputs (5 each).
     const std::string ptx = kernel.ptx;
     size_t params = 0;
-    for (size_t at = ptx.find(".param"); at != std::string::npos;
-         at = ptx.find(".param", at + 1))
+    // Declarations only ("\t.param .u64 ..."), not the body's ld.param.
+    for (size_t at = ptx.find("\t.param "); at != std::string::npos;
+         at = ptx.find("\t.param ", at + 1))
       ++params;
     ASSERT_EQ(params, 22u) << "the kernel's parameters are not x and three "
                               "outputs as memref descriptors";
