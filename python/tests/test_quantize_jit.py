@@ -6,7 +6,7 @@ it replaces (amax, compute_scale most_recent, quantize).
 The scale rule is restated here from the exponents (math.frexp, exact on f32
 values) rather than from np.log2, whose rounding the runtime avoids; the
 casts come from ml_dtypes after clamping to +-max (ml_dtypes overflows to
-NaN/Inf where the runtime saturates, NUMERICS.md), f16 from numpy.
+NaN/Inf where the runtime saturates, docs/Numerics.md), f16 from numpy.
 """
 
 import math

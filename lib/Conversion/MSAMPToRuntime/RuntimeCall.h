@@ -92,7 +92,7 @@ private:
     Value buffer;
     Type tensorType;
     bool inPlace;
-    Operation *owner; ///< the op whose result the buffer becomes
+    Operation *owner;         ///< the op whose result the buffer becomes
     Value replaced = nullptr; ///< set by outputFor: replaces this value
   };
   /// The outputs, in result order.
