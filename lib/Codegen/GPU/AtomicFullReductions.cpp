@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "MSAMP/Codegen/GPU/Passes.h"
+#include "MSAMP/Conversion/AsGeneric.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -140,15 +141,11 @@ struct AtomicFullReductionsPass
     });
     IRRewriter rewriter(&getContext());
     for (linalg::LinalgOp candidate : candidates) {
-      auto generic = dyn_cast<linalg::GenericOp>(candidate.getOperation());
-      if (!generic) {
-        rewriter.setInsertionPoint(candidate);
-        FailureOr<linalg::GenericOp> generalized =
-            linalg::generalizeNamedOp(rewriter, candidate);
-        if (failed(generalized))
-          continue;
-        generic = *generalized;
-      }
+      FailureOr<linalg::GenericOp> asGenericOp =
+          msamp::asGeneric(rewriter, candidate);
+      if (failed(asGenericOp))
+        continue;
+      linalg::GenericOp generic = *asGenericOp;
       SmallVector<int64_t> ranges;
       if (isAtomicSum(generic, ranges))
         rewrite(generic, ranges, threads);

@@ -41,6 +41,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "MSAMP/Codegen/GPU/Passes.h"
+#include "MSAMP/Conversion/AsGeneric.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -474,18 +475,14 @@ struct RowReductionsPass
     });
     IRRewriter rewriter(&getContext());
     for (linalg::LinalgOp candidate : candidates) {
-      auto generic = dyn_cast<linalg::GenericOp>(candidate.getOperation());
-      if (!generic) {
-        // A named reduction (linalg.reduce) as the generic it stands for,
-        // which replaces it whether it matches or not (the loop path
-        // lowers both alike).
-        rewriter.setInsertionPoint(candidate);
-        FailureOr<linalg::GenericOp> generalized =
-            linalg::generalizeNamedOp(rewriter, candidate);
-        if (failed(generalized))
-          continue;
-        generic = *generalized;
-      }
+      // A named reduction (linalg.reduce) as the generic it stands for,
+      // which replaces it whether it matches or not (the loop path lowers
+      // both alike).
+      FailureOr<linalg::GenericOp> asGenericOp =
+          msamp::asGeneric(rewriter, candidate);
+      if (failed(asGenericOp))
+        continue;
+      linalg::GenericOp generic = *asGenericOp;
       unsigned numParallel = 0;
       std::optional<SmallVector<RowReduction>> reductions =
           matchRowReduction(generic, numParallel);

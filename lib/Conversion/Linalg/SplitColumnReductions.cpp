@@ -28,6 +28,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "MSAMP/Conversion/AsGeneric.h"
 #include "MSAMP/Conversion/Passes.h"
 #include "MSAMP/TrainStep/TrainStep.h"
 
@@ -355,15 +356,11 @@ struct SplitColumnReductionsPass
     for (linalg::LinalgOp candidate : candidates) {
       if (!analyze(candidate, limits))
         continue;
-      auto generic = dyn_cast<linalg::GenericOp>(candidate.getOperation());
-      if (!generic) {
-        rewriter.setInsertionPoint(candidate);
-        FailureOr<linalg::GenericOp> generalized =
-            linalg::generalizeNamedOp(rewriter, candidate);
-        if (failed(generalized))
-          continue;
-        generic = *generalized;
-      }
+      FailureOr<linalg::GenericOp> asGenericOp =
+          msamp::asGeneric(rewriter, candidate);
+      if (failed(asGenericOp))
+        continue;
+      linalg::GenericOp generic = *asGenericOp;
       // The plan again, its combiners now in the generic's body.
       std::optional<Plan> plan = analyze(generic, limits);
       if (!plan)
