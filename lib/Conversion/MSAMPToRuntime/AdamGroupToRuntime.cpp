@@ -163,24 +163,11 @@ struct AdamGroupToRuntime : RuntimeCallPattern<AdamUpdateOp> {
     }
 
     auto first = cast<AdamUpdateOp>(run.front());
-    int32_t flags =
-        (first.getDecoupled() ? MSAMP_RT_ADAM_DECOUPLED : 0) |
-        (first.getAdamMode().value_or(0) == 1 ? MSAMP_RT_ADAM_MODE1 : 0);
     Value tableHandle = memref::CastOp::create(
         b, loc, UnrankedMemRefType::get(b.getI64Type(), Attribute()), table);
-    SmallVector<Value> args = {
-        tableHandle,
-        call.input(first.getLr()),
-        call.input(first.getStep()),
-        call.i32(RuntimeCall::dtype(first.getParam())),
-        call.i32(RuntimeCall::dtype(first.getGrad())),
-        call.i32(RuntimeCall::dtype(first.getExpAvg())),
-        call.i32(RuntimeCall::dtype(first.getExpAvgSq())),
-        call.f64(first.getBeta1().convertToDouble()),
-        call.f64(first.getBeta2().convertToDouble()),
-        call.f64(first.getEps().convertToDouble()),
-        call.f64(first.getWeightDecay().convertToDouble()),
-        call.i32(flags)};
+    SmallVector<Value> args = {tableHandle, call.input(first.getLr()),
+                               call.input(first.getStep())};
+    appendAdamSettings(call, first, args);
     call.replaceOps(RuntimeFn::AdamUpdateMulti, args, run);
   }
 };

@@ -40,18 +40,7 @@ struct AdamUpdateToRuntime : RuntimeCallPattern<AdamUpdateOp> {
            op.getNewExpAvgScale());
     scaled(op.getExpAvgSq(), op.getNewExpAvgSq(), op.getExpAvgSqScale(),
            op.getNewExpAvgSqScale());
-    int32_t flags =
-        (op.getDecoupled() ? MSAMP_RT_ADAM_DECOUPLED : 0) |
-        (op.getAdamMode().value_or(0) == 1 ? MSAMP_RT_ADAM_MODE1 : 0);
-    args.append({call.i32(RuntimeCall::dtype(op.getParam())),
-                 call.i32(RuntimeCall::dtype(op.getGrad())),
-                 call.i32(RuntimeCall::dtype(op.getExpAvg())),
-                 call.i32(RuntimeCall::dtype(op.getExpAvgSq())),
-                 call.f64(op.getBeta1().convertToDouble()),
-                 call.f64(op.getBeta2().convertToDouble()),
-                 call.f64(op.getEps().convertToDouble()),
-                 call.f64(op.getWeightDecay().convertToDouble()),
-                 call.i32(flags)});
+    appendAdamSettings(call, op, args);
     call.replaceOp(RuntimeFn::AdamUpdate, args);
   }
 };
@@ -87,6 +76,21 @@ struct SGDUpdateToRuntime : RuntimeCallPattern<SGDUpdateOp> {
   }
 };
 } // namespace
+
+void mlir::msamp::appendAdamSettings(RuntimeCall &call, AdamUpdateOp op,
+                                     SmallVectorImpl<Value> &args) {
+  int32_t flags = (op.getDecoupled() ? MSAMP_RT_ADAM_DECOUPLED : 0) |
+                  (op.getAdamMode().value_or(0) == 1 ? MSAMP_RT_ADAM_MODE1 : 0);
+  args.append({call.i32(RuntimeCall::dtype(op.getParam())),
+               call.i32(RuntimeCall::dtype(op.getGrad())),
+               call.i32(RuntimeCall::dtype(op.getExpAvg())),
+               call.i32(RuntimeCall::dtype(op.getExpAvgSq())),
+               call.f64(op.getBeta1().convertToDouble()),
+               call.f64(op.getBeta2().convertToDouble()),
+               call.f64(op.getEps().convertToDouble()),
+               call.f64(op.getWeightDecay().convertToDouble()),
+               call.i32(flags)});
+}
 
 void mlir::msamp::populateOptimizerToRuntimePatterns(
     RewritePatternSet &patterns, MSAMPToRuntimeState &state) {

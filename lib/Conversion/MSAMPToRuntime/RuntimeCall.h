@@ -25,6 +25,7 @@
 
 #include "MSAMP/Conversion/MSAMPToRuntime.h"
 #include "MSAMP/Conversion/RuntimeSymbols.h"
+#include "MSAMP/Dialect/MSAMPOps.h"
 
 #include "mlir/IR/PatternMatch.h"
 
@@ -157,6 +158,13 @@ Operation *getFusedCastQuantize(Operation *amaxOrScale,
 /// its unranked cast (what an in-place output hands to the runtime).
 Value createStateBuffer(OpBuilder &b, Location loc, BlockArgument arg,
                         Value &buffer);
+
+/// Appends the entry point's trailing arguments of an Adam update, the same
+/// for one tensor (msamp_rt_adam_update) and a group
+/// (msamp_rt_adam_update_multi, where `op` is the group's first): the four
+/// dtypes, beta1, beta2, eps, weight decay and the flags.
+void appendAdamSettings(RuntimeCall &call, AdamUpdateOp op,
+                        SmallVectorImpl<Value> &args);
 
 } // namespace mlir::msamp
 
