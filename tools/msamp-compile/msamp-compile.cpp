@@ -31,6 +31,7 @@
 
 #include "MSAMP/Codegen/BufferPlanAttr.h"
 #include "MSAMP/Codegen/GPU/GPURuntimeSymbols.h"
+#include "MSAMP/Codegen/GPU/GraphCheck.h"
 #include "MSAMP/Codegen/GPU/Passes.h"
 #include "MSAMP/Conversion/Passes.h"
 #include "MSAMP/Registration/InitAll.h"
@@ -381,6 +382,12 @@ int main(int argc, char **argv) {
     return 1;
   lowerTimer.stop();
   DictionaryAttr bufferPlan = msamp::takeBufferPlan(*module);
+  std::string graphBlocker;
+  if (auto attr =
+          (*module)->getAttrOfType<StringAttr>(msamp::kCudaGraphBlockerAttr)) {
+    graphBlocker = attr.getValue().str();
+    (*module)->removeAttr(msamp::kCudaGraphBlockerAttr);
+  }
   if (failed(msamp::writeMemoryReport(*memoryReport, bufferPlan, memoryPath)))
     return 1;
   if (cuda && failed(writeKernels(*module, outputDir)))
@@ -403,6 +410,13 @@ int main(int argc, char **argv) {
     new llvm::GlobalVariable(*llvmModule, tag->getType(), /*isConstant=*/true,
                              llvm::GlobalValue::ExternalLinkage, tag,
                              msamp::kTrainStepTargetSymbol);
+    // Whether the session may replay the step as a CUDA graph.
+    auto blocker =
+        llvm::ConstantDataArray::getString(llvmContext, graphBlocker);
+    new llvm::GlobalVariable(*llvmModule, blocker->getType(),
+                             /*isConstant=*/true,
+                             llvm::GlobalValue::ExternalLinkage, blocker,
+                             msamp::kTrainStepGraphBlockerSymbol);
   }
   llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
   std::string lookupError;

@@ -7,7 +7,10 @@
 // the next kernel or runtime call would have waited for on the stream
 // anyway. Here a block's launches are chained on one async token (the
 // session's stream) and the host waits only where its own code touches
-// memory a kernel may be writing, or at the block's end. The CUDA backend's
+// memory a kernel may be writing, or at the end of a nested block. The
+// return of a public function (the step) does not wait: its caller
+// synchronizes before it reads an output (runtime ABI 4), so a step holds
+// no synchronization and can be captured as a CUDA graph. The CUDA backend's
 // entry points return without waiting when every buffer is device or
 // managed memory (Staging.h), as a compiled step's are: such a call leaves
 // work pending on the stream exactly as a launch does.
@@ -15,11 +18,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "MSAMP/Codegen/GPU/Passes.h"
+#include "MSAMP/Codegen/GPU/StreamOrderedCalls.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
-#include "llvm/ADT/StringSet.h"
 
 namespace mlir::msamp {
 #define GEN_PASS_DEF_MSAMPGPUASYNCLAUNCHES
@@ -30,35 +33,23 @@ using namespace mlir;
 
 namespace {
 
-/// Runtime entry points the CUDA backend runs as work on its stream: ordered
-/// after earlier launches without the step waiting, and returning before
-/// that work is done (any value it reads on the host, Adam's lr and step,
-/// it copies after a stream synchronization of its own).
-bool isStreamOrderedCall(func::CallOp call) {
-  static const llvm::StringSet<> names = {"msamp_rt_quantize",
-                                          "msamp_rt_dequantize",
-                                          "msamp_rt_amax",
-                                          "msamp_rt_compute_scale",
-                                          "msamp_rt_update_amax_history",
-                                          "msamp_rt_gemm",
-                                          "msamp_rt_all_reduce",
-                                          "msamp_rt_reduce",
-                                          "msamp_rt_broadcast",
-                                          "msamp_rt_reduce_scatter",
-                                          "msamp_rt_all_gather",
-                                          "msamp_rt_adam_update",
-                                          "msamp_rt_adam_update_multi",
-                                          "msamp_rt_sgd_update",
-                                          "msamp_rt_quantize_jit"};
-  return names.contains(call.getCallee());
+/// Whether `op` returns from a function called from outside the module (the
+/// step's entry): the caller synchronizes before reading what it computed.
+bool isPublicReturn(Operation &op) {
+  if (!isa<func::ReturnOp>(op))
+    return false;
+  auto func = dyn_cast<func::FuncOp>(op.getParentOp());
+  return func && func.isPublic();
 }
 
 /// Whether the host must have the kernels' results before `op` runs.
 bool needsDeviceResults(Operation &op) {
+  if (isPublicReturn(op))
+    return false;
   if (op.hasTrait<OpTrait::IsTerminator>() || op.getNumRegions() > 0)
     return true;
   if (auto call = dyn_cast<func::CallOp>(op))
-    return !isStreamOrderedCall(call);
+    return !msamp::isStreamOrderedCall(call.getCallee());
   if (isa<gpu::LaunchFuncOp, gpu::WaitOp>(op))
     return false;
   auto effects = dyn_cast<MemoryEffectOpInterface>(op);
@@ -102,7 +93,7 @@ void makeBlockAsync(Block &block) {
       continue;
     }
     if (auto call = dyn_cast<func::CallOp>(op);
-        call && isStreamOrderedCall(call)) {
+        call && msamp::isStreamOrderedCall(call.getCallee())) {
       // Pending work like a launch: the token (the stream) is what a later
       // host access waits for.
       if (!token) {

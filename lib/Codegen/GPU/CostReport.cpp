@@ -13,7 +13,9 @@
 
 #include "MSAMP/Codegen/BufferPlanAttr.h"
 #include "MSAMP/Codegen/GPU/CostModel.h"
+#include "MSAMP/Codegen/GPU/GraphCheck.h"
 #include "MSAMP/Codegen/GPU/Passes.h"
+#include "MSAMP/Codegen/GPU/StreamOrderedCalls.h"
 #include "MSAMP/TrainStep/TrainStep.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -22,6 +24,7 @@
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/ToolOutputFile.h"
 
 namespace mlir::msamp {
@@ -34,18 +37,6 @@ using namespace mlir::msamp;
 using namespace mlir::msamp::gpucost;
 
 namespace {
-
-/// Host synchronizations of one runtime entry point on the CUDA backend
-/// with a compiled step's buffers (device or managed memory): its
-/// Staging::finish does not wait (Staging.h), and Adam reads step and lr on
-/// the device (optimizer/adam.cu), but SGD still reads them back to the
-/// host first, one synchronization each (lib/Runtime/CUDA/CudaBackend.cpp,
-/// readStepAndLr).
-int64_t syncsOfLibraryCall(StringRef callee) {
-  if (callee == "msamp_rt_sgd_update")
-    return 2;
-  return 0;
-}
 
 struct Entry {
   std::string name;
@@ -215,6 +206,11 @@ struct CostReportPass : msamp::impl::MSAMPGPUCostReportBase<CostReportPass> {
     os << "  \"library_calls\": " << calls.size() << ",\n";
     os << "  \"host_syncs\": " << hostSyncs << ",\n";
     os << "  \"managed_allocations\": " << managedAllocations << ",\n";
+    // Why the step cannot be replayed as a CUDA graph (msamp-gpu-graph-check
+    // ran before): "" when it can.
+    auto blocker = module->getAttrOfType<StringAttr>(kCudaGraphBlockerAttr);
+    os << "  \"cuda_graph_blocker\": "
+       << llvm::json::Value(blocker ? blocker.getValue().str() : "") << ",\n";
     // The static arenas the step's buffers are views of.
     auto plan = module->getAttrOfType<DictionaryAttr>(kBufferPlanAttr);
     os << "  \"arena_bytes\": " << getInt(plan, kPlanArenaBytes) << ",\n";

@@ -124,6 +124,7 @@ void mlir::msamp::buildLowerToGPUPipeline(OpPassManager &pm,
   // One stream: the host waits only where its own code needs the kernels'
   // results (AsyncLaunches.cpp).
   pm.addNestedPass<func::FuncOp>(createMSAMPGPUAsyncLaunches());
+  pm.addPass(createMSAMPGPUGraphCheck());
   MSAMPGPUCostReportOptions costReport;
   costReport.file = options.costReport;
   pm.addPass(createMSAMPGPUCostReport(costReport));

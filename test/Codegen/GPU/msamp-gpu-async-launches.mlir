@@ -2,8 +2,11 @@
 // token (the session's stream); the runtime's stream-ordered entry points
 // (here msamp_rt_amax) and allocations run between them without a wait;
 // the host waits (a blocking gpu.wait) only before its own memory access,
-// a call outside the backend's stream, an op with regions, and the block's
-// terminator, each time only if a launch or runtime call is pending. gpu-to-llvm lowers the
+// a call outside the backend's stream, an op with regions, and a nested
+// block's terminator or a private function's return, each time only if a
+// launch or runtime call is pending. A public function (the step) returns
+// without waiting: its caller synchronizes before it reads an output
+// (runtime ABI 4), so the step can be captured as a CUDA graph. gpu-to-llvm lowers the
 // token to mgpuStreamCreate (the runtime hands out the backend's stream)
 // and the wait to mgpuStreamSynchronize: msamp-gpu-cost-report counts the
 // waits as host_syncs.
@@ -38,7 +41,7 @@
 // A stream-ordered runtime call returns before its work is done (the CUDA
 // backend does not wait for device and managed buffers): it is pending work
 // like a launch. A host load after it waits; allocations, launches, further
-// calls and deallocations do not; the return waits once.
+// calls and deallocations do not; nor does the public function's return.
 // CHECK-LABEL: func.func @calls(
 // CHECK: %[[C0:.+]] = gpu.wait async
 // CHECK-NEXT: call @msamp_rt_amax(
@@ -50,16 +53,20 @@
 // CHECK-NEXT: %[[C2:.+]] = gpu.launch_func async [%[[C1]]] @k::@k
 // CHECK-NEXT: call @msamp_rt_amax(
 // CHECK-NEXT: memref.dealloc
-// CHECK-NEXT: gpu.wait [%[[C2]]]
 // CHECK-NEXT: return
 
-// With no host access after it, a call leaves only the return's wait.
+// With no host access after it, a call leaves no wait in a public function;
+// a private one's caller may read memory after it returns, so its return
+// waits.
 // CHECK-LABEL: func.func @call_only(
+// CHECK: gpu.wait async
+// CHECK-NEXT: call @msamp_rt_amax(
+// CHECK-NEXT: return
+// CHECK-LABEL: func.func private @private_call_only(
 // CHECK: %[[D0:.+]] = gpu.wait async
 // CHECK-NEXT: call @msamp_rt_amax(
 // CHECK-NEXT: gpu.wait [%[[D0]]]
 // CHECK-NEXT: return
-// CHECK-NOT: gpu.wait
 
 module attributes {gpu.container_module} {
   gpu.module @k {
@@ -103,6 +110,11 @@ module attributes {gpu.container_module} {
     return %v : f32
   }
   func.func @call_only(%u: memref<*xi8>) {
+    %c0_i32 = arith.constant 0 : i32
+    call @msamp_rt_amax(%u, %u, %c0_i32) : (memref<*xi8>, memref<*xi8>, i32) -> ()
+    return
+  }
+  func.func private @private_call_only(%u: memref<*xi8>) {
     %c0_i32 = arith.constant 0 : i32
     call @msamp_rt_amax(%u, %u, %c0_i32) : (memref<*xi8>, memref<*xi8>, i32) -> ()
     return

@@ -26,10 +26,12 @@
 //  * floor: state w + step = 76808 bytes, inputs x + lr = 9604, nothing kept
 //    for backward (no op reads a forward value outside the forward);
 //    max(307200 / 67e12, (2 x 76808 + 9604) / 3.35e12) = 4.87224e-05 ms.
-// Host synchronizations: the one blocking wait msamp-gpu-async-launches
-// placed, at the return (the host code between kernels and runtime calls is
-// kernels now), and two for the SGD update, which reads step and lr back;
-// the other runtime calls do not wait on a compiled step's buffers: 1 + 2.
+// Host synchronizations: two for the SGD update, which reads step and lr
+// back; msamp-gpu-async-launches placed no wait (the host code between
+// kernels and runtime calls is kernels now, and the step's return leaves
+// the wait to its caller), and the other runtime calls do not wait on a
+// compiled step's buffers: 0 + 2. That read-back is also why the step
+// cannot be a CUDA graph (cuda_graph_blocker, msamp-gpu-graph-check).
 // Managed allocations: none. The step's 15 buffers are views of the static
 // device arena (msamp-gpu-static-arena): the GEMM's 8x64 output, the 8 row
 // sums, the all-reduced 300x64 gradient (76,800 bytes, reusing the other
@@ -51,9 +53,10 @@
 //
 // The FP8 GEMMs of the O2 MLP run on the FP8 unit; their share of the time
 // is fp8_gemm_share.
-// Its host_syncs are also the object's: one stream synchronization call
-// site, the wait at the end (its 0-d arithmetic runs as single-thread
-// kernels), and no runtime call waits: the two weights' casts are one
+// Its host_syncs are also the object's: no stream synchronization call
+// site (its 0-d arithmetic runs as single-thread kernels, and the step
+// returns without waiting: the session synchronizes after it), and no
+// runtime call waits, so it can be replayed as a CUDA graph: the two weights' casts are one
 // msamp_rt_quantize_jit each (fuse-casts) instead of amax, compute_scale and
 // quantize, and the 4 Adam updates are 2 msamp_rt_adam_update_multi calls,
 // one per dtype group (msamp-gpu-group-adam-updates), which read step and
@@ -67,8 +70,9 @@
 // CHECK-NEXT: "kernels": 8,
 // CHECK-NEXT: "distinct_kernels": 8,
 // CHECK-NEXT: "library_calls": 3,
-// CHECK-NEXT: "host_syncs": 3,
+// CHECK-NEXT: "host_syncs": 2,
 // CHECK-NEXT: "managed_allocations": 0,
+// CHECK-NEXT: "cuda_graph_blocker": "{{.*}}msamp-gpu-cost-report.mlir:{{[0-9]+}}:{{[0-9]+}}: @msamp_rt_sgd_update reads values back to the host",
 // CHECK-NEXT: "arena_bytes": 78592,
 // CHECK-NEXT: "arena_peak_bytes": 78592,
 // CHECK-NEXT: "arena_buffers": 15,
@@ -108,8 +112,9 @@
 // MLP: "kernels": 49,
 // MLP: "distinct_kernels": 28,
 // MLP: "library_calls": 49,
-// MLP: "host_syncs": 1,
+// MLP: "host_syncs": 0,
 // MLP: "managed_allocations": 0,
+// MLP: "cuda_graph_blocker": "",
 // MLP: "host_arena_bytes": 0,
 // MLP: {"name": "msamp_rt_gemm", "op": "gemm", "unit": "fp8", "flops": 120, "bytes": 119,
 

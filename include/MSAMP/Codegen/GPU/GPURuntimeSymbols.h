@@ -46,6 +46,12 @@ llvm::ArrayRef<GPUHostSymbol> getGPUHostSymbols();
 constexpr llvm::StringLiteral kTrainStepTargetSymbol =
     "msamp_train_step_target";
 
+/// Name of the exported constant string a GPU-compiled train_step.so
+/// defines: why the step cannot be replayed as a CUDA graph
+/// (msamp-gpu-graph-check), or "" when it can.
+constexpr llvm::StringLiteral kTrainStepGraphBlockerSymbol =
+    "msamp_train_step_graph_blocker";
+
 /// Renames every upstream host declaration of `module` to the runtime's.
 /// Fails, naming it, if the module still declares an mgpu* or
 /// _mlir_memref_to_llvm_* function the table does not know: the step would

@@ -403,4 +403,26 @@ def MSAMPGPUAsyncLaunches
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }
 
+def MSAMPGPUGraphCheck
+    : Pass<"msamp-gpu-graph-check", "::mlir::ModuleOp"> {
+  let summary = "record whether the step's host code can be captured as a CUDA graph";
+  let description = [{
+    After msamp-gpu-async-launches: a CUDA graph replays the work a step
+    enqueued on the stream when it was captured, and nothing of its host
+    code. The step's host code may therefore only enqueue: launches,
+    stream-ordered runtime calls that do not wait (`msamp_rt_sgd_update`
+    reads step and lr back), the arenas' bases, arithmetic on values that do
+    not change between steps, and stores into its own stack (a multi-tensor
+    Adam call's table of buffer addresses). A blocking `gpu.wait`, a load or
+    store of a buffer, a `memref.alloc`, another call or a host-level loop
+    or branch (regions) would run at capture only, or cannot be captured.
+    The first such op of each public function is recorded, with its
+    location, as the module's `msamp.cuda_graph_blocker` string (empty when
+    there is none); msamp-compile exports it from `train_step.so` as
+    `msamp_train_step_graph_blocker`, and the session replays the step as a
+    graph only when it is empty (docs/GPU.md "The step as a CUDA graph");
+    gpu_cost.json reports it as `cuda_graph_blocker`.
+  }];
+}
+
 #endif // MSAMP_CODEGEN_GPU_PASSES_TD

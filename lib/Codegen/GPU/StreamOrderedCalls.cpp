@@ -1,0 +1,38 @@
+//===- StreamOrderedCalls.cpp - Runtime calls that run on the stream ------===//
+//
+// Part of the msamp project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "MSAMP/Codegen/GPU/StreamOrderedCalls.h"
+
+#include "llvm/ADT/StringSet.h"
+
+namespace mlir::msamp {
+
+bool isStreamOrderedCall(llvm::StringRef callee) {
+  static const llvm::StringSet<> names = {"msamp_rt_quantize",
+                                          "msamp_rt_dequantize",
+                                          "msamp_rt_amax",
+                                          "msamp_rt_compute_scale",
+                                          "msamp_rt_update_amax_history",
+                                          "msamp_rt_gemm",
+                                          "msamp_rt_all_reduce",
+                                          "msamp_rt_reduce",
+                                          "msamp_rt_broadcast",
+                                          "msamp_rt_reduce_scatter",
+                                          "msamp_rt_all_gather",
+                                          "msamp_rt_adam_update",
+                                          "msamp_rt_adam_update_multi",
+                                          "msamp_rt_sgd_update",
+                                          "msamp_rt_quantize_jit"};
+  return names.contains(callee);
+}
+
+int64_t syncsOfLibraryCall(llvm::StringRef callee) {
+  if (callee == "msamp_rt_sgd_update")
+    return 2;
+  return 0;
+}
+
+} // namespace mlir::msamp

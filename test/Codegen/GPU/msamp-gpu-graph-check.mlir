@@ -1,0 +1,141 @@
+// msamp-gpu-graph-check: a CUDA graph replays what the step enqueued when it
+// was captured, none of its host code. The step's host code may only
+// enqueue (launches, stream-ordered runtime calls that do not wait, the
+// arenas' bases, stores into its own stack); the first op that does more is
+// recorded, with its location, as the module's msamp.cuda_graph_blocker
+// ("" when there is none). Private functions are not entry points and are
+// not checked.
+// RUN: msamp-opt %s --split-input-file --msamp-gpu-graph-check | FileCheck %s
+//
+// In --msamp-lower-to-gpu: msamp-compile --target cuda exports the blocker
+// as the string msamp_train_step_graph_blocker (here its size: 1 byte, the
+// terminating NUL, when it is empty) and gpu_cost.json reports it. The MLP
+// example at O2 can be replayed; the embedding-grad step's host code writes
+// a buffer first (and its SGD update reads step and lr back).
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: msamp-compile %mlp_example --opt-level O2 --target cuda -o %t/mlp > /dev/null
+// RUN: msamp-compile %S/Inputs/embedding-grad-step.mlir --opt-level O0 --target cuda -o %t/emb > /dev/null 2>&1
+// RUN: llvm-nm -D -S %t/mlp/train_step.so | FileCheck %s --check-prefix=MLPSYM
+// RUN: grep cuda_graph_blocker %t/mlp/gpu_cost.json | FileCheck %s --check-prefix=MLP
+// RUN: llvm-nm -D -S %t/emb/train_step.so | FileCheck %s --check-prefix=EMBSYM
+// RUN: grep cuda_graph_blocker %t/emb/gpu_cost.json | FileCheck %s --check-prefix=EMB
+// MLPSYM: {{[0-9a-f]+}} 0000000000000001 R msamp_train_step_graph_blocker
+// MLP: "cuda_graph_blocker": "",
+// EMBSYM-NOT: 0000000000000001 R msamp_train_step_graph_blocker
+// EMBSYM: R msamp_train_step_graph_blocker
+// EMB: "cuda_graph_blocker": "{{.*}}embedding-grad-step.mlir:23:10: host code writes a buffer ('memref.store')",
+
+// CHECK-LABEL: module attributes {gpu.container_module, msamp.cuda_graph_blocker = ""}
+module attributes {gpu.container_module} {
+  gpu.module @k {
+    gpu.func @k(%a: memref<4xf32>) kernel {
+      gpu.return
+    }
+  }
+  func.func private @msamp_rt_amax(memref<*xi8>, memref<*xi8>, i32)
+  func.func private @msamp_rt_gpu_arena(i64) -> !llvm.ptr
+  func.func @step(%a: memref<4xf32>, %u: memref<*xi8>, %p: memref<?xindex>) {
+    %c1 = arith.constant 1 : index
+    %c0_i32 = arith.constant 0 : i32
+    %c64 = arith.constant 64 : i64
+    %base = call @msamp_rt_gpu_arena(%c64) : (i64) -> !llvm.ptr
+    %t0 = gpu.wait async
+    %t1 = gpu.launch_func async [%t0] @k::@k blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%a : memref<4xf32>)
+    call @msamp_rt_amax(%u, %u, %c0_i32) : (memref<*xi8>, memref<*xi8>, i32) -> ()
+    // A multi-tensor Adam call's table of addresses: host stack.
+    %table = memref.alloca() : memref<2xindex>
+    memref.store %c1, %table[%c1] : memref<2xindex>
+    return
+  }
+  // Not an entry point: its waits are its caller's business.
+  func.func private @helper(%s: memref<f32>) -> f32 {
+    %v = memref.load %s[] : memref<f32>
+    return %v : f32
+  }
+}
+
+// -----
+
+// CHECK: msamp.cuda_graph_blocker = "{{.*}}msamp-gpu-graph-check.mlir:{{[0-9]+}} offset :14:5: the host waits for the device here (host code reads a kernel's result)"
+module attributes {gpu.container_module} {
+  gpu.module @k {
+    gpu.func @k(%a: memref<4xf32>) kernel {
+      gpu.return
+    }
+  }
+  func.func @step(%a: memref<4xf32>, %s: memref<f32>) -> f32 {
+    %c1 = arith.constant 1 : index
+    %t0 = gpu.wait async
+    %t1 = gpu.launch_func async [%t0] @k::@k blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%a : memref<4xf32>)
+    gpu.wait [%t1]
+    %v = memref.load %s[] : memref<f32>
+    return %v : f32
+  }
+}
+
+// -----
+
+// A load before any launch needs no wait, but its value would be frozen
+// into the graph at the capture.
+// CHECK: msamp.cuda_graph_blocker = "{{.*}}: host code reads a buffer ('memref.load')"
+module {
+  func.func @step(%s: memref<f32>) -> f32 {
+    %v = memref.load %s[] : memref<f32>
+    return %v : f32
+  }
+}
+
+// -----
+
+// CHECK: msamp.cuda_graph_blocker = "{{.*}}: host code writes a buffer ('memref.store')"
+module {
+  func.func @step(%s: memref<f32>) {
+    %c = arith.constant 1.0 : f32
+    memref.store %c, %s[] : memref<f32>
+    return
+  }
+}
+
+// -----
+
+// SGD reads step and lr back to the host (a synchronization).
+// CHECK: msamp.cuda_graph_blocker = "{{.*}}: @msamp_rt_sgd_update reads values back to the host"
+module {
+  func.func private @msamp_rt_sgd_update(memref<*xi8>)
+  func.func @step(%u: memref<*xi8>) {
+    call @msamp_rt_sgd_update(%u) : (memref<*xi8>) -> ()
+    return
+  }
+}
+
+// -----
+
+// CHECK: msamp.cuda_graph_blocker = "{{.*}}: calls @msamp_rt_check_computed_index, which is not ordered on the runtime's stream"
+module {
+  func.func private @msamp_rt_check_computed_index(memref<*xi8>)
+  func.func @step(%u: memref<*xi8>) {
+    call @msamp_rt_check_computed_index(%u) : (memref<*xi8>) -> ()
+    return
+  }
+}
+
+// -----
+
+// CHECK: msamp.cuda_graph_blocker = "{{.*}}: allocates a buffer (managed memory) in the step"
+module {
+  func.func @step() {
+    %b = memref.alloc() : memref<4xf32>
+    return
+  }
+}
+
+// -----
+
+// CHECK: msamp.cuda_graph_blocker = "{{.*}}: a loop or branch ('scf.if') runs on the host"
+module {
+  func.func @step(%c: i1) {
+    scf.if %c {
+    }
+    return
+  }
+}
