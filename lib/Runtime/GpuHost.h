@@ -27,7 +27,9 @@ namespace msamp::runtime {
 /// 3: copyBuffers, findAllOnes (the session's snapshot and non-finite
 ///    check of a GPU step's state, on the device) and memoryInfo.
 /// 4: arena (the static device and pinned host arenas of a step).
-constexpr uint32_t kGpuHostVersion = 4;
+/// 5: graphBeginCapture, graphEndCapture, graphLaunch, graphDestroy (the
+///    session's CUDA graph of a step).
+constexpr uint32_t kGpuHostVersion = 5;
 
 /// What the plugin implements. Every function records its failure in the
 /// runtime's sticky error state (the plugin's recordError hook) and
@@ -71,6 +73,15 @@ struct GpuHostTable {
   /// memory) of at least `bytes`, kept and reused; a larger request
   /// replaces it (after a stream synchronization).
   msamp_rt_status (*arena)(int32_t kind, size_t bytes, void **ptr);
+  /// Starts capturing the backend's stream into a CUDA graph
+  /// (cudaStreamCaptureModeThreadLocal: this thread's unsafe calls fail).
+  msamp_rt_status (*graphBeginCapture)();
+  /// Ends the capture and instantiates it into `*exec`; null with the
+  /// error (naming why the capture failed) when it cannot.
+  msamp_rt_status (*graphEndCapture)(void **exec);
+  /// Enqueues the instantiated graph on the backend's stream.
+  msamp_rt_status (*graphLaunch)(void *exec);
+  void (*graphDestroy)(void *exec);
 };
 
 /// The plugin's second exported symbol: returns its table.

@@ -273,4 +273,27 @@ msamp_rt_status msamp_rt_gpu_find_all_ones(const void *const *data,
                : MSAMP_RT_ERROR_BACKEND_UNAVAILABLE;
 }
 
+msamp_rt_status msamp_rt_gpu_graph_begin_capture(void) {
+  const GpuHostTable *table = tableOrError("msamp_rt_gpu_graph_begin_capture");
+  return table ? table->graphBeginCapture()
+               : MSAMP_RT_ERROR_BACKEND_UNAVAILABLE;
+}
+
+msamp_rt_status msamp_rt_gpu_graph_end_capture(void **graph) {
+  *graph = nullptr;
+  const GpuHostTable *table = tableOrError("msamp_rt_gpu_graph_end_capture");
+  return table ? table->graphEndCapture(graph)
+               : MSAMP_RT_ERROR_BACKEND_UNAVAILABLE;
+}
+
+msamp_rt_status msamp_rt_gpu_graph_launch(void *graph) {
+  const GpuHostTable *table = tableOrError("msamp_rt_gpu_graph_launch");
+  return table ? table->graphLaunch(graph) : MSAMP_RT_ERROR_BACKEND_UNAVAILABLE;
+}
+
+void msamp_rt_gpu_graph_destroy(void *graph) {
+  if (const GpuHostTable *table = theTable.load(std::memory_order_acquire))
+    table->graphDestroy(graph);
+}
+
 } // extern "C"

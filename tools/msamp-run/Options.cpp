@@ -71,6 +71,10 @@ or a directory written by msamp-compile.
                              msamp-compile --target cuda (generated kernels,
                              runtime GEMMs) and needs an sm_89+ GPU
   --cuda-chip sm_90|sm_89    the PTX target of --backend cuda (default sm_90)
+  --cuda-graphs on|off       run a --backend cuda step as one CUDA graph from
+                             its second step on (default on, or
+                             $MSAMP_CUDA_GRAPHS: 1/on, 0/off); the CPU
+                             backend ignores it
   --threads N                worker threads of the CPU kernels (0: default)
   --log-json FILE            one JSON object per step
   --log-every N              progress line every N steps (default 10)
@@ -227,6 +231,14 @@ bool parseOptions(int argc, char **argv, Options &o, std::string &error) {
          return true;
        },
        ""},
+      {"cuda-graphs", true,
+       [&](const std::string &v) {
+         if (v != "on" && v != "off")
+           return false;
+         o.cudaGraphs = v == "on";
+         return true;
+       },
+       "on or off"},
       {"threads", true, optIntFlag(o.threads, 0), "a non-negative integer"},
       {"log-json", true, pathFlag(o.logJson), "a file name"},
       {"log-every", true, intFlag(o.logEvery, 1), "a positive integer"},

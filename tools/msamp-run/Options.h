@@ -46,6 +46,9 @@ struct Options {
   int64_t maxSkippedSteps = 10; // consecutive skips before the run stops
   std::string backend = "cpu";
   std::string cudaChip = "sm_90"; // --target cuda --chip of --backend cuda
+  /// --cuda-graphs on|off: a CUDA step as one CUDA graph; unset: the
+  /// session's default ($MSAMP_CUDA_GRAPHS, else on).
+  std::optional<bool> cudaGraphs;
   std::optional<int64_t> threads;
   std::optional<std::string> logJson;
   int64_t logEvery = 10;

@@ -46,6 +46,8 @@ int openSession(RunContext &ctx) {
                             session.get(), *o.clipGradNorm) != MSAMP_OK)
     return fail(kRunError,
                 "--clip-grad-norm: " + std::string(msamp_last_error_message()));
+  if (o.cudaGraphs)
+    msamp_session_set_cuda_graphs(session.get(), *o.cudaGraphs ? 1 : 0);
   ctx.baseLR = o.lr.value_or(msamp_session_default_lr(session.get()));
   return 0;
 }

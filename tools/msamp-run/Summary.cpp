@@ -52,6 +52,14 @@ void printSummary(RunContext &ctx, const TrainResult &result) {
       std::printf("msamp-run: skipped %lld step(s) with a non-finite loss, "
                   "non-finite gradients, input or updated state\n",
                   static_cast<long long>(skipped));
+    if (o.backend == "cuda")
+      std::printf(
+          "msamp-run: CUDA graph: %lld of %lld steps launched from "
+          "it%s%s\n",
+          static_cast<long long>(msamp_session_cuda_graph_steps(session.get())),
+          static_cast<long long>(steps),
+          *msamp_session_cuda_graph_note(session.get()) ? "; off: " : "",
+          msamp_session_cuda_graph_note(session.get()));
     if (o.save)
       std::printf(
           "msamp-run: saved %s (step %lld)\n", o.save->c_str(),

@@ -75,6 +75,12 @@ int train(RunContext &ctx, TrainResult &result) {
       }
       return rc;
     }
+    // Why a GPU step runs eagerly after all (StepGraph.h), said once.
+    if (const char *note = msamp_session_cuda_graph_note(session.get());
+        *note && !result.graphNoted) {
+      std::fprintf(stderr, "msamp-run: note: CUDA graphs off: %s\n", note);
+      result.graphNoted = true;
+    }
     loss = meanOverRanks(loss);
     StepMetrics metrics = readMetrics(session.get());
     // A committed step resets the count: a positive one means this step

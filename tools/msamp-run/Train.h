@@ -25,6 +25,7 @@ struct TrainResult {
   double elapsed = 0;
   float lastLoss = NAN;
   int64_t totalCommBytes = 0;
+  bool graphNoted = false; // the CUDA graph note was printed
 };
 
 int train(RunContext &ctx, TrainResult &result);

@@ -130,6 +130,19 @@ MSAMP_RT_EXPORT msamp_rt_status msamp_rt_gpu_find_all_ones(
     const void *const *data, const int64_t *counts, const int32_t *widths,
     const uint64_t *masks, int64_t n, int64_t *first);
 
+/* For the session's CUDA graph of a step (docs/GPU.md "The step as a CUDA
+ * graph"): begin_capture starts capturing the backend's stream (thread-local
+ * mode); the step's calls and launches are then recorded, not run.
+ * end_capture ends it and instantiates the graph into *graph (null, with
+ * the error, when a call inside could not be captured or instantiation
+ * failed). launch enqueues the graph on the backend's stream without
+ * waiting; destroy frees it (null: nothing). Each returns the status,
+ * recorded as the sticky error too. */
+MSAMP_RT_EXPORT msamp_rt_status msamp_rt_gpu_graph_begin_capture(void);
+MSAMP_RT_EXPORT msamp_rt_status msamp_rt_gpu_graph_end_capture(void **graph);
+MSAMP_RT_EXPORT msamp_rt_status msamp_rt_gpu_graph_launch(void *graph);
+MSAMP_RT_EXPORT void msamp_rt_gpu_graph_destroy(void *graph);
+
 #ifdef __cplusplus
 }
 #endif

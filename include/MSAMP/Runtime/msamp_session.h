@@ -455,6 +455,29 @@ MSAMP_SESSION_EXPORT const char *
 msamp_session_last_skip_reason(const msamp_session *s);
 
 /*===----------------------------------------------------------------------===
+ * CUDA graphs (docs/GPU.md "The step as a CUDA graph")
+ *===----------------------------------------------------------------------===*/
+
+/** A step compiled for CUDA runs as one CUDA graph: the first step eagerly
+ *  (the warm-up), the second captured and launched, every later one
+ *  relaunched. On unless $MSAMP_CUDA_GRAPHS was "0" or "off" when the
+ *  session was opened ("1" or "on": on; another value fails the open) or
+ *  after msamp_session_set_cuda_graphs(s, 0); setting it again drops a
+ *  captured graph and starts over with a warm-up step. A CPU step ignores
+ *  it. */
+MSAMP_SESSION_EXPORT msamp_status
+msamp_session_set_cuda_graphs(msamp_session *s, int32_t on);
+/** Steps launched from the graph so far (the captured one included); 0 for
+ *  a CPU step, with graphs off, and before the second step. */
+MSAMP_SESSION_EXPORT int64_t
+msamp_session_cuda_graph_steps(const msamp_session *s);
+/** Why a GPU step that graphs were requested for runs eagerly (one line:
+ *  its host code cannot be captured, data-parallel ranks, a capture that
+ *  failed, ...); "" while graphs are on or switched off. */
+MSAMP_SESSION_EXPORT const char *
+msamp_session_cuda_graph_note(const msamp_session *s);
+
+/*===----------------------------------------------------------------------===
  * Learning-rate schedules and memory
  *===----------------------------------------------------------------------===*/
 

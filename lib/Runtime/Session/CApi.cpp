@@ -424,6 +424,21 @@ const char *msamp_session_last_skip_reason(const msamp_session *s) {
   return s ? s->impl->lastSkipReason().c_str() : "";
 }
 
+msamp_status msamp_session_set_cuda_graphs(msamp_session *s, int32_t on) {
+  if (!s)
+    return invalid("msamp_session_set_cuda_graphs: null session");
+  s->impl->setCudaGraphs(on != 0);
+  return MSAMP_OK;
+}
+
+int64_t msamp_session_cuda_graph_steps(const msamp_session *s) {
+  return s ? s->impl->cudaGraph().replayed() : 0;
+}
+
+const char *msamp_session_cuda_graph_note(const msamp_session *s) {
+  return s ? s->impl->cudaGraph().note().c_str() : "";
+}
+
 double msamp_lr_at(msamp_lr_schedule schedule, double base_lr, int64_t warmup,
                    int64_t total_steps, int64_t step) {
   if (step < 1)

@@ -294,6 +294,30 @@ Error Session::open(const std::string &dir, std::unique_ptr<Session> &out) {
       return runtimeFailure(dir + ": allocating the step's GPU arenas");
   }
   s->memory_ = memory;
+  if (memory == BufferMemory::Managed) {
+    // A CUDA graph replays only what the step enqueued when it was
+    // captured: the compiler recorded whether its host code does more
+    // (msamp-gpu-graph-check).
+    auto *blocker = static_cast<const char *>(
+        dlsym(library, "msamp_train_step_graph_blocker"));
+    if (!blocker)
+      s->graphWhyNot_ = "train_step.so was compiled before msamp could tell "
+                        "whether its step can be captured (compile it again)";
+    else if (*blocker)
+      s->graphWhyNot_ =
+          std::string("the step's host code cannot be captured: ") + blocker;
+    else if (msamp_rt_world_size() > 1)
+      s->graphWhyNot_ = "data-parallel ranks (world size " +
+                        std::to_string(msamp_rt_world_size()) +
+                        "): collectives across processes are not captured";
+    bool graphs = true;
+    if (const char *env = std::getenv("MSAMP_CUDA_GRAPHS"); env && *env)
+      if (!parseCudaGraphsSetting(env, graphs))
+        return Error(MSAMP_ERROR_INVALID_ARGUMENT,
+                     std::string("MSAMP_CUDA_GRAPHS is '") + env +
+                         "': use 1 or on, 0 or off");
+    s->setCudaGraphs(graphs);
+  }
   if (memory == BufferMemory::Managed)
     // Touched by the device only (copyState), so its pages stay there.
     s->deviceSnapshot_.reset(msamp_rt_gpu_aligned_alloc(
@@ -591,18 +615,34 @@ Error Session::step(float lr, uint32_t flags, float &loss) {
   // The step's own heap (RuntimeABI.md 14), counted on this thread.
   msamp_rt_reset_step_peak_bytes();
   const int64_t liveBefore = msamp_rt_step_live_bytes();
-  packed_(descriptors_.data());
-  stepPeakBytes_ =
-      std::max(stepPeakBytes_, msamp_rt_step_peak_bytes() - liveBefore);
+  auto recorded = [] {
+    std::string error;
+    if (msamp_rt_status status = msamp_rt_get_last_error())
+      error = "the runtime reported error " +
+              std::to_string(static_cast<int>(status)) + ": " +
+              msamp_rt_get_last_error_message();
+    msamp_rt_clear_error();
+    return error;
+  };
   // A runtime error in the step (an index computed in the graph out of
   // range: the step ran on, clamped) refuses it; data-parallel ranks agree
   // on it, so that all undo the step and none waits in the agreement below.
-  std::string runtimeError;
-  if (msamp_rt_status status = msamp_rt_get_last_error())
-    runtimeError = "the runtime reported error " +
-                   std::to_string(static_cast<int>(status)) + ": " +
-                   msamp_rt_get_last_error_message();
-  msamp_rt_clear_error();
+  std::string runtimeError = graph_.run(
+      runtimeGraphDevice(),
+      [&] {
+        packed_(descriptors_.data());
+        return recorded();
+      },
+      [&] { (void)restoreState(); });
+  if (memory_ == BufferMemory::Managed) {
+    // A GPU step returns with its work enqueued (runtime ABI 4): the loss,
+    // the metrics and any kernel's fault are there after this wait.
+    msamp_rt_gpu_stream_synchronize(msamp_rt_gpu_stream_create());
+    if (std::string late = recorded(); runtimeError.empty())
+      runtimeError = late;
+  }
+  stepPeakBytes_ =
+      std::max(stepPeakBytes_, msamp_rt_step_peak_bytes() - liveBefore);
   if (!runtimeError.empty() || msamp_rt_world_size() > 1) {
     std::string agreed;
     Error e = agreeOnRefusal(!runtimeError.empty(), runtimeError, agreed);
@@ -697,6 +737,11 @@ Error Session::step(float lr, uint32_t flags, float &loss) {
   return finishNonFinite(skipNonFinite, before,
                          "non-finite state after the update" + at + ": " +
                              badState + " (the update was undone)");
+}
+
+void Session::setCudaGraphs(bool on) {
+  if (memory_ == BufferMemory::Managed)
+    graph_.configure(on, graphWhyNot_);
 }
 
 Error Session::finishNonFinite(bool skip, int64_t before,

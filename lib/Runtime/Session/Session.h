@@ -19,6 +19,7 @@
 #include "Manifest.h"
 #include "SafeTensors.h"
 #include "State.h"
+#include "StepGraph.h"
 #include "Weights.h"
 
 #include <memory>
@@ -73,6 +74,11 @@ public:
   Error syntheticBatch(uint64_t seed, int64_t step, int64_t numClasses);
 
   Error step(float lr, uint32_t flags, float &loss);
+  /// Whether a step compiled for CUDA runs as a CUDA graph (StepGraph.h);
+  /// the default is $MSAMP_CUDA_GRAPHS, else on. Ignored by a CPU step.
+  void setCudaGraphs(bool on);
+  /// The graph's state: mode, replays and why it is off.
+  const StepGraph &cudaGraph() const { return graph_; }
   /// Ranks of the run: the manifest's for a step compiled for a fixed group
   /// (O3), else the runtime collective's (a replicated step runs on any).
   int64_t worldSize() const;
@@ -187,6 +193,10 @@ private:
   /// read or written on the host every step (its pages would migrate).
   BufferMemory memory_ = BufferMemory::Host;
   std::vector<LayoutEntry> stateDictLayout_;
+  /// A GPU step as a CUDA graph: why this step cannot be one ("" if it
+  /// can), found at open, and the graph.
+  std::string graphWhyNot_;
+  StepGraph graph_;
 };
 
 } // namespace msamp::session

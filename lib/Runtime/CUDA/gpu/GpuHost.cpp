@@ -28,6 +28,8 @@
 //  * A step's static arenas (arena): one cudaMalloc'd and one
 //    cudaMallocHost'd block per device, which the step views its buffers
 //    in; the session reserves them at open, every step reuses them.
+//  * For the session's CUDA graph of a step (graph*): the capture of the
+//    backend's stream, its instantiation and launches.
 //  * For the session: its per-step copy and non-finite check of the state
 //    run on the device (copyBuffers, findAllOnes with gpu/state_scan.cu),
 //    so the managed state never migrates to the host; memoryInfo lets it
@@ -395,11 +397,79 @@ msamp_rt_status arena(int32_t kind, size_t bytes, void **ptr) {
       });
 }
 
-const GpuHostTable theTable = {
-    kGpuHostVersion, moduleLoad,        moduleGetFunction,
-    stream,          streamSynchronize, launchKernel,
-    alloc,           release,           copyBuffers,
-    findAllOnes,     memoryInfo,        arena};
+msamp_rt_status graphBeginCapture() {
+  return withActiveBackend(
+      "msamp_rt_gpu_graph_begin_capture", [&](const DeviceContext &ctx) {
+        // Thread-local: a call of this thread that cannot be captured (a
+        // synchronization, cudaMalloc) fails the capture instead of
+        // running; other threads are not affected.
+        MSAMP_CUDA_TRY_CTX(cudaStreamBeginCapture(
+                               ctx.stream, cudaStreamCaptureModeThreadLocal),
+                           "device %d", ctx.device);
+        return MSAMP_RT_OK;
+      });
+}
+
+msamp_rt_status graphEndCapture(void **exec) {
+  *exec = nullptr;
+  return withActiveBackend(
+      "msamp_rt_gpu_graph_end_capture", [&](const DeviceContext &ctx) {
+        cudaGraph_t graph = nullptr;
+        // Ends the capture even when a call inside it failed (the capture
+        // is then invalidated and the error names why).
+        const cudaError_t ended = cudaStreamEndCapture(ctx.stream, &graph);
+        if (ended != cudaSuccess) {
+          // Not sticky: the next call's cudaGetLastError must not see it.
+          (void)cudaGetLastError();
+          if (graph)
+            cudaGraphDestroy(graph);
+          MSAMP_CUDA_TRY_CTX(ended, "%s",
+                             "(a call of the step could not be captured: a "
+                             "synchronization, an allocation or a copy from "
+                             "pageable host memory)");
+        }
+        cudaGraphExec_t instance = nullptr;
+        const cudaError_t status =
+            cudaGraphInstantiate(&instance, graph, /*flags=*/0);
+        cudaGraphDestroy(graph); // the instance holds what it needs
+        if (status != cudaSuccess)
+          (void)cudaGetLastError();
+        MSAMP_CUDA_TRY_CTX(status, "%s", "(instantiating the captured step)");
+        *exec = instance;
+        return MSAMP_RT_OK;
+      });
+}
+
+msamp_rt_status graphLaunch(void *exec) {
+  return withActiveBackend(
+      "msamp_rt_gpu_graph_launch", [&](const DeviceContext &ctx) {
+        MSAMP_CUDA_TRY(
+            cudaGraphLaunch(static_cast<cudaGraphExec_t>(exec), ctx.stream));
+        return MSAMP_RT_OK;
+      });
+}
+
+void graphDestroy(void *exec) {
+  if (exec)
+    cudaGraphExecDestroy(static_cast<cudaGraphExec_t>(exec));
+}
+
+const GpuHostTable theTable = {kGpuHostVersion,
+                               moduleLoad,
+                               moduleGetFunction,
+                               stream,
+                               streamSynchronize,
+                               launchKernel,
+                               alloc,
+                               release,
+                               copyBuffers,
+                               findAllOnes,
+                               memoryInfo,
+                               arena,
+                               graphBeginCapture,
+                               graphEndCapture,
+                               graphLaunch,
+                               graphDestroy};
 
 } // namespace
 } // namespace msamp::runtime::cuda
