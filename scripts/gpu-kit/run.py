@@ -302,9 +302,13 @@ def compare_losses(losses, reference, tolerance):
     return ok and worst <= tolerance, worst
 
 
-def run_step(r, env, step, steps, log, cubins):
+def run_step(r, env, step, steps, log, cubins, graphs=True):
+    """msamp-run on the precompiled step; `graphs` False runs every step
+    eagerly (MSAMP_CUDA_GRAPHS=0), True as the session's CUDA graph (the
+    default, docs/GPU.md "The step as a CUDA graph")."""
     cmd, e = step_command(r, env, step["name"], steps, step["seed"], log,
                           cubins)
+    e["MSAMP_CUDA_GRAPHS"] = "1" if graphs else "0"
     start = time.time()
     code, out = sh(cmd + step.get("run_args", []), env=e, timeout=540)
     return code, out, time.time() - start
@@ -346,8 +350,26 @@ def check_steps(r, env, gpu, sm90):
         ok = ok and code == 0
         entry["max_rel_error"] = worst
         entry["status"] = "pass" if ok else "FAIL"
-        r.say("  %-16s %s  max rel %.2e (tol %.0e)" %
-              (step["name"], entry["status"], worst, step["tolerance"]))
+        # Whether the session replayed the step as a CUDA graph (it says in
+        # one line why not), and the same steps eagerly next to it.
+        note = [l for l in out.splitlines() if "CUDA graphs off:" in l]
+        entry["cuda_graph"] = note[0].split("CUDA graphs off: ", 1)[1] \
+            if note else ("used" if code == 0 else "-")
+        eager_log = os.path.join(out_dir, step["name"] + ".eager.jsonl")
+        ecode, eout, _ = run_step(r, env, step, len(step["reference"]),
+                                  eager_log, sm90, graphs=False)
+        eager = read_losses(eager_log)
+        entry["eager_losses"] = eager
+        entry["graph_vs_eager"] = "bit-identical" if ecode == 0 and \
+            eager == losses else "differ"
+        eok, eworst = compare_losses(eager, step["reference"],
+                                     step["tolerance"])
+        if not (eok and ecode == 0):
+            ok = False
+            entry["status"] = "FAIL"
+        r.say("  %-16s %s  max rel %.2e (tol %.0e), graph: %s, vs eager: %s"
+              % (step["name"], entry["status"], worst, step["tolerance"],
+                 entry["cuda_graph"], entry["graph_vs_eager"]))
         if not ok:
             r.fail("step %s: losses %s vs CPU %s (tol %g, exit %d)%s" %
                    (step["name"], losses, step["reference"],
@@ -433,18 +455,31 @@ def time_steps(r, env):
         sampler = MemorySampler()
         sampler.start()
         tmp = tempfile.mkdtemp()
-        c1, o1, t1 = run_step(r, env, step, 2, tmp + "/a.jsonl", True)
-        c2, o2, t2 = run_step(r, env, step, 12, tmp + "/b.jsonl", True)
+        entry = {"name": step["name"], "level": step["level"]}
+        # As a CUDA graph (from the second step on) and eagerly, one after
+        # the other on the same GPU.
+        for graphs, key in ((True, "ms_per_step"),
+                            (False, "ms_per_step_eager")):
+            c1, o1, t1 = run_step(r, env, step, 2, tmp + "/a.jsonl", True,
+                                  graphs)
+            c2, o2, t2 = run_step(r, env, step, 12, tmp + "/b.jsonl", True,
+                                  graphs)
+            if c1 or c2:
+                entry["status"] = "FAIL"
+                r.fail("timing %s (%s): msamp-run exited %d/%d: %s" %
+                       (step["name"], "graph" if graphs else "eager", c1, c2,
+                        (o1 + o2).strip()[-300:]))
+            else:
+                entry[key] = round((t2 - t1) / 10 * 1000, 2)
+            if graphs:
+                note = [l for l in (o1 + o2).splitlines()
+                        if "CUDA graphs off:" in l]
+                entry["cuda_graph"] = note[0].split("CUDA graphs off: ", 1)[1] \
+                    if note else "used"
         sampler.stop = True
         sampler.join()
         shutil.rmtree(tmp, ignore_errors=True)
-        entry = {"name": step["name"], "level": step["level"]}
-        if c1 or c2:
-            entry["status"] = "FAIL"
-            r.fail("timing %s: msamp-run exited %d/%d: %s" %
-                   (step["name"], c1, c2, (o1 + o2).strip()[-300:]))
-        else:
-            entry["ms_per_step"] = round((t2 - t1) / 10 * 1000, 2)
+        if entry.get("status") != "FAIL":
             entry["peak_device_mib_sampled"] = sampler.peak_mib
             entry["predicted_ms"] = step.get("predicted_ms")
         r.data["step_timing"].append(entry)
@@ -679,11 +714,17 @@ def write_report(r, gpu):
     if d["gemm"]:
         lines += ["", "GEMM (TFLOP/s): " + "; ".join(
             " ".join("%s=%s" % kv for kv in g.items()) for g in d["gemm"])]
+    for s in d["steps"]:
+        if "cuda_graph" in s:
+            lines.append("CUDA graph of %s: %s; losses vs eager steps: %s" % (
+                s["name"], s["cuda_graph"], s.get("graph_vs_eager")))
     for t in d["step_timing"]:
-        lines.append("step time %s %s: %s ms/step (predicted %s), peak %s "
-                     "MiB" % (t["name"], t["level"], t.get("ms_per_step"),
-                              t.get("predicted_ms"),
-                              t.get("peak_device_mib_sampled")))
+        lines.append("step time %s %s: %s ms/step as a CUDA graph (%s), %s "
+                     "eager (predicted %s), peak %s MiB" % (
+                         t["name"], t["level"], t.get("ms_per_step"),
+                         t.get("cuda_graph"), t.get("ms_per_step_eager"),
+                         t.get("predicted_ms"),
+                         t.get("peak_device_mib_sampled")))
     if d["profile"].get("status") == "measured":
         lines.append("kernel time of one GPT-2-small O2 step (ncu): %s ms "
                      "in %d kernels; %s" % (

@@ -440,4 +440,123 @@ TEST(CudaCompiledStep, AnArenaThatDoesNotFitIsRefusedAtOpen) {
   (void)std::system(cleanup.c_str());
 }
 
+//===----------------------------------------------------------------------===//
+// The step as a CUDA graph (docs/GPU.md "The step as a CUDA graph")
+//===----------------------------------------------------------------------===//
+
+/// msamp-run trains `model` (--backend cuda) with `args`, its files named
+/// `tag` in `dir` (TAG.jsonl, TAG.safetensors, TAG.log); `env` prefixes
+/// the command. The learning rate changes every step (a warm-up, then the
+/// cosine), so a replayed graph must read each step's lr from the device.
+void runCudaSteps(const std::string &dir, const std::string &model,
+                  const std::string &level, int steps, const std::string &tag,
+                  const std::string &env, const std::string &args) {
+  const std::string cmd =
+      env + " MSAMP_CACHE_DIR='" + dir + "/cache' '" + msampRun() + "' '" +
+      model + "' --opt-level " + level + " --backend cuda --cuda-chip " +
+      chipOfDevice() + " --steps " + std::to_string(steps) +
+      " --synthetic --seed 7 --lr-schedule cosine --warmup 2 --log-json '" +
+      dir + "/" + tag + ".jsonl' --save '" + dir + "/" + tag +
+      ".safetensors' " + args;
+  ASSERT_EQ(run(cmd, dir + "/" + tag + ".log"), 0)
+      << readFile(dir + "/" + tag + ".log");
+}
+
+/// Losses and saved state of run `a` and run `b` are bit-identical.
+void expectSameRuns(const std::string &dir, const std::string &a,
+                    const std::string &b) {
+  const std::vector<double> lossesA = losses(dir + "/" + a + ".jsonl");
+  EXPECT_FALSE(lossesA.empty());
+  EXPECT_EQ(lossesA, losses(dir + "/" + b + ".jsonl")) << a << " vs " << b;
+  const std::string stateA = safetensorsData(dir + "/" + a + ".safetensors");
+  EXPECT_FALSE(stateA.empty());
+  EXPECT_TRUE(stateA == safetensorsData(dir + "/" + b + ".safetensors"))
+      << a << " vs " << b << ": the saved state differs";
+}
+
+// Six MLP O2 steps (Adam, FP8 GEMMs, delayed scaling): the first eager (the
+// warm-up), the second captured, four replays, with lr changing every
+// step. Losses and the saved state are those of eager steps bit for bit.
+// The eager run is repeated first: the MLP's reductions fit in one block,
+// so eager steps are deterministic, and a difference below is the graph's.
+TEST(CudaGraphStep, ReplayedStepsMatchEagerStepsBitwise) {
+  MSAMP_REQUIRE_CUDA_DEVICE();
+  MSAMP_REQUIRE_TOOLS();
+  MSAMP_REQUIRE_FILE(mlpModel());
+  const std::string dir = testDir("graph-bitwise");
+  ASSERT_NO_FATAL_FAILURE(runCudaSteps(dir, mlpModel(), "O2", 6, "eager1",
+                                       "MSAMP_CUDA_GRAPHS=0", ""));
+  ASSERT_NO_FATAL_FAILURE(runCudaSteps(dir, mlpModel(), "O2", 6, "eager2", "",
+                                       "--cuda-graphs off"));
+  ASSERT_NO_FATAL_FAILURE(
+      runCudaSteps(dir, mlpModel(), "O2", 6, "graph", "", ""));
+  expectSameRuns(dir, "eager1", "eager2");
+  expectSameRuns(dir, "eager1", "graph");
+  const std::string graphLog = readFile(dir + "/graph.log");
+  EXPECT_NE(graphLog.find("CUDA graph: 5 of 6 steps launched from it\n"),
+            std::string::npos)
+      << graphLog;
+  EXPECT_EQ(graphLog.find("CUDA graphs off"), std::string::npos) << graphLog;
+  std::string cleanup = "rm -rf '" + dir + "'";
+  (void)std::system(cleanup.c_str());
+}
+
+// MSAMP_CUDA_GRAPHS=0 and --cuda-graphs off run every step eagerly, with no
+// note (nothing was refused); --cuda-graphs on overrides the variable.
+TEST(CudaGraphStep, TheSwitchRunsEagerSteps) {
+  MSAMP_REQUIRE_CUDA_DEVICE();
+  MSAMP_REQUIRE_TOOLS();
+  MSAMP_REQUIRE_FILE(mlpModel());
+  const std::string dir = testDir("graph-off");
+  ASSERT_NO_FATAL_FAILURE(
+      runCudaSteps(dir, mlpModel(), "O2", 3, "env", "MSAMP_CUDA_GRAPHS=0", ""));
+  ASSERT_NO_FATAL_FAILURE(
+      runCudaSteps(dir, mlpModel(), "O2", 3, "flag", "", "--cuda-graphs off"));
+  ASSERT_NO_FATAL_FAILURE(runCudaSteps(dir, mlpModel(), "O2", 3, "on",
+                                       "MSAMP_CUDA_GRAPHS=off",
+                                       "--cuda-graphs on"));
+  for (const char *tag : {"env", "flag"}) {
+    const std::string log = readFile(dir + "/" + tag + ".log");
+    EXPECT_NE(log.find("CUDA graph: 0 of 3 steps launched from it\n"),
+              std::string::npos)
+        << log;
+    EXPECT_EQ(log.find("note:"), std::string::npos) << log;
+  }
+  const std::string on = readFile(dir + "/on.log");
+  EXPECT_NE(on.find("CUDA graph: 2 of 3 steps launched from it\n"),
+            std::string::npos)
+      << on;
+  std::string cleanup = "rm -rf '" + dir + "'";
+  (void)std::system(cleanup.c_str());
+}
+
+// The embedding-grad step's host code writes a buffer (and its SGD update
+// reads step and lr back): msamp-gpu-graph-check records the first, located,
+// in train_step.so. The session runs the step eagerly and says why in one
+// line; its results are the eager ones.
+TEST(CudaGraphStep, AStepThatCannotBeCapturedFallsBackWithANote) {
+  MSAMP_REQUIRE_CUDA_DEVICE();
+  MSAMP_REQUIRE_TOOLS();
+  MSAMP_REQUIRE_FILE(embeddingGradModel());
+  const std::string dir = testDir("graph-fallback");
+  ASSERT_NO_FATAL_FAILURE(runCudaSteps(dir, embeddingGradModel(), "O0", 3,
+                                       "graph", "",
+                                       "--synthetic-classes 4099"));
+  ASSERT_NO_FATAL_FAILURE(runCudaSteps(dir, embeddingGradModel(), "O0", 3,
+                                       "eager", "MSAMP_CUDA_GRAPHS=0",
+                                       "--synthetic-classes 4099"));
+  const std::string log = readFile(dir + "/graph.log");
+  EXPECT_NE(log.find("msamp-run: note: CUDA graphs off: the step's host code "
+                     "cannot be captured: "),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find("embedding-grad-step.mlir:"), std::string::npos) << log;
+  EXPECT_NE(log.find("CUDA graph: 0 of 3 steps launched from it"),
+            std::string::npos)
+      << log;
+  expectSameRuns(dir, "eager", "graph");
+  std::string cleanup = "rm -rf '" + dir + "'";
+  (void)std::system(cleanup.c_str());
+}
+
 } // namespace
