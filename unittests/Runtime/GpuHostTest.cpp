@@ -83,6 +83,32 @@ TEST(GpuHost, ReservingArenasWithoutTheBackendRecordsWhy) {
   msamp_rt_clear_error();
 }
 
+// The session's CUDA graph calls say which call needed the backend; an
+// end of capture leaves no graph behind, and destroying none is harmless.
+TEST(GpuHost, GraphCallsWithoutTheBackendRecordWhy) {
+  msamp_rt_clear_error();
+  EXPECT_EQ(msamp_rt_gpu_graph_begin_capture(),
+            MSAMP_RT_ERROR_BACKEND_UNAVAILABLE);
+  EXPECT_NE(std::string(msamp_rt_get_last_error_message())
+                .find("msamp_rt_gpu_graph_begin_capture"),
+            std::string::npos);
+  msamp_rt_clear_error();
+  int token = 0;
+  void *graph = &token;
+  EXPECT_EQ(msamp_rt_gpu_graph_end_capture(&graph),
+            MSAMP_RT_ERROR_BACKEND_UNAVAILABLE);
+  EXPECT_EQ(graph, nullptr);
+  msamp_rt_clear_error();
+  EXPECT_EQ(msamp_rt_gpu_graph_launch(&token),
+            MSAMP_RT_ERROR_BACKEND_UNAVAILABLE);
+  EXPECT_NE(std::string(msamp_rt_get_last_error_message())
+                .find("msamp_rt_gpu_graph_launch"),
+            std::string::npos);
+  msamp_rt_clear_error();
+  msamp_rt_gpu_graph_destroy(nullptr);
+  EXPECT_EQ(msamp_rt_get_last_error(), MSAMP_RT_OK);
+}
+
 TEST(GpuHostDeathTest, ArenaWithoutTheBackendAborts) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_DEATH(msamp_rt_gpu_arena(4096),
