@@ -71,6 +71,16 @@ struct FakeStep {
       return error;
     };
   }
+  /// The entry point's index checks of the batch: `badBatch` refuses it.
+  std::string badBatch;
+  int checked = 0;
+  std::function<std::string()> check() {
+    return [this] {
+      ++checked;
+      device.calls.push_back("check");
+      return badBatch;
+    };
+  }
   std::function<void()> undo() {
     return [this] {
       ++undone;
@@ -88,9 +98,10 @@ TEST(StepGraph, WarmsUpCapturesThenReplays) {
   graph.configure(/*requested=*/true, /*whyNot=*/"");
   EXPECT_EQ(graph.mode(), StepGraph::Mode::WarmUp);
   for (int i = 0; i < 5; ++i)
-    EXPECT_EQ(graph.run(device, s.step(), s.undo()), "");
-  EXPECT_EQ(device.calls, (Calls{"run", "begin", "record", "end", "launch",
-                                 "launch", "launch", "launch"}));
+    EXPECT_EQ(graph.run(device, s.step(), s.undo(), s.check()), "");
+  EXPECT_EQ(device.calls,
+            (Calls{"run", "check", "begin", "record", "end", "launch", "check",
+                   "launch", "check", "launch", "check", "launch"}));
   EXPECT_EQ(graph.mode(), StepGraph::Mode::Replay);
   EXPECT_EQ(graph.replayed(), 4);
   EXPECT_EQ(graph.note(), "");
@@ -104,7 +115,7 @@ TEST(StepGraph, SwitchedOffRunsEveryStepEagerlyWithoutANote) {
   StepGraph graph;
   graph.configure(/*requested=*/false, "");
   for (int i = 0; i < 3; ++i)
-    graph.run(device, s.step(), s.undo());
+    graph.run(device, s.step(), s.undo(), s.check());
   EXPECT_EQ(device.calls, (Calls{"run", "run", "run"}));
   EXPECT_EQ(graph.note(), "");
   EXPECT_EQ(graph.replayed(), 0);
@@ -116,8 +127,8 @@ TEST(StepGraph, AStepThatCannotBeCapturedRunsEagerlyWithTheReason) {
   StepGraph graph;
   graph.configure(true, "the step's host code cannot be captured: x");
   EXPECT_EQ(graph.mode(), StepGraph::Mode::Eager);
-  graph.run(device, s.step(), s.undo());
-  graph.run(device, s.step(), s.undo());
+  graph.run(device, s.step(), s.undo(), s.check());
+  graph.run(device, s.step(), s.undo(), s.check());
   EXPECT_EQ(device.calls, (Calls{"run", "run"}));
   EXPECT_EQ(graph.note(), "the step's host code cannot be captured: x");
   // Switched off, the reason is not a note: nothing was asked for.
@@ -131,10 +142,11 @@ TEST(StepGraph, AFailedWarmUpWarmsUpAgain) {
   StepGraph graph;
   graph.configure(true, "");
   s.error = "index out of range";
-  EXPECT_EQ(graph.run(device, s.step(), s.undo()), "index out of range");
+  EXPECT_EQ(graph.run(device, s.step(), s.undo(), s.check()),
+            "index out of range");
   EXPECT_EQ(graph.mode(), StepGraph::Mode::WarmUp);
   s.error = "";
-  graph.run(device, s.step(), s.undo());
+  graph.run(device, s.step(), s.undo(), s.check());
   EXPECT_EQ(graph.mode(), StepGraph::Mode::Capture);
 }
 
@@ -143,15 +155,15 @@ TEST(StepGraph, AnErrorInsideTheCaptureFallsBackAndRunsTheStepEagerly) {
   FakeStep s(device);
   StepGraph graph;
   graph.configure(true, "");
-  graph.run(device, s.step(), s.undo());
+  graph.run(device, s.step(), s.undo(), s.check());
   // A call of the step failed while it was recorded (a synchronization);
   // the capture ends invalidated.
   s.error = "cudaStreamSynchronize failed: operation not permitted when "
             "stream is capturing";
   device.failEnd = "cudaStreamEndCapture failed: capture invalidated";
-  const std::string error = graph.run(device, s.step(), s.undo());
+  const std::string error = graph.run(device, s.step(), s.undo(), s.check());
   EXPECT_EQ(device.calls,
-            (Calls{"run", "begin", "record", "end", "undo", "run"}));
+            (Calls{"run", "check", "begin", "record", "end", "undo", "run"}));
   EXPECT_EQ(graph.mode(), StepGraph::Mode::Eager);
   EXPECT_EQ(graph.note(),
             "capturing the step failed: cudaStreamSynchronize failed: "
@@ -160,7 +172,7 @@ TEST(StepGraph, AnErrorInsideTheCaptureFallsBackAndRunsTheStepEagerly) {
   EXPECT_EQ(error, s.error);
   s.error = "";
   device.calls.clear();
-  graph.run(device, s.step(), s.undo());
+  graph.run(device, s.step(), s.undo(), s.check());
   EXPECT_EQ(device.calls, (Calls{"run"}));
   EXPECT_EQ(device.graphs, 0);
 }
@@ -170,9 +182,9 @@ TEST(StepGraph, AFailedEndOfCaptureIsTheNote) {
   FakeStep s(device);
   StepGraph graph;
   graph.configure(true, "");
-  graph.run(device, s.step(), s.undo());
+  graph.run(device, s.step(), s.undo(), s.check());
   device.failEnd = "cudaGraphInstantiate failed (instantiating the step)";
-  EXPECT_EQ(graph.run(device, s.step(), s.undo()), "");
+  EXPECT_EQ(graph.run(device, s.step(), s.undo(), s.check()), "");
   EXPECT_EQ(graph.note(), "capturing the step failed: cudaGraphInstantiate "
                           "failed (instantiating the step)");
   EXPECT_EQ(s.executed, 2);
@@ -184,10 +196,10 @@ TEST(StepGraph, AFailedBeginRunsTheStepEagerly) {
   FakeStep s(device);
   StepGraph graph;
   graph.configure(true, "");
-  graph.run(device, s.step(), s.undo());
+  graph.run(device, s.step(), s.undo(), s.check());
   device.failBegin = "cudaStreamBeginCapture failed";
-  graph.run(device, s.step(), s.undo());
-  EXPECT_EQ(device.calls, (Calls{"run", "begin", "undo", "run"}));
+  graph.run(device, s.step(), s.undo(), s.check());
+  EXPECT_EQ(device.calls, (Calls{"run", "check", "begin", "undo", "run"}));
   EXPECT_EQ(graph.note(),
             "starting the capture failed: cudaStreamBeginCapture failed");
 }
@@ -197,16 +209,42 @@ TEST(StepGraph, AFailedLaunchDestroysTheGraphAndRunsEagerly) {
   FakeStep s(device);
   StepGraph graph;
   graph.configure(true, "");
-  graph.run(device, s.step(), s.undo());
-  graph.run(device, s.step(), s.undo());
+  graph.run(device, s.step(), s.undo(), s.check());
+  graph.run(device, s.step(), s.undo(), s.check());
   device.failLaunch = "cudaGraphLaunch failed";
   device.calls.clear();
-  graph.run(device, s.step(), s.undo());
-  EXPECT_EQ(device.calls, (Calls{"launch", "destroy", "undo", "run"}));
+  graph.run(device, s.step(), s.undo(), s.check());
+  EXPECT_EQ(device.calls, (Calls{"check", "launch", "destroy", "undo", "run"}));
   EXPECT_EQ(graph.note(),
             "launching the step's graph failed: cudaGraphLaunch failed");
   EXPECT_EQ(graph.replayed(), 1);
   EXPECT_EQ(device.destroyed, 1);
+}
+
+// A graph does not replay the entry point's index checks: they run alone
+// before the capture and each replay, and a bad batch is refused without
+// running anything; the graph stays for the next, good batch.
+TEST(StepGraph, ABadBatchIsRefusedBeforeTheCaptureAndEachReplay) {
+  FakeDevice device;
+  FakeStep s(device);
+  StepGraph graph;
+  graph.configure(true, "");
+  graph.run(device, s.step(), s.undo(), s.check());
+  EXPECT_EQ(s.checked, 0); // eager: the entry point checks
+  s.badBatch = "input 'ids': value 64 at [1] is outside [0, 64)";
+  EXPECT_EQ(graph.run(device, s.step(), s.undo(), s.check()), s.badBatch);
+  EXPECT_EQ(graph.mode(), StepGraph::Mode::Capture);
+  s.badBatch = "";
+  graph.run(device, s.step(), s.undo(), s.check());
+  EXPECT_EQ(graph.mode(), StepGraph::Mode::Replay);
+  s.badBatch = "input 'ids': value -1 at [0] is outside [0, 64)";
+  device.calls.clear();
+  EXPECT_EQ(graph.run(device, s.step(), s.undo(), s.check()), s.badBatch);
+  EXPECT_EQ(device.calls, (Calls{"check"}));
+  EXPECT_EQ(graph.mode(), StepGraph::Mode::Replay);
+  EXPECT_EQ(graph.note(), "");
+  EXPECT_EQ(graph.replayed(), 1);
+  EXPECT_EQ(s.undone, 0);
 }
 
 TEST(StepGraph, ConfiguringAgainDropsTheGraphAndWarmsUp) {
@@ -215,15 +253,15 @@ TEST(StepGraph, ConfiguringAgainDropsTheGraphAndWarmsUp) {
   {
     StepGraph graph;
     graph.configure(true, "");
-    graph.run(device, s.step(), s.undo());
-    graph.run(device, s.step(), s.undo());
+    graph.run(device, s.step(), s.undo(), s.check());
+    graph.run(device, s.step(), s.undo(), s.check());
     EXPECT_EQ(device.graphs, 1);
     graph.configure(true, "");
     EXPECT_EQ(device.destroyed, 1);
     EXPECT_EQ(graph.mode(), StepGraph::Mode::WarmUp);
     EXPECT_EQ(graph.replayed(), 0);
-    graph.run(device, s.step(), s.undo());
-    graph.run(device, s.step(), s.undo());
+    graph.run(device, s.step(), s.undo(), s.check());
+    graph.run(device, s.step(), s.undo(), s.check());
     EXPECT_EQ(device.graphs, 2);
   }
   // The session's end frees the last graph.

@@ -633,7 +633,12 @@ Error Session::step(float lr, uint32_t flags, float &loss) {
         packed_(descriptors_.data());
         return recorded();
       },
-      [&] { (void)restoreState(); });
+      [&] { (void)restoreState(); },
+      [&] {
+        if (checkInputs_)
+          checkInputs_(descriptors_.data());
+        return recorded();
+      });
   if (memory_ == BufferMemory::Managed) {
     // A GPU step returns with its work enqueued (runtime ABI 4): the loss,
     // the metrics and any kernel's fault are there after this wait.

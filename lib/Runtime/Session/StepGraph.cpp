@@ -78,7 +78,11 @@ void StepGraph::turnOff(GraphDevice &device, const std::string &why) {
 
 std::string StepGraph::run(GraphDevice &device,
                            const std::function<std::string()> &step,
-                           const std::function<void()> &undo) {
+                           const std::function<void()> &undo,
+                           const std::function<std::string()> &checkInputs) {
+  if (mode_ == Mode::Capture || mode_ == Mode::Replay)
+    if (std::string error = checkInputs(); !error.empty())
+      return error;
   auto eagerAfter = [&](const std::string &why) {
     turnOff(device, why);
     undo();

@@ -73,8 +73,13 @@ public:
   /// the note) is run eagerly after `undo` (the session restores the state
   /// it copied before the step: nothing ran, but a partly captured step is
   /// not trusted). Returns the runtime's error of the step that ran.
+  /// `checkInputs` is the entry point's own host code, its index checks of
+  /// the batch (RuntimeABI.md 11.1), which a graph does not replay: before
+  /// a capture or a replay it runs alone, and its error refuses the step
+  /// (nothing runs, the graph stays).
   std::string run(GraphDevice &device, const std::function<std::string()> &step,
-                  const std::function<void()> &undo);
+                  const std::function<void()> &undo,
+                  const std::function<std::string()> &checkInputs);
 
   Mode mode() const { return mode_; }
   /// Why graphs are off ("" while on, or off by the switch): printed once.
