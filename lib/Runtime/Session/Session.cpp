@@ -640,8 +640,8 @@ Error Session::step(float lr, uint32_t flags, float &loss) {
         return recorded();
       });
   if (memory_ == BufferMemory::Managed) {
-    // A GPU step returns with its work enqueued (runtime ABI 4): the loss,
-    // the metrics and any kernel's fault are there after this wait.
+    // A GPU step returns with its work enqueued (RuntimeABI.md 13.1): the
+    // loss, the metrics and any kernel's fault are there after this wait.
     msamp_rt_gpu_stream_synchronize(msamp_rt_gpu_stream_create());
     if (std::string late = recorded(); runtimeError.empty())
       runtimeError = late;
