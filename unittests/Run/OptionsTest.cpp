@@ -72,6 +72,23 @@ TEST(Options, DoubleDashMakesTheRestPositional) {
   EXPECT_EQ(o.model, "--model.mlir");
 }
 
+// Unset: the session's default ($MSAMP_CUDA_GRAPHS, else on); either
+// spelling of a value.
+TEST(Options, CudaGraphs) {
+  Options unset, off, on;
+  std::string error;
+  ASSERT_TRUE(parse({"m.mlir"}, unset, error)) << error;
+  EXPECT_FALSE(unset.cudaGraphs.has_value());
+  ASSERT_TRUE(parse({"m.mlir", "--cuda-graphs=off"}, off, error)) << error;
+  EXPECT_EQ(off.cudaGraphs, std::optional<bool>(false));
+  ASSERT_TRUE(parse({"m.mlir", "--cuda-graphs", "on"}, on, error)) << error;
+  EXPECT_EQ(on.cudaGraphs, std::optional<bool>(true));
+  EXPECT_EQ(errorOf({"m.mlir", "--cuda-graphs=maybe"}),
+            "invalid value 'maybe' for --cuda-graphs: expected on or off");
+  EXPECT_EQ(errorOf({"m.mlir", "--cuda-graphs", "1"}),
+            "invalid value '1' for --cuda-graphs: expected on or off");
+}
+
 TEST(Options, Misuse) {
   EXPECT_EQ(errorOf({"m.mlir", "--stpes", "3"}),
             "unknown option '--stpes' (see --help)");

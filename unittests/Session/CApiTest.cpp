@@ -62,6 +62,10 @@ TEST(CApiTest, NullArguments) {
   EXPECT_EQ(msamp_session_save(nullptr, "x"), MSAMP_ERROR_INVALID_ARGUMENT);
   EXPECT_EQ(msamp_session_load(nullptr, "x"), MSAMP_ERROR_INVALID_ARGUMENT);
   EXPECT_EQ(msamp_session_num_state(nullptr), 0);
+  EXPECT_EQ(msamp_session_set_cuda_graphs(nullptr, 1),
+            MSAMP_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(msamp_session_cuda_graph_steps(nullptr), 0);
+  EXPECT_STREQ(msamp_session_cuda_graph_note(nullptr), "");
   EXPECT_STREQ(msamp_status_name(MSAMP_ERROR_MISMATCH), "MSAMP_ERROR_MISMATCH");
   EXPECT_STREQ(msamp_version(), MSAMP_TEST_VERSION);
 }
