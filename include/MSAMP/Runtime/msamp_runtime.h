@@ -77,7 +77,7 @@ extern "C" {
  *  change of an entry point's arguments or semantics. Compiled steps record
  *  the version they were lowered for; a loader compares it with
  *  msamp_rt_abi_version(). */
-#define MSAMP_RT_ABI_VERSION 3
+#define MSAMP_RT_ABI_VERSION 4
 
 /*===----------------------------------------------------------------------===
  * Types
