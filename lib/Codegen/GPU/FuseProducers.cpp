@@ -44,6 +44,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "MSAMP/Codegen/GPU/Passes.h"
+#include "MSAMP/Codegen/GPU/RowForm.h"
 #include "MSAMP/Conversion/AsGeneric.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -101,11 +102,9 @@ bool isFusableUse(OpOperand &use) {
   unsigned numParallel = consumer.getNumParallelLoops();
   if (numParallel == consumer.getNumLoops())
     return true;
-  SmallVector<utils::IteratorType> iterators = consumer.getIteratorTypesArray();
-  for (unsigned d = 0; d < iterators.size(); ++d)
-    if (linalg::isReductionIterator(iterators[d]) != (d >= numParallel))
-      return false;
-  return numParallel > 0 && map.isIdentity();
+  return numParallel > 0 &&
+         msamp::hasParallelThenReductionLoops(consumer, numParallel) &&
+         map.isIdentity();
 }
 
 /// Bytes saved by recomputing `producer` in each of its uses (negative:

@@ -88,6 +88,9 @@ void mlir::msamp::buildLowerToGPUPipeline(OpPassManager &pm,
         // Multi-use elementwise results recomputed by their consumers
         // rather than written and read back (FuseProducers.cpp).
         pm.addNestedPass<func::FuncOp>(createMSAMPGPUFuseProducers());
+        // Independent row reductions of one tensor read it once
+        // (FuseSiblingReductions.cpp).
+        pm.addNestedPass<func::FuncOp>(createMSAMPGPUFuseSiblingReductions());
       });
 
   // 2. linalg -> parallel loops -> gpu.launch -> gpu.module.

@@ -373,6 +373,26 @@ def MSAMPGPUFuseProducers
   ];
 }
 
+def MSAMPGPUFuseSiblingReductions
+    : Pass<"msamp-gpu-fuse-sibling-reductions", "::mlir::func::FuncOp"> {
+  let summary = "merge independent row reductions that read the same tensor";
+  let description = [{
+    On the tensor-level train step, after msamp-gpu-fuse-producers: two row
+    reductions (linalg.generic or linalg.reduce, [parallel...,
+    reduction...], f32 accumulators, every input read with the reduction
+    dimensions innermost in loop order) with the same static loop ranges
+    that read a common input through the same map, the later one's operands
+    all defined before the earlier one, become one linalg.generic with both
+    outputs at the earlier one's place: the common input is read once
+    (cross-entropy's row max and its target logit over the [tokens,
+    vocabulary] logits). Each output keeps its body and order of terms.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+  let statistics = [
+    Statistic<"numMerged", "num-merged", "reductions merged into another">
+  ];
+}
+
 def MSAMPGPUKernelCosts
     : Pass<"msamp-gpu-kernel-costs", "::mlir::func::FuncOp"> {
   let summary = "attach each linalg op's kernel cost to its location";
