@@ -5,7 +5,9 @@
 //
 //  1. the tensor half of --msamp-lower-to-llvm: elementwise fusion, msamp
 //     ops and GEMMs to runtime calls (adjacent Adam updates grouped into
-//     multi-tensor calls first: GroupAdamUpdates.cpp), one-shot bufferization;
+//     multi-tensor calls first: GroupAdamUpdates.cpp; multi-use elementwise
+//     results recomputed by their consumers: FuseProducers.cpp), one-shot
+//     bufferization;
 //     then globals are copied into step buffers (a kernel cannot read the
 //     host image), buffers are deallocated, runtime calls finalized;
 //  2. buffer copies become linalg.copy; parallel dimensions are moved
@@ -83,6 +85,12 @@ void mlir::msamp::buildLowerToGPUPipeline(OpPassManager &pm,
       // The optimizer's updates as few multi-tensor calls as possible.
       [](OpPassManager &pm) {
         pm.addNestedPass<func::FuncOp>(createMSAMPGPUGroupAdamUpdates());
+        // Multi-use elementwise results recomputed by their consumers
+        // rather than written and read back (FuseProducers.cpp).
+        pm.addNestedPass<func::FuncOp>(createMSAMPGPUFuseProducers());
+        // Independent row reductions of one tensor read it once
+        // (FuseSiblingReductions.cpp).
+        pm.addNestedPass<func::FuncOp>(createMSAMPGPUFuseSiblingReductions());
       });
 
   // 2. linalg -> parallel loops -> gpu.launch -> gpu.module.

@@ -41,6 +41,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "MSAMP/Codegen/GPU/Passes.h"
+#include "MSAMP/Codegen/GPU/RowForm.h"
 #include "MSAMP/Conversion/AsGeneric.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -138,30 +139,19 @@ FailureOr<RowReduction> matchOutput(linalg::GenericOp op, OpOperand *init) {
 /// reads whole rows.
 bool hasContiguousRows(linalg::GenericOp op, unsigned numParallel) {
   unsigned numLoops = op.getNumLoops();
-  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
-  for (unsigned d = 0; d < numLoops; ++d)
-    if (linalg::isReductionIterator(iterators[d]) != (d >= numParallel))
-      return false;
+  if (!msamp::hasParallelThenReductionLoops(op, numParallel))
+    return false;
   bool anyFullRow = false;
   for (OpOperand *in : op.getDpsInputOperands()) {
     auto type = dyn_cast<MemRefType>(in->get().getType());
     if (!type)
       continue;
-    AffineMap map = op.getMatchingIndexingMap(in);
-    if (!map.isProjectedPermutation())
-      return false;
     // The results that are reduction dimensions: a suffix, increasing.
-    SmallVector<unsigned> reductionDims;
-    for (unsigned r = 0; r < map.getNumResults(); ++r) {
-      unsigned dim = map.getDimPosition(r);
-      if (dim >= numParallel) {
-        if (!reductionDims.empty() && dim <= reductionDims.back())
-          return false;
-        reductionDims.push_back(dim);
-      } else if (!reductionDims.empty()) {
-        return false;
-      }
-    }
+    FailureOr<SmallVector<unsigned>> rowDims = msamp::innermostReductionDims(
+        op.getMatchingIndexingMap(in), numParallel);
+    if (failed(rowDims))
+      return false;
+    SmallVector<unsigned> &reductionDims = *rowDims;
     if (reductionDims.empty())
       continue; // the same value for the whole row (a mean, a label)
     SmallVector<int64_t> strides;

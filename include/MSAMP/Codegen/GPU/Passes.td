@@ -349,6 +349,50 @@ def MSAMPGPUGroupAdamUpdates
   ];
 }
 
+def MSAMPGPUFuseProducers
+    : Pass<"msamp-gpu-fuse-producers", "::mlir::func::FuncOp"> {
+  let summary = "recompute multi-use elementwise producers in each consumer";
+  let description = [{
+    On the tensor-level train step, after elementwise fusion and before
+    msamp-normalize-contractions: an all-parallel linalg.generic whose
+    result's every use is an input of a linalg.generic or linalg.reduce
+    that indexes it by a permutation of all its loops (of a reduction: only
+    a row reduction reading it in loop order, so that column and full
+    reductions keep the split and summation order they have on the CPU), is
+    copied into every use and fused there (linalg::fuseElementwiseOps), when
+    that moves fewer bytes than writing its result once and reading it in
+    every consumer. Softmax's exp(s - max) then is never written (its row
+    sum and its division each recompute it), nor its backward's dP * P
+    (recomputed in the row sum). GPU only: the CPU pipeline keeps its
+    kernels.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+  let statistics = [
+    Statistic<"numProducers", "num-producers", "producers recomputed">,
+    Statistic<"numFused", "num-fused", "consumers that recompute one">
+  ];
+}
+
+def MSAMPGPUFuseSiblingReductions
+    : Pass<"msamp-gpu-fuse-sibling-reductions", "::mlir::func::FuncOp"> {
+  let summary = "merge independent row reductions that read the same tensor";
+  let description = [{
+    On the tensor-level train step, after msamp-gpu-fuse-producers: two row
+    reductions (linalg.generic or linalg.reduce, [parallel...,
+    reduction...], f32 accumulators, every input read with the reduction
+    dimensions innermost in loop order) with the same static loop ranges
+    that read a common input through the same map, the later one's operands
+    all defined before the earlier one, become one linalg.generic with both
+    outputs at the earlier one's place: the common input is read once
+    (cross-entropy's row max and its target logit over the [tokens,
+    vocabulary] logits). Each output keeps its body and order of terms.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+  let statistics = [
+    Statistic<"numMerged", "num-merged", "reductions merged into another">
+  ];
+}
+
 def MSAMPGPUKernelCosts
     : Pass<"msamp-gpu-kernel-costs", "::mlir::func::FuncOp"> {
   let summary = "attach each linalg op's kernel cost to its location";

@@ -1,0 +1,221 @@
+//===- FuseProducers.cpp - --msamp-gpu-fuse-producers ---------------------===//
+//
+// Part of the msamp project.
+//
+// linalg-fuse-elementwise-ops fuses an elementwise producer into its
+// consumer only when the consumer is its one use and a linalg.generic. A
+// producer with several uses, or read by a linalg.reduce, stays a kernel of its
+// own that writes its whole result, which each consumer reads back. On the GPU
+// that is the largest traffic of the step: softmax's exp(s - max) over the
+// [batch x heads, seq, seq] scores is read by the row sum and by the division,
+// its backward's dP * P is written for one row sum, each 403 MB per layer for
+// the LM.
+//
+// Here such a producer is recomputed in every consumer instead: each use
+// gets its own copy of the producer, which upstream elementwise fusion
+// (linalg::fuseElementwiseOps) then folds into that consumer, reductions
+// included (linalg.reduce is taken as its generic). The producer's result
+// is then never written:
+//
+//   %e = exp(%s - %m)           (parallel)          %d = sum(exp(%s - %m))
+//   %d = sum(%e)                (row reduction)  -> %p = exp(%s - %m) / %d
+//   %p = %e / %d                (parallel)
+//
+// A producer is fused only when every use can take it and when that moves
+// fewer bytes, counted as the cost report counts a kernel (each tensor
+// read once, the result written once):
+//
+//   before: the producer reads its inputs I and writes O; each of the n
+//           consumers reads O;
+//   after:  each consumer reads the inputs of I it did not read already;
+//
+// and only into a consumer that indexes the producer's result with a
+// permutation of all its loops, so each consumer computes each producer
+// element once (never a broadcast into a larger loop nest, such as a
+// one-hot reduction or a contraction, whose work it would multiply).
+//
+// Numbers: the recomputed ops are the producer's own, in the same order on
+// the same operands, so each consumer sees the values the producer wrote
+// (host emulation and the CPU agree bit for bit). Only on the GPU may
+// NVPTX now contract a multiply in the producer with an add of its
+// consumer into one fma (its default fp contraction), as it already does
+// within a kernel.
+//
+//===----------------------------------------------------------------------===//
+
+#include "MSAMP/Codegen/GPU/Passes.h"
+#include "MSAMP/Codegen/GPU/RowForm.h"
+#include "MSAMP/Conversion/AsGeneric.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/SmallPtrSet.h"
+
+namespace mlir::msamp {
+#define GEN_PASS_DEF_MSAMPGPUFUSEPRODUCERS
+#include "MSAMP/Codegen/GPU/Passes.h.inc"
+} // namespace mlir::msamp
+
+using namespace mlir;
+
+namespace {
+
+/// Bytes of a statically shaped tensor; 0 for anything else (a scalar
+/// operand is not traffic the model counts).
+int64_t tensorBytes(Value value) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  if (!type || !type.hasStaticShape() || !type.getElementType().isIntOrFloat())
+    return 0;
+  return type.getNumElements() * ((type.getElementTypeBitWidth() + 7) / 8);
+}
+
+/// A producer this pass may recompute: an all-parallel generic on tensors
+/// with one result, written through a permutation, whose body does not
+/// read that result's init.
+bool isRecomputable(linalg::GenericOp op) {
+  if (!op.hasPureTensorSemantics() || op.getNumDpsInits() != 1 ||
+      op.getNumResults() != 1 || op.getNumParallelLoops() != op.getNumLoops() ||
+      op.getNumLoops() == 0)
+    return false;
+  OpOperand *init = op.getDpsInitOperand(0);
+  return op.getMatchingIndexingMap(init).isPermutation() &&
+         !op.payloadUsesValueFromOperand(init);
+}
+
+/// Whether `use` may take the producer: an input of a linalg.generic or
+/// linalg.reduce on tensors, indexed by a permutation of all its loops; of
+/// a reduction, only a row reduction ([parallel..., reduction...], at least
+/// one of each, the operand read in loop order). A column or full reduction
+/// is split by later passes on both targets alike
+/// (msamp-split-column-reductions, msamp-gpu-atomic-full-reductions) only
+/// while its form is theirs, and that split fixes its summation order:
+/// fusing there would leave the GPU summing in another order than the CPU.
+bool isFusableUse(OpOperand &use) {
+  auto consumer = dyn_cast<linalg::LinalgOp>(use.getOwner());
+  if (!consumer || !isa<linalg::GenericOp, linalg::ReduceOp>(consumer) ||
+      !consumer.hasPureTensorSemantics() || !consumer.isDpsInput(&use))
+    return false;
+  AffineMap map = consumer.getMatchingIndexingMap(&use);
+  if (!map.isPermutation())
+    return false;
+  unsigned numParallel = consumer.getNumParallelLoops();
+  if (numParallel == consumer.getNumLoops())
+    return true;
+  return numParallel > 0 &&
+         msamp::hasParallelThenReductionLoops(consumer, numParallel) &&
+         map.isIdentity();
+}
+
+/// Bytes saved by recomputing `producer` in each of its uses (negative:
+/// more traffic).
+int64_t bytesSaved(linalg::GenericOp producer) {
+  Value result = producer->getResult(0);
+  int64_t saved = tensorBytes(result); // no longer written
+  llvm::SmallPtrSet<Value, 4> inputs;
+  for (Value in : producer.getDpsInputs())
+    if (inputs.insert(in).second)
+      saved += tensorBytes(in); // the producer's own reads
+  llvm::SmallPtrSet<Operation *, 4> consumers;
+  for (OpOperand &use : result.getUses()) {
+    if (!consumers.insert(use.getOwner()).second)
+      continue; // one consumer reads a tensor once
+    saved += tensorBytes(result);
+    auto consumer = cast<linalg::LinalgOp>(use.getOwner());
+    llvm::SmallPtrSet<Value, 4> read;
+    for (Value in : consumer.getDpsInputs())
+      read.insert(in);
+    for (Value in : inputs)
+      if (!read.contains(in))
+        saved -= tensorBytes(in);
+  }
+  return saved;
+}
+
+struct FuseProducersPass
+    : msamp::impl::MSAMPGPUFuseProducersBase<FuseProducersPass> {
+  void runOnOperation() override {
+    IRRewriter rewriter(&getContext());
+    // A fusion erases consumers, which may be later candidates, and may
+    // make a fused consumer a multi-use producer itself: after each one
+    // the candidates are collected again. An attempt that fuses nothing
+    // erases nothing (it may only generalize reductions, never candidates).
+    bool changed = true;
+    while (changed) {
+      changed = false;
+      SmallVector<linalg::GenericOp> candidates;
+      getOperation().walk([&](linalg::GenericOp op) {
+        // One use too: upstream fusion takes no linalg.reduce consumer.
+        if (isRecomputable(op) && !op->getResult(0).use_empty())
+          candidates.push_back(op);
+      });
+      for (linalg::GenericOp producer : candidates) {
+        FailureOr<bool> fused = fuseIntoUses(rewriter, producer);
+        if (failed(fused))
+          return signalPassFailure();
+        if ((changed = *fused))
+          break;
+      }
+    }
+  }
+
+  /// Recompute `producer` in each of its uses; false when it is left as it
+  /// is.
+  FailureOr<bool> fuseIntoUses(IRRewriter &rewriter,
+                               linalg::GenericOp producer) {
+    Value result = producer->getResult(0);
+    if (!llvm::all_of(result.getUses(), isFusableUse) ||
+        bytesSaved(producer) <= 0)
+      return false;
+    // linalg.reduce consumers as generics (fusion takes generics only).
+    SmallVector<linalg::LinalgOp> reduces;
+    for (Operation *user : result.getUsers())
+      if (isa<linalg::ReduceOp>(user) &&
+          !llvm::is_contained(reduces, cast<linalg::LinalgOp>(user)))
+        reduces.push_back(cast<linalg::LinalgOp>(user));
+    // (asGeneric replaces each; one it cannot take stays a reduce, which
+    // areElementwiseOpsFusable then refuses.)
+    for (linalg::LinalgOp reduce : reduces)
+      (void)msamp::asGeneric(rewriter, reduce);
+    // Every use upstream fusion would refuse stops the whole producer (a
+    // generalized reduce left unfused is the same computation).
+    for (OpOperand &use : result.getUses())
+      if (!linalg::areElementwiseOpsFusable(&use))
+        return false;
+    // One copy of the producer per use, each with that one use.
+    SmallVector<OpOperand *> uses;
+    for (OpOperand &use : result.getUses())
+      uses.push_back(&use);
+    SmallVector<linalg::GenericOp> copies;
+    for (OpOperand *use : uses) {
+      rewriter.setInsertionPoint(producer);
+      auto copy = cast<linalg::GenericOp>(rewriter.clone(*producer));
+      rewriter.modifyOpInPlace(use->getOwner(),
+                               [&] { use->set(copy->getResult(0)); });
+      copies.push_back(copy);
+    }
+    rewriter.eraseOp(producer);
+    for (linalg::GenericOp copy : copies) {
+      OpOperand &use = *copy->getResult(0).getUses().begin();
+      Operation *consumer = use.getOwner();
+      rewriter.setInsertionPoint(consumer); // where the fused op goes
+      FailureOr<linalg::ElementwiseOpFusionResult> fusion =
+          linalg::fuseElementwiseOps(rewriter, &use);
+      if (failed(fusion))
+        return copy.emitError("msamp-gpu-fuse-producers: elementwise fusion "
+                              "failed after areElementwiseOpsFusable held");
+      for (auto [original, replacement] : fusion->replacements)
+        rewriter.replaceUsesWithIf(original, replacement, [&](OpOperand &u) {
+          return u.getOwner() != fusion->fusedOp;
+        });
+      rewriter.eraseOp(consumer);
+      if (copy->use_empty())
+        rewriter.eraseOp(copy);
+      ++numFused;
+    }
+    ++numProducers;
+    return true;
+  }
+};
+
+} // namespace
