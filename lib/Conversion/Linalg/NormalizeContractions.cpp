@@ -326,11 +326,18 @@ Value rewrite(RewriterBase &b, linalg::GenericOp op, const Layout &layout) {
   return result;
 }
 
+/// A reduction of the product of two inputs read through the same
+/// indexing map: a (batched) dot product, not a matrix product.
+bool isDotProduct(linalg::GenericOp op) {
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  return op.getNumDpsInputs() == 2 && maps[0] == maps[1];
+}
+
 struct NormalizeContractionsPass
     : msamp::impl::MSAMPNormalizeContractionsBase<NormalizeContractionsPass> {
   void runOnOperation() override {
     SmallVector<linalg::GenericOp> candidates;
-    int64_t normalized = 0, transposes = 0, left = 0;
+    int64_t normalized = 0, transposes = 0, left = 0, dots = 0;
     // Why the first contraction left as a loop nest is left (the remark).
     std::string firstWhy;
     auto leave = [&](StringRef why) {
@@ -356,7 +363,16 @@ struct NormalizeContractionsPass
         // Only multiply-accumulates are worth a word: row sums, maxima and
         // one-hot reductions are no GEMMs.
         std::string body;
-        if (op.getNumDpsInputs() == 2 && isMulAddBody(*op.getBlock(), body))
+        if (op.getNumDpsInputs() != 2 || !isMulAddBody(*op.getBlock(), body))
+          continue;
+        // Both inputs read at the same index: each output is the dot
+        // product of two equally laid out rows (softmax backward's
+        // sum(dP * P) once the GPU pipeline fuses the product into its row
+        // sum). No dimension belongs to one operand alone, so there is no
+        // matrix product to hand to a GEMM: it is a row reduction.
+        if (isDotProduct(op))
+          ++dots;
+        else
           leave(why);
         continue;
       }
@@ -382,16 +398,21 @@ struct NormalizeContractionsPass
     // Statistics are no-ops in a release LLVM (docs/Passes.md); the counts
     // are also a remark.
     func::FuncOp func = getOperation();
-    if (normalized + left > 0)
+    if (normalized + left + dots > 0)
       remark::passed(func.getLoc(),
                      msamp::remarkOptions("normalize-contractions",
                                           "contractions-normalized"))
           << remark::add("{0} contractions in @{1} rewritten as one (batched) "
                          "GEMM each, {2} operands made contiguous by a "
                          "transpose; {3} multiply-accumulate reductions left "
-                         "as loop nests{4}",
+                         "as loop nests{4}{5}",
                          normalized, func.getSymName(), transposes, left,
-                         left ? " (the first because " + firstWhy + ")" : "");
+                         left ? " (the first because " + firstWhy + ")" : "",
+                         dots ? "; " + std::to_string(dots) +
+                                    " dot products of equally indexed "
+                                    "operands (no M or N dimension) run as "
+                                    "row reductions"
+                              : "");
   }
 };
 
