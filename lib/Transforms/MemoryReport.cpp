@@ -173,8 +173,14 @@ FailureOr<MemoryReport> mlir::msamp::computeMemoryReport(func::FuncOp func) {
       return failure();
     }
     report.usage[*category].add(storage->elementType, storage->bytes);
-    if (*category == Weights)
-      report.params += storage->elements;
+    if (*category == Weights) {
+      // ZeRO stage 3: the rank's piece of a param of msamp.param_shape.
+      if (auto whole =
+              func.getArgAttrOfType<DenseI64ArrayAttr>(i, kParamShapeAttr))
+        report.params += llvm::product_of(whole.asArrayRef());
+      else
+        report.params += storage->elements;
+    }
   }
 
   // Gradients are not arguments: the optimizer ops show how many there are

@@ -26,7 +26,7 @@ namespace {
 /// The O1 MLP's manifest, trimmed (WriteManifest.cpp's format).
 json validManifest() {
   return json::parse(R"json({
-    "abi_version": 2, "level": "O1", "world_size": 1,
+    "abi_version": 3, "level": "O1", "world_size": 1,
     "state": [
       {"name":"fc1.weight","role":"param","shape":[5,3],"dtype":"f16",
        "init":"normal(0,0.02)","index":0,"updated_by":1},
@@ -245,7 +245,7 @@ TEST(ManifestTest, DocumentErrors) {
 
   json doc = validManifest();
   doc["abi_version"] = 1;
-  expectInvalid(doc, "abi_version is 1, this runtime reads version 2");
+  expectInvalid(doc, "abi_version is 1, this runtime reads version 3");
   doc = validManifest();
   doc.erase("abi_version");
   expectInvalid(doc, "missing integer \"abi_version\"");

@@ -62,6 +62,13 @@ struct TensorSpec {
   /// flattened state starting at this element of the param; -1 for a whole
   /// tensor.
   int64_t shardOffset = -1;
+  /// ZeRO stage 3 ("param_shape"): a param stored as this rank's piece
+  /// (`shape` is the piece's) of a param of this shape; otherwise `shape`.
+  std::vector<int64_t> wholeShape;
+  /// Elements of `wholeShape`.
+  int64_t wholeElements = 1;
+  /// Whether this is a param of which the rank holds a piece (stage 3).
+  bool isParamPiece() const { return role == "param" && shardOffset >= 0; }
 };
 
 struct Manifest {

@@ -238,10 +238,12 @@ def zero_memory(args):
           f"{min(per_param):.4f}..{max(per_param):.4f}, max/min {balance:.4f}")
 
 
-def raw_tensors(path, offsets=None):
+def raw_tensors(path, offsets=None, shapes=None):
     """name -> (dtype, shape, bytes) of a safetensors file, any dtype. With
     `offsets` (a dict), the file's O3 flat-shard piece offsets (its
-    __metadata__ "shard_offsets") are added to it."""
+    __metadata__ "shard_offsets") are added to it; with `shapes`, the
+    shapes of the params whose pieces it holds (ZeRO stage 3,
+    "param_shapes": name=2x3;...)."""
     with open(path, "rb") as f:
         blob = f.read()
     n = int.from_bytes(blob[:8], "little")
@@ -252,6 +254,11 @@ def raw_tensors(path, offsets=None):
             if item:
                 name, offset = item.rsplit("=", 1)
                 offsets[name] = int(offset)
+    if shapes is not None:
+        for item in meta.get("param_shapes", "").split(";"):
+            if item:
+                name, shape = item.rsplit("=", 1)
+                shapes[name] = tuple(int(d) for d in shape.split("x") if d)
     return {k: (v["dtype"], tuple(v["shape"]),
                 blob[8 + n + v["data_offsets"][0]:8 + n + v["data_offsets"][1]])
             for k, v in header.items()}
@@ -260,15 +267,16 @@ def raw_tensors(path, offsets=None):
 def checkpoint_tensors(path):
     """Every tensor of a checkpoint; at O3 the pieces of a param's master
     and moments (one per rank that holds part of it) joined in offset
-    order, so that checkpoints of different world sizes compare."""
+    order, so that checkpoints of different world sizes compare (and a ZeRO
+    stage 3 param's pieces in its shape, as stages 1-2 store it)."""
     import glob
     import os
     stem, ext = os.path.splitext(path)
     out = raw_tensors(path)
-    pieces = {}
+    pieces, shapes = {}, {}
     for shard in sorted(glob.glob(glob.escape(stem) + ".rank*" + ext)):
         offsets = {}
-        for name, t in raw_tensors(shard, offsets).items():
+        for name, t in raw_tensors(shard, offsets, shapes).items():
             if name in offsets:
                 pieces.setdefault(name, []).append((offsets[name], t))
                 continue
@@ -283,7 +291,7 @@ def checkpoint_tensors(path):
                 fail(f"the pieces of {name} in {path} do not join at {size}")
             data += blob
             size += shape[0]
-        out[name] = (parts[0][1][0], (size,), data)
+        out[name] = (parts[0][1][0], shapes.get(name, (size,)), data)
     return out
 
 
