@@ -34,7 +34,8 @@ DataParallel), with numpy and the reference `safetensors` package.
       every rank, each rank's masters, gradients and moments are ONE's / N
       (within 2%), and over weights, masters, gradients and optimizer states
       the largest rank is within 2% of the smallest; prints the figures.
-      --stage1: ZeRO stage 1, every rank keeps all the gradients
+      --stage1: ZeRO stage 1, every rank keeps all the gradients;
+      --stage3: ZeRO stage 3, the weights are sharded too (none replicated)
   dp.py timed LIMIT CMD...                 runs CMD, prints its output and
       "exit status S after T s"; fails unless S != 0 and T < LIMIT (a fault
       must end the job with an error, in bounded time)
@@ -205,14 +206,17 @@ def memory(args):
 
 
 def zero_memory(args):
-    stage1 = "--stage1" in args
-    reports = [json.load(open(p)) for p in args if p != "--stage1"]
+    stage1, stage3 = "--stage1" in args, "--stage3" in args
+    reports = [json.load(open(p)) for p in args
+               if p not in ("--stage1", "--stage3")]
     one, ranks = reports[0], reports[1:]
     n = len(ranks)
     sharded = ("master_weights", "optimizer_m", "optimizer_v")
     replicated = ("weights", "weight_grads") if stage1 else ("weights",)
     if not stage1:
         sharded += ("weight_grads",)
+    if stage3:
+        replicated, sharded = (), sharded + ("weights",)
     model = replicated + sharded
 
     def total(r, keys):
