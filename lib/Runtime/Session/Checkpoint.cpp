@@ -143,7 +143,7 @@ Error Session::save(const std::string &path) const {
       continue;
     offsets += spec.name + "=" + std::to_string(spec.shardOffset) + ";";
     if (spec.isParamPiece())
-      shapes += spec.name + "=" + formatParamShape(spec.wholeShape) + ";";
+      shapes += spec.name + "=" + formatParamShape(spec.wholeShape()) + ";";
   }
   if (!offsets.empty())
     metadata[kShardOffsetsKey] = offsets;
@@ -294,12 +294,12 @@ Error Session::load(const std::string &path) {
         if (!t)
           return fail("no tensor '" + spec.name + "'");
         if (t->dtype != spec.dtype ||
-            (!isShard && t->numElements != spec.wholeElements))
+            (!isShard && t->numElements != spec.wholeElements()))
           return fail("tensor '" + spec.name + "' is " +
                       safetensorsName(t->dtype) + " " +
                       shapeToString(t->shape) + ", expected " +
                       safetensorsName(spec.dtype) + " " +
-                      shapeToString(spec.wholeShape));
+                      shapeToString(spec.wholeShape()));
         int64_t offset = 0;
         if (isShard)
           if (Error e = findShardOffset(meta, spec.name, offset))

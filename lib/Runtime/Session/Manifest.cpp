@@ -139,27 +139,25 @@ Error parseEntry(const json &entry, const std::string &where, bool isState,
 
   // ZeRO stage 3: a param held as a piece (its own "shape"), of a param
   // of "param_shape".
-  spec.wholeShape = spec.shape;
-  spec.wholeElements = spec.numElements;
   auto whole = entry.find("param_shape");
   if (whole != entry.end()) {
     if (spec.role != "param" || spec.shardOffset < 0 || !whole->is_array())
       return failAt("\"param_shape\" must be the shape of a param held as a "
                     "sharded piece (with \"shard_offset\")");
-    spec.wholeShape.clear();
-    spec.wholeElements = 1;
+    spec.paramShape.clear();
+    spec.paramElements = 1;
     for (const json &dim : *whole) {
       if (!dim.is_number_unsigned() || dim.get<uint64_t>() > (1ull << 40))
         return failAt("param_shape " + whole->dump() +
                       " must list non-negative integers");
-      spec.wholeShape.push_back(static_cast<int64_t>(dim.get<uint64_t>()));
-      if (spec.wholeElements > (1ll << 40) / std::max<int64_t>(
-                                                 spec.wholeShape.back(), 1))
+      spec.paramShape.push_back(static_cast<int64_t>(dim.get<uint64_t>()));
+      if (spec.paramElements > (1ll << 40) / std::max<int64_t>(
+                                                 spec.paramShape.back(), 1))
         return failAt("param_shape " + whole->dump() + " is too large");
-      spec.wholeElements *= spec.wholeShape.back();
+      spec.paramElements *= spec.paramShape.back();
     }
     if (spec.shape.size() != 1 ||
-        spec.shardOffset + spec.numElements > spec.wholeElements)
+        spec.shardOffset + spec.numElements > spec.paramElements)
       return failAt("a piece of " + std::to_string(spec.numElements) +
                     " elements at " + std::to_string(spec.shardOffset) +
                     " does not fit in param_shape " + whole->dump());

@@ -225,7 +225,7 @@ Error initializeState(const std::vector<TensorBuffer *> &state, uint64_t seed,
     const bool isValue = spec.role == "param" || spec.role == "master_param";
     // A param held as a piece (ZeRO stage 3) starts as the whole param's
     // value, cut at step 5 like the masters.
-    std::vector<float> v(static_cast<size_t>(spec.wholeElements), 0.0f);
+    std::vector<float> v(static_cast<size_t>(spec.wholeElements()), 0.0f);
     switch (spec.init.kind) {
     case InitSpec::Zeros:
       break;
@@ -292,9 +292,9 @@ Error initializeState(const std::vector<TensorBuffer *> &state, uint64_t seed,
         return fail(std::string("dtype ") + safetensorsName(t.dtype) +
                     ", expected F32 (initial values are f32; msamp casts them "
                     "to the storage dtype)");
-      if (t.shape != spec.wholeShape)
+      if (t.shape != spec.wholeShape())
         return fail("shape " + shapeToString(t.shape) + ", expected " +
-                    shapeToString(spec.wholeShape));
+                    shapeToString(spec.wholeShape()));
       std::vector<float> &v = values[spec.name];
       std::memcpy(v.data(), t.data, t.numBytes);
       for (float x : v)
@@ -323,8 +323,8 @@ Error initializeState(const std::vector<TensorBuffer *> &state, uint64_t seed,
     if (param.empty() || it == byName.end() ||
         it->second->spec().role != "param" ||
         (spec.shardOffset >= 0
-             ? it->second->spec().wholeElements < need
-             : it->second->spec().wholeElements != spec.numElements))
+             ? it->second->spec().wholeElements() < need
+             : it->second->spec().wholeElements() != spec.numElements))
       return Error(
           MSAMP_ERROR_MANIFEST,
           "master copy '" + spec.name +

@@ -90,7 +90,7 @@ std::string replicatedLayoutHash(const std::vector<TensorSpec> &state) {
     if (spec.sharded && !spec.isParamPiece())
       continue;
     std::string line = spec.name + ":" + safetensorsName(spec.dtype) + ":" +
-                       shapeToString(spec.wholeShape) + ";";
+                       shapeToString(spec.wholeShape()) + ";";
     hash.update(line.data(), line.size());
   }
   return "sha256:" + hash.hexDigest();
@@ -177,7 +177,7 @@ Error Session::exportWeights(const std::string &path) const {
   for (const auto &buffer : state_) {
     const TensorSpec &spec = buffer->spec();
     // One rank's stage 3 piece is the whole param.
-    state[spec.name] = {spec.dtype, spec.wholeShape, spec.numElements,
+    state[spec.name] = {spec.dtype, spec.wholeShape(), spec.numElements,
                         buffer->data()};
   }
   std::vector<LayoutEntry> layout = stateDictLayout_;
