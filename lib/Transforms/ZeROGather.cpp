@@ -19,8 +19,8 @@ SmallVector<Value> mlir::msamp::zero_shard::gatherGroup(
   Value buffer = emptyFlat(b, loc, layout.shard, stored);
   for (const GatherMember &m : members)
     if (m.piece)
-      buffer = insert(b, loc, m.piece, buffer,
-                      m.offset + m.lo - layout.bounds[me]);
+      buffer =
+          insert(b, loc, m.piece, buffer, m.offset + m.lo - layout.bounds[me]);
   auto wholeType = RankedTensorType::get({layout.shard * world}, stored);
   Value whole = AllGatherOp::create(b, loc, wholeType, buffer, world);
   SmallVector<Value> result;
@@ -71,8 +71,8 @@ unsigned mlir::msamp::zero_shard::gatherBeforeUse(
     if (!first[phase])
       continue;
     OpBuilder b(first[phase]);
-    SmallVector<Value> whole = gatherGroup(b, first[phase]->getLoc(), layout,
-                                           stored, members, me);
+    SmallVector<Value> whole =
+        gatherGroup(b, first[phase]->getLoc(), layout, stored, members, me);
     for (auto [k, use] : phases[phase])
       use->set(whole[k]);
     ++gathers;

@@ -24,9 +24,9 @@ namespace mlir::msamp::zero_shard {
 /// One tensor of a flat group: where it sits in the group and the piece of
 /// it this rank holds.
 struct GatherMember {
-  int64_t offset = 0; // flat offset of the tensor in the group
-  int64_t lo = 0;     // offset of this rank's piece in the tensor
-  Value piece;        // this rank's 1-D piece, null when it holds none
+  int64_t offset = 0;    // flat offset of the tensor in the group
+  int64_t lo = 0;        // offset of this rank's piece in the tensor
+  Value piece;           // this rank's 1-D piece, null when it holds none
   RankedTensorType type; // the whole tensor
 };
 

@@ -38,6 +38,12 @@
 //                msamp.broadcast of P's new bytes and scale (or the new f32
 //                value of a non-GEMM param) from rank o
 //
+// ZeRO stage 3 (zero-stage=3) shards the params themselves: each param
+// argument is the rank's flat piece, the end-of-step broadcast/all-gather
+// goes away, and the step all-gathers each flat group just before its first
+// reader in forward and again in backward (ZeROGather.h), into temporaries
+// that die after their phase's last reader.
+//
 // Since the owner's FP8 weight is the cast the O2 step applies to its FP16
 // weight before each GEMM, and msamp.reduce combines in the same rank order
 // as msamp.all_reduce, an O3 step computes the same losses as the O2 step
@@ -272,7 +278,8 @@ void MSAMPZeROShardPass::runOnOperation() {
                                b.getF32FloatAttr(static_cast<float>(world))));
   };
 
-  // 1. Gradients. Stages 2 and 3: each group's payloads, flattened into one buffer
+  // 1. Gradients. Stages 2 and 3: each group's payloads, flattened into one
+  // buffer
   //    of `world` padded shards, reduce-scattered right where the last of
   //    them was all-reduced; FP8 codes are summed and each tensor's inverse
   //    scale divided by the world size (what msamp.all_reduce mean does).
@@ -440,9 +447,9 @@ void MSAMPZeROShardPass::runOnOperation() {
       if (!shardWeights)
         setStateType(func, p.arg, type.clone(e4m3));
     } else if (p.held()) {
-      Value piece = shardWeights ? Value(arg)
-                                 : slice(b, loc, flatten(b, loc, arg), p.lo,
-                                         p.length());
+      Value piece = shardWeights
+                        ? Value(arg)
+                        : slice(b, loc, flatten(b, loc, arg), p.lo, p.length());
       w = decode(b, loc, piece, f16 ? func.getArgument(*scaleIdx) : Value(),
                  one);
     }
@@ -641,8 +648,8 @@ void MSAMPZeROShardPass::runOnOperation() {
                                         : func.getArgument(params[m].arg));
       continue;
     }
-    SmallVector<Value> whole = gatherGroup(
-        b, loc, g.layout, g.storedType, membersOf(g, storedParam), me);
+    SmallVector<Value> whole = gatherGroup(b, loc, g.layout, g.storedType,
+                                           membersOf(g, storedParam), me);
     for (auto [k, m] : llvm::enumerate(g.members))
       setStateResult(func, params[m].arg, whole[k]);
   }
@@ -671,9 +678,8 @@ void MSAMPZeROShardPass::runOnOperation() {
       SmallVector<unsigned> args;
       for (unsigned m : g.members)
         args.push_back(params[m].arg);
-      weightGathers +=
-          gatherBeforeUse(func, g.layout, g.storedType, args,
-                          membersOf(g, pieces), readers, loss, me);
+      weightGathers += gatherBeforeUse(func, g.layout, g.storedType, args,
+                                       membersOf(g, pieces), readers, loss, me);
     }
   }
   erase.resize(func.getNumArguments());

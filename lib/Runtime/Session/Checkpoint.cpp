@@ -115,7 +115,8 @@ Error Session::save(const std::string &path) const {
       const TensorSpec &spec = buffer->spec();
       // A rank holding none of a stage 3 param has an empty piece: nothing
       // to save, nor to load.
-      if (spec.sharded == sharded && !(spec.shardOffset >= 0 && !spec.numElements))
+      if (spec.sharded == sharded &&
+          !(spec.shardOffset >= 0 && !spec.numElements))
         tensors.push_back({spec.name, spec.dtype, spec.shape, buffer->data(),
                            buffer->numBytes()});
     }
@@ -283,7 +284,8 @@ Error Session::load(const std::string &path) {
       const TensorSpec &spec = state_[i]->spec();
       if (spec.shardOffset >= 0 && !spec.numElements)
         continue; // an empty stage 3 piece
-      if (reshard && spec.role == "param" && spec.isParamPiece() != theirPieces) {
+      if (reshard && spec.role == "param" &&
+          spec.isParamPiece() != theirPieces) {
         // A param whole in the writers' replicated part and a piece here,
         // or the other way round: cut or joined like the masters.
         if (isShard != theirPieces)

@@ -151,8 +151,8 @@ Error parseEntry(const json &entry, const std::string &where, bool isState,
         return failAt("param_shape " + whole->dump() +
                       " must list non-negative integers");
       spec.paramShape.push_back(static_cast<int64_t>(dim.get<uint64_t>()));
-      if (spec.paramElements > (1ll << 40) / std::max<int64_t>(
-                                                 spec.paramShape.back(), 1))
+      if (spec.paramElements >
+          (1ll << 40) / std::max<int64_t>(spec.paramShape.back(), 1))
         return failAt("param_shape " + whole->dump() + " is too large");
       spec.paramElements *= spec.paramShape.back();
     }

@@ -88,7 +88,8 @@ Error ShardPieces::add(size_t i, const TensorSpec &spec, const SafeTensor &t,
   // A whole tensor (a param replicated at stages 1-2) starts at 0.
   const int64_t base = std::max<int64_t>(spec.shardOffset, 0);
   const int64_t first = std::max(offset, base);
-  const int64_t last = std::min(offset + t.numElements, base + spec.numElements);
+  const int64_t last =
+      std::min(offset + t.numElements, base + spec.numElements);
   if (first >= last)
     return Error::success();
   std::memcpy(a.bytes.data() + (first - base) * size,
