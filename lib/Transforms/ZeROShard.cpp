@@ -279,8 +279,7 @@ void MSAMPZeROShardPass::runOnOperation() {
   };
 
   // 1. Gradients. Stages 2 and 3: each group's payloads, flattened into one
-  // buffer
-  //    of `world` padded shards, reduce-scattered right where the last of
+  //    buffer of `world` padded shards, reduce-scattered where the last of
   //    them was all-reduced; FP8 codes are summed and each tensor's inverse
   //    scale divided by the world size (what msamp.all_reduce mean does).
   //    Stage 1: the all-reduce stays, and the update reads its slice.
