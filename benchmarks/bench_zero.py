@@ -20,6 +20,9 @@ the group" (issue 20):
 
     .venv/bin/python benchmarks/bench_zero.py --build build [--repeat 3]
 
+--stage 3 measures ZeRO stage 3 in tables 1 and 3 (the weights sharded too;
+table 2 always has a stage 3 row).
+
 --gpt2 adds to table 1 a GPT-2 exported from transformers (GPT2LMHeadModel,
 tied head, GPT2_CONFIG below: 430,592 params) by msamp.export with
 python/tests/stock_families.py's loss and AdamW groups; --gpt2-only prints
@@ -91,14 +94,14 @@ def export_gpt2(path):
         f.write(graph.text)
 
 
-def memory_table(opt, graphs):
+def memory_table(opt, graphs, stage):
     rows = ["| model | params | O2 | N | bytes/param per rank | model state max/min |",
             "|---|---|---|---|---|---|"]
     for name, graph in graphs.items():
         o2 = report(opt, graph, "--msamp-o2")
         for n in (1, 2, 4, 8):
-            reps = [report(opt, graph, f'--msamp-o3=world-size={n} rank={r}')
-                    for r in range(n)]
+            reps = [report(opt, graph, f'--msamp-o3=world-size={n} rank={r}'
+                           f' zero-stage={stage}') for r in range(n)]
             state = [sum(rp["categories"].get(c, {}).get("bytes", 0) for c in STATE)
                      for rp in reps]
             per_rank = " / ".join(f"{rp['bytes_per_param']:.2f}" for rp in reps)
@@ -138,7 +141,9 @@ def comm_table(opt, build, graphs, tmp):
                 ("O0", "--msamp-o0", None), ("O2", "--msamp-o2", None),
                 ("O3 N=2", "--msamp-o3=world-size=2 rank=0", None),
                 ("O3 N=2 stage 1", "--msamp-o3=world-size=2 rank=0 zero-stage=1",
-                 "zero-stage=1")):
+                 "zero-stage=1"),
+                ("O3 N=2 stage 3", "--msamp-o3=world-size=2 rank=0 zero-stage=3",
+                 "zero-stage=3")):
             log = os.path.join(tmp, "comm.jsonl")
             msamp_run(build, graph, level.split()[0], 1, tmp, log, options)
             with open(log) as f:
@@ -148,16 +153,17 @@ def comm_table(opt, build, graphs, tmp):
     return "\n".join(rows)
 
 
-def time_table(build, graphs, tmp, repeat):
+def time_table(build, graphs, tmp, repeat, stage):
     rows = ["| model | O2 ms/step | O3 ms/step | O3 / O2 |", "|---|---|---|---|"]
     for name, graph in graphs.items():
         best = {"O2": float("inf"), "O3": float("inf")}
+        options = {"O2": None, "O3": f"zero-stage={stage}"}
         for level in best:  # compile (cached) outside the timing
-            msamp_run(build, graph, level, 1, tmp)
+            msamp_run(build, graph, level, 1, tmp, options=options[level])
         for _ in range(repeat):
             for level in best:
-                t = (msamp_run(build, graph, level, 12, tmp) -
-                     msamp_run(build, graph, level, 2, tmp)) / 10
+                t = (msamp_run(build, graph, level, 12, tmp, options=options[level]) -
+                     msamp_run(build, graph, level, 2, tmp, options=options[level])) / 10
                 best[level] = min(best[level], t)
         rows.append(f"| {name} | {1e3 * best['O2']:.1f} | {1e3 * best['O3']:.1f} | "
                     f"{best['O3'] / best['O2']:.2f} |")
@@ -170,6 +176,8 @@ def main():
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--no-runs", action="store_true",
                    help="only the compiler tables (no mpirun)")
+    p.add_argument("--stage", type=int, default=2, choices=(1, 2, 3),
+                   help="O3's ZeRO stage in the memory and time tables")
     p.add_argument("--gpt2", action="store_true",
                    help="also a GPT-2 from transformers in the memory table")
     p.add_argument("--gpt2-only", action="store_true",
@@ -188,14 +196,14 @@ def main():
         if args.gpt2 or args.gpt2_only:
             mem_graphs["gpt2 (transformers)"] = os.path.join(tmp, "gpt2.mlir")
             export_gpt2(mem_graphs["gpt2 (transformers)"])
-        print(memory_table(opt, mem_graphs))
+        print(memory_table(opt, mem_graphs, args.stage))
         if args.no_runs or args.gpt2_only:
             return
         print()
         print(comm_table(opt, args.build, graphs, tmp))
         print()
         print(time_table(args.build, {"transformer-lm": graphs["transformer-lm"]},
-                         tmp, args.repeat))
+                         tmp, args.repeat, args.stage))
     cpu = [l for l in open("/proc/cpuinfo") if l.startswith("model name")]
     print(f"\nCPU: {cpu[0].split(':', 1)[1].strip() if cpu else 'unknown'}, "
           f"{os.cpu_count()} cores")

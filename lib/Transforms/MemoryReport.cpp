@@ -33,7 +33,10 @@
 // At O3 (msamp.zero) the figures are the rank's own: replicated FP8 weights,
 // its pieces of the masters and optimizer states, and its gradient buffers:
 // at ZeRO stage 2 the reduce-scattered shard of each flat group, at stage 1
-// every all-reduced gradient.
+// every all-reduced gradient. At ZeRO stage 3 the weights are the rank's
+// pieces too, the param count is the whole params' (msamp.param_shape), and
+// "gathered_weights_peak" is the largest sum of all-gathered weight groups
+// alive at one point of the step (the working set of the gathers).
 //
 //===----------------------------------------------------------------------===//
 
@@ -42,6 +45,7 @@
 #include "MSAMP/TrainStep/TrainStep.h"
 #include "MSAMP/Transforms/Passes.h"
 
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MathExtras.h"
@@ -148,6 +152,42 @@ static std::optional<Category> getArgCategory(StringRef role, StringRef name) {
   return static_cast<Category>(category);
 }
 
+/// ZeRO stage 3: the peak over the entry block of the bytes of the
+/// msamp.all_gather results alive at once. A gathered group is alive from
+/// its gather to the last op that reads it or a view of it (the slices and
+/// reshapes that cut each weight out of it).
+static int64_t computeGatheredPeak(func::FuncOp func) {
+  Block &entry = func.getBody().front();
+  DenseMap<Operation *, unsigned> position;
+  for (Operation &op : entry)
+    position[&op] = position.size();
+  SmallVector<std::pair<unsigned, int64_t>> events; // (position, +-bytes)
+  for (auto gather : entry.getOps<AllGatherOp>()) {
+    auto storage = getStorage(gather.getType());
+    if (!storage)
+      continue;
+    unsigned last = position[gather];
+    SmallVector<Value> views = {gather.getResult()};
+    while (!views.empty()) {
+      Value view = views.pop_back_val();
+      for (Operation *user : view.getUsers()) {
+        Operation *op = entry.findAncestorOpInBlock(*user);
+        last = std::max(last, position[op]);
+        if (isa<tensor::ExtractSliceOp, tensor::ExpandShapeOp,
+                tensor::CollapseShapeOp>(user))
+          views.push_back(user->getResult(0));
+      }
+    }
+    events.push_back({position[gather], storage->bytes});
+    events.push_back({last + 1, -storage->bytes});
+  }
+  llvm::sort(events);
+  int64_t live = 0, peak = 0;
+  for (auto [at, bytes] : events)
+    peak = std::max(peak, live += bytes);
+  return peak;
+}
+
 FailureOr<MemoryReport> mlir::msamp::computeMemoryReport(func::FuncOp func) {
   Report report;
   auto level = func->getAttrOfType<StringAttr>(kLevelAttr);
@@ -173,8 +213,14 @@ FailureOr<MemoryReport> mlir::msamp::computeMemoryReport(func::FuncOp func) {
       return failure();
     }
     report.usage[*category].add(storage->elementType, storage->bytes);
-    if (*category == Weights)
-      report.params += storage->elements;
+    if (*category == Weights) {
+      // ZeRO stage 3: the rank's piece of a param of msamp.param_shape.
+      if (auto whole =
+              func.getArgAttrOfType<DenseI64ArrayAttr>(i, kParamShapeAttr))
+        report.params += llvm::product_of(whole.asArrayRef());
+      else
+        report.params += storage->elements;
+    }
   }
 
   // Gradients are not arguments: the optimizer ops show how many there are
@@ -212,6 +258,10 @@ FailureOr<MemoryReport> mlir::msamp::computeMemoryReport(func::FuncOp func) {
   });
   if (walk.wasInterrupted())
     return failure();
+  if (auto zero = func->getAttrOfType<DictionaryAttr>(kZeroAttr))
+    if (auto stage = zero.getAs<IntegerAttr>("stage");
+        stage && stage.getInt() == 3)
+      report.gatheredPeak = computeGatheredPeak(func);
   return report;
 }
 
@@ -260,6 +310,12 @@ void mlir::msamp::printMemoryReportJSON(
         json.attributeEnd();
       }
     });
+    if (report.gatheredPeak) {
+      json.attribute("gathered_weights_peak", report.gatheredPeak);
+      json.attributeBegin("gathered_weights_peak_per_param");
+      writeJSONNumber(json, report.perParam(report.gatheredPeak));
+      json.attributeEnd();
+    }
     if (extra)
       extra(json);
   });
@@ -283,6 +339,10 @@ static void printTable(const Report &report, llvm::raw_ostream &os) {
   int64_t total = report.totalBytes();
   os << llvm::formatv(row, "total", "", total,
                       llvm::formatv("{0:F4}", report.perParam(total)).str());
+  if (report.gatheredPeak)
+    os << llvm::formatv(
+        row, "gathered (peak)", "", report.gatheredPeak,
+        llvm::formatv("{0:F4}", report.perParam(report.gatheredPeak)).str());
 }
 
 namespace {

@@ -55,8 +55,9 @@ struct MSAMPPipelineOptions
                        llvm::cl::init(0)};
   Option<int64_t> zeroStage{*this, "zero-stage",
                             llvm::cl::desc("O3: ZeRO stage, 1 (gradients "
-                                           "all-reduced) or 2 (reduce-"
-                                           "scattered)"),
+                                           "all-reduced), 2 (reduce-"
+                                           "scattered) or 3 (weights "
+                                           "sharded too)"),
                             llvm::cl::init(2)};
   Option<double> bucketMb{*this, "bucket-mb",
                           llvm::cl::desc("O3: MiB of gradient payload per "

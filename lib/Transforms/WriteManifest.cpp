@@ -149,6 +149,13 @@ static LogicalResult writeArgument(llvm::json::OStream &json, func::FuncOp func,
   if (auto offset = func.getArgAttrOfType<IntegerAttr>(i, kShardOffsetAttr);
       state && offset)
     json.attribute("shard_offset", offset.getInt());
+  // ZeRO stage 3: a param held as a piece, and the param's shape.
+  if (auto whole = func.getArgAttrOfType<DenseI64ArrayAttr>(i, kParamShapeAttr);
+      state && whole)
+    json.attributeArray("param_shape", [&] {
+      for (int64_t d : whole.asArrayRef())
+        json.value(d);
+    });
   return result;
 }
 

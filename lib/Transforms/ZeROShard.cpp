@@ -38,6 +38,12 @@
 //                msamp.broadcast of P's new bytes and scale (or the new f32
 //                value of a non-GEMM param) from rank o
 //
+// ZeRO stage 3 (zero-stage=3) shards the params themselves: each param
+// argument is the rank's flat piece, the end-of-step broadcast/all-gather
+// goes away, and the step all-gathers each flat group just before its first
+// reader in forward and again in backward (ZeROGather.h), into temporaries
+// that die after their phase's last reader.
+//
 // Since the owner's FP8 weight is the cast the O2 step applies to its FP16
 // weight before each GEMM, and msamp.reduce combines in the same rank order
 // as msamp.all_reduce, an O3 step computes the same losses as the O2 step
@@ -50,6 +56,7 @@
 #include "MSAMP/TrainStep/TrainStep.h"
 #include "MSAMP/Transforms/Passes.h"
 
+#include "ZeROGather.h"
 #include "ZeROShardIR.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -124,11 +131,12 @@ void MSAMPZeROShardPass::runOnOperation() {
                        << static_cast<int64_t>(worldSize);
     return signalPassFailure();
   }
-  if (zeroStage != 1 && zeroStage != 2) {
+  if (zeroStage < 1 || zeroStage > 3) {
     module.emitError() << "--" << getArgument() << ": zero-stage "
                        << static_cast<int64_t>(zeroStage)
-                       << " is not implemented; expected 1 (optimizer states "
-                          "and masters sharded) or 2 (gradients too)";
+                       << " is not a ZeRO stage; expected 1 (optimizer states "
+                          "and masters sharded), 2 (gradients too) or 3 "
+                          "(weights too)";
     return signalPassFailure();
   }
   if (!(bucketMb > 0)) {
@@ -270,8 +278,8 @@ void MSAMPZeROShardPass::runOnOperation() {
                                b.getF32FloatAttr(static_cast<float>(world))));
   };
 
-  // 1. Gradients. Stage 2: each group's payloads, flattened into one buffer
-  //    of `world` padded shards, reduce-scattered right where the last of
+  // 1. Gradients. Stages 2 and 3: each group's payloads, flattened into one
+  //    buffer of `world` padded shards, reduce-scattered where the last of
   //    them was all-reduced; FP8 codes are summed and each tensor's inverse
   //    scale divided by the world size (what msamp.all_reduce mean does).
   //    Stage 1: the all-reduce stays, and the update reads its slice.
@@ -366,6 +374,18 @@ void MSAMPZeROShardPass::runOnOperation() {
     func.setArgAttr(p.arg, kInitAttr, attrs.getStringAttr(kInitNormal));
   }
 
+  // Stage 3: the ops of the step that read a param (its forward and
+  // backward readers; the updates are replaced below) read it all-gathered
+  // (phase 8), and each param argument becomes this rank's 1-D piece of it.
+  const bool shardWeights = zeroStage == 3;
+  SmallPtrSet<Operation *, 32> readers;
+  SmallVector<RankedTensorType> wholeTypes(params.size());
+  if (shardWeights)
+    for (ShardedParam &p : params)
+      for (Operation *user : func.getArgument(p.arg).getUsers())
+        if (user != p.update)
+          readers.insert(entry.findAncestorOpInBlock(*user));
+
   // 3. Each rank updates its pieces in f32 (the optimizer's own arithmetic
   //    on decoded values), at the end of the step.
   b.setInsertionPoint(entry.getTerminator());
@@ -388,6 +408,18 @@ void MSAMPZeROShardPass::runOnOperation() {
     std::optional<unsigned> scaleIdx =
         f16 ? findArgument(func, name + ".scale", kRoleScalingState)
             : std::nullopt;
+    if (shardWeights) {
+      wholeTypes[index] = p.storedFP8 ? type.clone(e4m3) : type;
+      setStateType(func, p.arg,
+                   RankedTensorType::get({p.length()},
+                                         wholeTypes[index].getElementType()));
+      Builder attrs(ctx);
+      func.setArgAttr(p.arg, kShardedAttr, unit);
+      func.setArgAttr(p.arg, kShardOffsetAttr,
+                      attrs.getI64IntegerAttr(p.held() ? p.lo : 0));
+      func.setArgAttr(p.arg, kParamShapeAttr,
+                      attrs.getDenseI64ArrayAttr(type.getShape()));
+    }
 
     // The param's f32 piece: from this rank's FP16 master piece (GEMM
     // weights; the master's scale is replicated) or from the replicated
@@ -411,9 +443,12 @@ void MSAMPZeROShardPass::runOnOperation() {
         w = decode(b, loc, master, masterScale, one);
         out.pieces.push_back({master.getArgNumber(), 0, Value()});
       }
-      setStateType(func, p.arg, type.clone(e4m3));
+      if (!shardWeights)
+        setStateType(func, p.arg, type.clone(e4m3));
     } else if (p.held()) {
-      Value piece = slice(b, loc, flatten(b, loc, arg), p.lo, p.length());
+      Value piece = shardWeights
+                        ? Value(arg)
+                        : slice(b, loc, flatten(b, loc, arg), p.lo, p.length());
       w = decode(b, loc, piece, f16 ? func.getArgument(*scaleIdx) : Value(),
                  one);
     }
@@ -589,46 +624,62 @@ void MSAMPZeROShardPass::runOnOperation() {
     }
   }
 
-  // 6. Every rank gathers every group's new stored values.
-  for (FlatGroup &g : groups) {
-    const FlatShardLayout &layout = g.layout;
-    Value buffer = emptyFlat(b, loc, layout.shard, g.storedType);
-    for (unsigned m : g.members)
-      if (params[m].held())
-        buffer = insert(b, loc, storedParam[m], buffer,
-                        params[m].offset + params[m].lo - layout.bounds[me]);
-    auto wholeType =
-        RankedTensorType::get({layout.shard * world}, g.storedType);
-    Value whole = AllGatherOp::create(b, loc, wholeType, buffer, world);
+  // 6. Stages 1-2: every rank gathers every group's new stored values.
+  //    Stage 3: each rank keeps its pieces (a rank holding none of a param
+  //    keeps its empty piece).
+  auto membersOf = [&](const FlatGroup &g, ArrayRef<Value> pieces) {
+    SmallVector<GatherMember> members;
     for (unsigned m : g.members) {
-      ShardedParam &p = params[m];
-      Value flat;
-      for (int64_t r = 0; r < world; ++r) {
-        auto [a, e] = layout.piece(p.offset, p.numel, r);
-        if (a >= e)
-          continue;
-        Value piece = slice(b, loc, whole,
-                            r * layout.shard + a - layout.bounds[r], e - a);
-        if (e - a == p.numel) {
-          flat = piece;
-          break;
-        }
-        if (!flat)
-          flat = emptyFlat(b, loc, p.numel, g.storedType);
-        flat = insert(b, loc, piece, flat, a - p.offset);
-      }
-      setStateResult(
-          func, p.arg,
-          unflatten(b, loc, flat,
-                    cast<RankedTensorType>(func.getArgument(p.arg).getType())));
+      const ShardedParam &p = params[m];
+      members.push_back(
+          {p.offset, p.lo, p.held() ? pieces[m] : Value(),
+           shardWeights
+               ? wholeTypes[m]
+               : cast<RankedTensorType>(func.getArgument(p.arg).getType())});
     }
+    return members;
+  };
+  for (FlatGroup &g : groups) {
+    if (shardWeights) {
+      for (unsigned m : g.members)
+        setStateResult(func, params[m].arg,
+                       params[m].held() ? storedParam[m]
+                                        : func.getArgument(params[m].arg));
+      continue;
+    }
+    SmallVector<Value> whole = gatherGroup(b, loc, g.layout, g.storedType,
+                                           membersOf(g, storedParam), me);
+    for (auto [k, m] : llvm::enumerate(g.members))
+      setStateResult(func, params[m].arg, whole[k]);
   }
 
   // 7. The O2 updates and gradient all-reduces are gone.
   for (ShardedParam &p : params) {
     eraseUpdate(func, p.update);
-    if (zeroStage == 2)
+    if (zeroStage >= 2)
       p.gradReduce.erase();
+  }
+
+  // 8. Stage 3: each group's weights all-gathered before their first
+  //    reader of each phase; the loss separates forward from backward.
+  unsigned weightGathers = 0;
+  if (shardWeights) {
+    Operation *loss = nullptr;
+    for (unsigned r = 0, e = func.getNumResults(); r < e; ++r)
+      if (getResultRole(func, r) == kRoleLoss)
+        if (Operation *def =
+                entry.getTerminator()->getOperand(r).getDefiningOp())
+          loss = entry.findAncestorOpInBlock(*def);
+    SmallVector<Value> pieces;
+    for (ShardedParam &p : params)
+      pieces.push_back(func.getArgument(p.arg));
+    for (FlatGroup &g : groups) {
+      SmallVector<unsigned> args;
+      for (unsigned m : g.members)
+        args.push_back(params[m].arg);
+      weightGathers += gatherBeforeUse(func, g.layout, g.storedType, args,
+                                       membersOf(g, pieces), readers, loss, me);
+    }
   }
   erase.resize(func.getNumArguments());
   eraseStateArguments(func, erase);
@@ -651,8 +702,12 @@ void MSAMPZeROShardPass::runOnOperation() {
   remark::passed(func.getLoc(), remarkOptions("zero-shard", "zero-partition"))
       << remark::add("rank {0} of {1} owns {2} of {3} param elements in {4} "
                      "flat groups: its pieces of the FP16 masters and "
-                     "optimizer states (ZeRO stage {5})",
+                     "optimizer states{6} (ZeRO stage {5})",
                      static_cast<int64_t>(rank),
                      static_cast<int64_t>(worldSize), ownedElements, total,
-                     groups.size(), static_cast<int64_t>(zeroStage));
+                     groups.size(), static_cast<int64_t>(zeroStage),
+                     shardWeights ? ", and of the weights, all-gathered " +
+                                        std::to_string(weightGathers) +
+                                        " times per step before their use"
+                                  : std::string());
 }

@@ -180,21 +180,32 @@ def test_o0_reproduces_shared_example(mlp):
         assert s.global_step == 3
 
 
-def test_o3_alone_equals_o2(mlp):
+@pytest.mark.parametrize("zero_stage", [2, 3])
+def test_o3_alone_equals_o2(mlp, zero_stage):
     """O3 on a group of one owns every tensor: FP8 weights from FP16
-    masters compute exactly the O2 step (docs/Design.md "O3")."""
+    masters compute exactly the O2 step (docs/Design.md "O3"), at ZeRO
+    stage 3 too, where each param is stored as a 1-D piece (here the whole
+    param) initialized from the param-shaped values and exported in the
+    param's shape."""
     g, steps = mlp
-    o3 = msamp.compile(g, "O3", world_size=1, rank=0)
+    o3 = msamp.compile(g, "O3", world_size=1, rank=0, zero_stage=zero_stage)
     assert o3.level == "O3"
     names = {s["name"]: s for s in o3.state}
     assert names["fc1.weight"]["dtype"] == "f8E4M3FN"
     assert names["fc1.weight.master"]["role"] == "master_param"
-    losses = {}
+    if zero_stage == 3:
+        assert names["fc1.weight"]["shape"] == [15]
+        assert names["fc1.weight"]["param_shape"] == [5, 3]
+    losses, weights = {}, {}
     for level, step in (("O2", steps["O2"]), ("O3", o3)):
         with msamp.Session(step) as s:
             s.init(params=_example_params())
             losses[level] = [s.step(EXAMPLE_BATCH) for _ in range(5)]
+            weights[level] = msamp.state_dict(s, as_numpy=True)
     assert losses["O3"] == losses["O2"]
+    assert weights["O3"].keys() == weights["O2"].keys()
+    for name, value in weights["O2"].items():
+        np.testing.assert_array_equal(weights["O3"][name], value, err_msg=name)
 
 
 @pytest.mark.parametrize("level", ["O1", "O2"])

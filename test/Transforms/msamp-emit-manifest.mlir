@@ -30,7 +30,7 @@
 // RUN: %python -c "import json, sys; \
 // RUN:   ms = [json.load(open(f)) for f in sys.argv[1:]]; \
 // RUN:   assert all(list(m) == ['abi_version', 'level', 'world_size', 'state', 'inputs', 'outputs'] for m in ms); \
-// RUN:   assert all(m['abi_version'] == 2 and m['world_size'] == 1 for m in ms); \
+// RUN:   assert all(m['abi_version'] == 3 and m['world_size'] == 1 for m in ms); \
 // RUN:   args = lambda m: sorted(e['index'] for e in m['state'] + m['inputs']); \
 // RUN:   assert all(args(m) == list(range(len(args(m)))) for m in ms); \
 // RUN:   assert all(m['outputs'][0]['role'] == 'loss' and m['outputs'][0]['shape'] == [] for m in ms); \
@@ -50,7 +50,7 @@
 // RUN: not msamp-opt %t/no-step.mlir --msamp-emit-manifest= -o /dev/null 2>&1 | FileCheck %s --check-prefix=NO-FILE
 
 // O1:      {
-// O1-NEXT:   "abi_version": 2,
+// O1-NEXT:   "abi_version": 3,
 // O1-NEXT:   "level": "O1",
 // O1-NEXT:   "world_size": 1,
 // O1-NEXT:   "state": [

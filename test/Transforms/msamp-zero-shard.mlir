@@ -21,9 +21,10 @@
 // RUN: msamp-opt %t.o2 --msamp-zero-shard="world-size=2 rank=1 bucket-mb=0.00001" | FileCheck %s --check-prefix=BUCKET
 // A world of one owns everything: whole pieces, collectives of one.
 // RUN: msamp-opt %t.o2 --msamp-zero-shard="world-size=1 rank=0" | FileCheck %s --check-prefix=ONE
-// A rank outside the group, or a stage not implemented, is an error.
+// A rank outside the group, or a stage that does not exist, is an error
+// (stage 3: msamp-zero-shard-stage3.mlir).
 // RUN: not msamp-opt %t.o2 --msamp-zero-shard="world-size=2 rank=2" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BADRANK
-// RUN: not msamp-opt %t.o2 --msamp-zero-shard="world-size=2 rank=0 zero-stage=3" -o /dev/null 2>&1 | FileCheck %s --check-prefix=STAGE3
+// RUN: not msamp-opt %t.o2 --msamp-zero-shard="world-size=2 rank=0 zero-stage=4" -o /dev/null 2>&1 | FileCheck %s --check-prefix=STAGE4
 // RUN: not msamp-opt %t.o2 --msamp-zero-shard="world-size=2 rank=0 bucket-mb=0" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BUCKET0
 
 // Every rank: FP8 E4M3 GEMM weights with their scales, f32 biases, and
@@ -102,4 +103,4 @@
 
 // BADRANK: error: --msamp-zero-shard: rank 2 is not a rank of world-size 2
 // BUCKET0: error: --msamp-zero-shard: bucket-mb 0.000000e+00 is not a positive number of MiB
-// STAGE3: error: --msamp-zero-shard: zero-stage 3 is not implemented; expected 1 (optimizer states and masters sharded) or 2 (gradients too)
+// STAGE4: error: --msamp-zero-shard: zero-stage 4 is not a ZeRO stage; expected 1 (optimizer states and masters sharded), 2 (gradients too) or 3 (weights too)

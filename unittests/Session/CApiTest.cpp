@@ -41,7 +41,7 @@ TEST(CApiTest, OpenReportsAMissingManifest) {
 TEST(CApiTest, OpenReportsAMissingLibrary) {
   TempDir dir;
   writeText(dir.file("manifest.json"),
-            R"({"abi_version":2,"level":"O0","world_size":1,"state":[],
+            R"({"abi_version":3,"level":"O0","world_size":1,"state":[],
                 "inputs":[{"name":"lr","role":"hyperparam","shape":[],
                            "dtype":"f32","index":0}]})");
   writeText(dir.file("train_step.mlir"), "module {}\n");

@@ -26,7 +26,7 @@ namespace {
 /// The O1 MLP's manifest, trimmed (WriteManifest.cpp's format).
 json validManifest() {
   return json::parse(R"json({
-    "abi_version": 2, "level": "O1", "world_size": 1,
+    "abi_version": 3, "level": "O1", "world_size": 1,
     "state": [
       {"name":"fc1.weight","role":"param","shape":[5,3],"dtype":"f16",
        "init":"normal(0,0.02)","index":0,"updated_by":1},
@@ -61,6 +61,32 @@ void expectInvalid(const json &doc, const std::string &fragment) {
   EXPECT_NE(e.message().find("manifest.json"), std::string::npos)
       << e.message();
   EXPECT_NE(e.message().find(fragment), std::string::npos) << e.message();
+}
+
+TEST(ManifestTest, ParamPieceHasItsParamsShape) {
+  // ZeRO stage 3: a param held as a 1-D piece names its param's shape.
+  json doc = validManifest();
+  doc["state"][0]["shape"] = {9};
+  doc["state"][0]["sharded"] = true;
+  doc["state"][0]["shard_offset"] = 6;
+  doc["state"][0]["param_shape"] = {5, 3};
+  Manifest m;
+  ASSERT_FALSE(parseManifest(doc.dump(), "manifest.json", m));
+  const TensorSpec &piece = m.state[0];
+  EXPECT_TRUE(piece.isParamPiece());
+  EXPECT_EQ(piece.numElements, 9);
+  EXPECT_EQ(piece.wholeElements(), 15);
+  EXPECT_EQ(piece.wholeShape(), (std::vector<int64_t>{5, 3}));
+  // A whole tensor is its own param.
+  EXPECT_FALSE(m.state[1].isParamPiece());
+  EXPECT_EQ(m.state[1].wholeElements(), 5);
+  EXPECT_EQ(m.state[1].wholeShape(), m.state[1].shape);
+
+  doc["state"][0]["shard_offset"] = 7; // 7 + 9 > 15
+  expectInvalid(doc, "does not fit in param_shape [5,3]");
+  doc["state"][0].erase("shard_offset");
+  expectInvalid(doc, "\"param_shape\" must be the shape of a param held as a "
+                     "sharded piece");
 }
 
 TEST(ManifestTest, RngStateIsOneI64SeededByTheRun) {
@@ -245,7 +271,7 @@ TEST(ManifestTest, DocumentErrors) {
 
   json doc = validManifest();
   doc["abi_version"] = 1;
-  expectInvalid(doc, "abi_version is 1, this runtime reads version 2");
+  expectInvalid(doc, "abi_version is 1, this runtime reads version 3");
   doc = validManifest();
   doc.erase("abi_version");
   expectInvalid(doc, "missing integer \"abi_version\"");

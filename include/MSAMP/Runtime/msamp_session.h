@@ -89,8 +89,9 @@ MSAMP_SESSION_EXPORT const char *msamp_last_error_message(void);
  *  definition the compiler (--msamp-write-manifest writes it) and this library
  *  (msamp_session_open accepts no other) share. Bumped on any incompatible
  *  change of the manifest; 2: a step with dropout has the `training`
- *  hyperparam (docs/RuntimeABI.md 11). */
-#define MSAMP_MANIFEST_VERSION 2
+ *  hyperparam (docs/RuntimeABI.md 11); 3: a ZeRO stage 3 param may be a
+ *  piece with "param_shape" (docs/RuntimeABI.md 12). */
+#define MSAMP_MANIFEST_VERSION 3
 
 /** The msamp version this library was built from, e.g. "0.1.0". */
 MSAMP_SESSION_EXPORT const char *msamp_version(void);

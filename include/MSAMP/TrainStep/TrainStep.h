@@ -41,6 +41,9 @@ constexpr llvm::StringLiteral kShardedAttr = "msamp.sharded";
 /// O3 flat shards (issue 20): on a sharded argument that holds a piece of a
 /// param's flattened state, the element offset of the piece in the param.
 constexpr llvm::StringLiteral kShardOffsetAttr = "msamp.shard_offset";
+/// ZeRO stage 3: on a param argument that holds a piece of the param, the
+/// param's shape (the manifest's "param_shape").
+constexpr llvm::StringLiteral kParamShapeAttr = "msamp.param_shape";
 /// Module attribute written by --msamp-index-checks and consumed by
 /// msamp-emit-entry-point: the range checks of the index inputs.
 constexpr llvm::StringLiteral kIndexChecksAttr = "msamp.index_checks";

@@ -46,6 +46,10 @@ struct MemoryReport {
   int64_t rank = 0;
   int64_t params = 0;
   MemoryUsage usage[NumMemoryCategories];
+  /// ZeRO stage 3: the most bytes of all-gathered weights the step holds
+  /// at once (each gathered group lives from its msamp.all_gather to its
+  /// phase's last reader); 0 otherwise. Not model state: a temporary.
+  int64_t gatheredPeak = 0;
 
   int64_t totalBytes() const;
   /// Bytes per parameter; 0 for a model without params (keeps the JSON

@@ -370,7 +370,12 @@ def MSAMPZeROShard : Pass<"msamp-zero-shard", "::mlir::ModuleOp"> {
     `msamp.all_reduce max` (the same scale, bit for bit, as the O2 update's
     just-in-time one). The new FP8 weights (the just-in-time E4M3 cast of
     the new masters, its amax combined likewise), FP16 tied weights and f32
-    params are `msamp.all_gather`ed per group. The step gets
+    params are `msamp.all_gather`ed per group. Stage 3 shards the params
+    too: each param argument is the rank's 1-D piece (`msamp.sharded`,
+    `msamp.shard_offset`, `msamp.param_shape`), and instead of the
+    end-of-step all-gather each group is all-gathered just before its first
+    reader in forward and again before its first reader in backward
+    (ZeROGather.cpp). The step gets
     `msamp.zero = {world_size = N, rank = r, stage = s}` and level O3.
   }];
   let options = [
@@ -379,7 +384,8 @@ def MSAMPZeROShard : Pass<"msamp-zero-shard", "::mlir::ModuleOp"> {
     Option<"rank", "rank", "int64_t", "0",
            "the rank this program is specialized for">,
     Option<"zeroStage", "zero-stage", "int64_t", "2",
-           "ZeRO stage: 1 (gradients all-reduced) or 2 (reduce-scattered)">,
+           "ZeRO stage: 1 (gradients all-reduced), 2 (reduce-scattered) "
+           "or 3 (weights sharded too, all-gathered before their use)">,
     Option<"bucketMb", "bucket-mb", "double", "25.0",
            "MiB of gradient payload per flat group (bucket): one "
            "reduce-scatter and one all-gather each">

@@ -493,7 +493,7 @@ msamp_status msamp_session_memory_report(
       dtypes[c].insert(mlirName(spec.dtype));
       bytes[c] += spec.numBytes;
       if (spec.role == roleName(MSAMP_ROLE_PARAM))
-        params += spec.numElements;
+        params += spec.wholeElements(); // a stage 3 piece counts its param
     }
     for (int c = 0; c < MSAMP_MEMORY_NUM_CATEGORIES; ++c) {
       categories[c].name =

@@ -44,6 +44,7 @@
 #include "Sha256.h"
 #include "ShardPieces.h"
 
+#include <algorithm>
 #include <cstring>
 
 #ifndef MSAMP_VERSION_STRING
@@ -112,7 +113,10 @@ Error Session::save(const std::string &path) const {
     std::vector<TensorToWrite> tensors;
     for (const auto &buffer : state_) {
       const TensorSpec &spec = buffer->spec();
-      if (spec.sharded == sharded)
+      // A rank holding none of a stage 3 param has an empty piece: nothing
+      // to save, nor to load.
+      if (spec.sharded == sharded &&
+          !(spec.shardOffset >= 0 && !spec.numElements))
         tensors.push_back({spec.name, spec.dtype, spec.shape, buffer->data(),
                            buffer->numBytes()});
     }
@@ -129,17 +133,28 @@ Error Session::save(const std::string &path) const {
   metadata["layout_hash"] = replicatedLayoutHash();
   // Flat-shard pieces say where they start in their param, so that a group
   // of another size can cut its own pieces from them (load).
-  std::string offsets;
-  for (const auto &buffer : state_)
-    if (buffer->spec().sharded && buffer->spec().shardOffset >= 0)
-      offsets += buffer->spec().name + "=" +
-                 std::to_string(buffer->spec().shardOffset) + ";";
+  // ZeRO stage 3 keeps the params in the shards too, each piece with the
+  // shape of its param (for the weights exported from the checkpoint).
+  std::string offsets, shapes;
+  for (const auto &buffer : state_) {
+    const TensorSpec &spec = buffer->spec();
+    if (spec.isParamPiece())
+      metadata[kWeightsShardedKey] = "1";
+    if (!spec.sharded || spec.shardOffset < 0 || !spec.numElements)
+      continue;
+    offsets += spec.name + "=" + std::to_string(spec.shardOffset) + ";";
+    if (spec.isParamPiece())
+      shapes += spec.name + "=" + formatParamShape(spec.wholeShape()) + ";";
+  }
   if (!offsets.empty())
     metadata[kShardOffsetsKey] = offsets;
+  if (!shapes.empty())
+    metadata[kParamShapesKey] = shapes;
   if (Error e = writeSafeTensors(shardPath(path, manifest_.rank), part(true),
                                  metadata))
     return e;
   metadata.erase(kShardOffsetsKey);
+  metadata.erase(kParamShapesKey);
   if (manifest_.rank != 0)
     return Error::success();
   metadata["part"] = "replicated";
@@ -176,7 +191,14 @@ Error Session::load(const std::string &path) {
                    "cannot resume from '" + path +
                        "': its __metadata__ \"shards\" is not a rank count");
   }
-  const bool reshard = writers != worldSize();
+  // Stages 1-2 keep the params in the replicated part, stage 3 as pieces
+  // in the shards: a checkpoint of the other kind is resharded too.
+  const bool ourPieces =
+      std::any_of(state_.begin(), state_.end(),
+                  [](const auto &b) { return b->spec().isParamPiece(); });
+  const bool theirPieces = head.count(kWeightsShardedKey) != 0;
+  const bool reshard =
+      writers != worldSize() || (sharded && ourPieces != theirPieces);
   if (sharded)
     for (int64_t r = reshard ? 0 : manifest_.rank;
          r < (reshard ? writers : manifest_.rank + 1); ++r)
@@ -260,6 +282,34 @@ Error Session::load(const std::string &path) {
     size_t expected = 0;
     for (size_t i = 0; i < state_.size(); ++i) {
       const TensorSpec &spec = state_[i]->spec();
+      if (spec.shardOffset >= 0 && !spec.numElements)
+        continue; // an empty stage 3 piece
+      if (reshard && spec.role == "param" &&
+          spec.isParamPiece() != theirPieces) {
+        // A param whole in the writers' replicated part and a piece here,
+        // or the other way round: cut or joined like the masters.
+        if (isShard != theirPieces)
+          continue;
+        const SafeTensor *t = part.reader->find(spec.name);
+        if (!t && isShard)
+          continue; // in another writer's shard
+        if (!t)
+          return fail("no tensor '" + spec.name + "'");
+        if (t->dtype != spec.dtype ||
+            (!isShard && t->numElements != spec.wholeElements()))
+          return fail("tensor '" + spec.name + "' is " +
+                      safetensorsName(t->dtype) + " " +
+                      shapeToString(t->shape) + ", expected " +
+                      safetensorsName(spec.dtype) + " " +
+                      shapeToString(spec.wholeShape()));
+        int64_t offset = 0;
+        if (isShard)
+          if (Error e = findShardOffset(meta, spec.name, offset))
+            return fail(e.message());
+        if (Error e = pieces.add(i, spec, *t, offset))
+          return fail(e.message());
+        continue;
+      }
       if (sharded && spec.sharded != isShard)
         continue;
       const SafeTensor *t = part.reader->find(spec.name);
@@ -309,7 +359,8 @@ Error Session::load(const std::string &path) {
       }
   }
   for (size_t i = 0; i < state_.size(); ++i)
-    if (!sources[i] && !pieces.complete(i, state_[i]->spec()))
+    if (!sources[i] && state_[i]->spec().numElements &&
+        !pieces.complete(i, state_[i]->spec()))
       return Error(MSAMP_ERROR_MISMATCH,
                    "cannot resume from '" + path + "': no tensor '" +
                        state_[i]->spec().name + "' in any of its " +
@@ -328,7 +379,7 @@ Error Session::load(const std::string &path) {
   for (size_t i = 0; i < state_.size(); ++i)
     if (sources[i])
       std::memcpy(state_[i]->data(), sources[i]->data, sources[i]->numBytes);
-    else
+    else if (state_[i]->spec().numElements)
       pieces.copyTo(i, state_[i]->data());
   if (!stepState_)
     localSteps_ = steps;

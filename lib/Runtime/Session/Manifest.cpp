@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -134,6 +135,32 @@ Error parseEntry(const json &entry, const std::string &where, bool isState,
                     "sharded state entry");
     spec.shardOffset = static_cast<int64_t>(
         std::min<uint64_t>(offset->get<uint64_t>(), INT64_MAX));
+  }
+
+  // ZeRO stage 3: a param held as a piece (its own "shape"), of a param
+  // of "param_shape".
+  auto whole = entry.find("param_shape");
+  if (whole != entry.end()) {
+    if (spec.role != "param" || spec.shardOffset < 0 || !whole->is_array())
+      return failAt("\"param_shape\" must be the shape of a param held as a "
+                    "sharded piece (with \"shard_offset\")");
+    spec.paramShape.clear();
+    spec.paramElements = 1;
+    for (const json &dim : *whole) {
+      if (!dim.is_number_unsigned() || dim.get<uint64_t>() > (1ull << 40))
+        return failAt("param_shape " + whole->dump() +
+                      " must list non-negative integers");
+      spec.paramShape.push_back(static_cast<int64_t>(dim.get<uint64_t>()));
+      if (spec.paramElements >
+          (1ll << 40) / std::max<int64_t>(spec.paramShape.back(), 1))
+        return failAt("param_shape " + whole->dump() + " is too large");
+      spec.paramElements *= spec.paramShape.back();
+    }
+    if (spec.shape.size() != 1 ||
+        spec.shardOffset + spec.numElements > spec.paramElements)
+      return failAt("a piece of " + std::to_string(spec.numElements) +
+                    " elements at " + std::to_string(spec.shardOffset) +
+                    " does not fit in param_shape " + whole->dump());
   }
 
   auto classes = entry.find("num_classes");

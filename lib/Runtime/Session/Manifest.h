@@ -62,6 +62,20 @@ struct TensorSpec {
   /// flattened state starting at this element of the param; -1 for a whole
   /// tensor.
   int64_t shardOffset = -1;
+  /// ZeRO stage 3 ("param_shape"): a param stored as this rank's piece
+  /// (`shape` is the piece's) of a param of this shape; -1 elements when
+  /// absent (the tensor is whole).
+  std::vector<int64_t> paramShape;
+  int64_t paramElements = -1;
+  /// The shape and elements of the whole tensor: the param of a piece.
+  const std::vector<int64_t> &wholeShape() const {
+    return paramElements >= 0 ? paramShape : shape;
+  }
+  int64_t wholeElements() const {
+    return paramElements >= 0 ? paramElements : numElements;
+  }
+  /// Whether this is a param of which the rank holds a piece (stage 3).
+  bool isParamPiece() const { return role == "param" && shardOffset >= 0; }
 };
 
 struct Manifest {

@@ -30,6 +30,21 @@ namespace msamp::session {
 /// The shard __metadata__ key of the pieces' offsets.
 inline constexpr const char *kShardOffsetsKey = "shard_offsets";
 
+/// ZeRO stage 3: the shard __metadata__ key of the params' shapes of the
+/// param pieces ("name=2x3;..."), and the key ("1") of a checkpoint whose
+/// params are in the shards (a group of stage 1-2 assembles them from the
+/// pieces; one of stage 3 cuts its pieces from a stage 1-2 param).
+inline constexpr const char *kParamShapesKey = "param_shapes";
+inline constexpr const char *kWeightsShardedKey = "weights_sharded";
+
+/// `shape` as "2x3" ("" for a scalar).
+std::string formatParamShape(const std::vector<int64_t> &shape);
+
+/// The shape recorded for `name` in a shard's "param_shapes"; false when
+/// there is none.
+bool findParamShape(const std::map<std::string, std::string> &metadata,
+                    const std::string &name, std::vector<int64_t> &shape);
+
 /// The offset recorded for `name` in a shard's metadata; a tensor without
 /// one is whole (offset 0).
 Error findShardOffset(const std::map<std::string, std::string> &metadata,

@@ -223,7 +223,9 @@ Error initializeState(const std::vector<TensorBuffer *> &state, uint64_t seed,
   for (TensorBuffer *buffer : state) {
     const TensorSpec &spec = buffer->spec();
     const bool isValue = spec.role == "param" || spec.role == "master_param";
-    std::vector<float> v(static_cast<size_t>(spec.numElements), 0.0f);
+    // A param held as a piece (ZeRO stage 3) starts as the whole param's
+    // value, cut at step 5 like the masters.
+    std::vector<float> v(static_cast<size_t>(spec.wholeElements()), 0.0f);
     switch (spec.init.kind) {
     case InitSpec::Zeros:
       break;
@@ -290,9 +292,9 @@ Error initializeState(const std::vector<TensorBuffer *> &state, uint64_t seed,
         return fail(std::string("dtype ") + safetensorsName(t.dtype) +
                     ", expected F32 (initial values are f32; msamp casts them "
                     "to the storage dtype)");
-      if (t.shape != spec.shape)
+      if (t.shape != spec.wholeShape())
         return fail("shape " + shapeToString(t.shape) + ", expected " +
-                    shapeToString(spec.shape));
+                    shapeToString(spec.wholeShape()));
       std::vector<float> &v = values[spec.name];
       std::memcpy(v.data(), t.data, t.numBytes);
       for (float x : v)
@@ -321,8 +323,8 @@ Error initializeState(const std::vector<TensorBuffer *> &state, uint64_t seed,
     if (param.empty() || it == byName.end() ||
         it->second->spec().role != "param" ||
         (spec.shardOffset >= 0
-             ? it->second->spec().numElements < need
-             : it->second->spec().numElements != spec.numElements))
+             ? it->second->spec().wholeElements() < need
+             : it->second->spec().wholeElements() != spec.numElements))
       return Error(
           MSAMP_ERROR_MANIFEST,
           "master copy '" + spec.name +

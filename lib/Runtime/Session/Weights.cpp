@@ -84,11 +84,13 @@ std::string replicatedLayoutHash(const std::vector<TensorSpec> &state) {
   // Names, dtypes and shapes of the state every rank of an O3 group holds:
   // equal on every rank of one group, whatever it owns.
   Sha256 hash;
+  // A stage 3 param piece counts as its param, so that the hash is the
+  // same at every ZeRO stage (a checkpoint moves between them).
   for (const TensorSpec &spec : state) {
-    if (spec.sharded)
+    if (spec.sharded && !spec.isParamPiece())
       continue;
     std::string line = spec.name + ":" + safetensorsName(spec.dtype) + ":" +
-                       shapeToString(spec.shape) + ";";
+                       shapeToString(spec.wholeShape()) + ";";
     hash.update(line.data(), line.size());
   }
   return "sha256:" + hash.hexDigest();
@@ -174,7 +176,8 @@ Error Session::exportWeights(const std::string &path) const {
   std::map<std::string, StoredTensor> state;
   for (const auto &buffer : state_) {
     const TensorSpec &spec = buffer->spec();
-    state[spec.name] = {spec.dtype, spec.shape, spec.numElements,
+    // One rank's stage 3 piece is the whole param.
+    state[spec.name] = {spec.dtype, spec.wholeShape(), spec.numElements,
                         buffer->data()};
   }
   std::vector<LayoutEntry> layout = stateDictLayout_;
@@ -300,7 +303,19 @@ Error exportCheckpointWeights(const std::string &checkpoint,
       bytes.insert(bytes.end(), t->data, t->data + t->numBytes);
       next += t->numElements;
     }
-    if (!state.emplace(name, StoredTensor{dtype, {next}, next, bytes.data()})
+    // A stage 3 param's pieces join into the param's shape.
+    std::vector<int64_t> shape = {next};
+    for (const auto &reader : parts)
+      if (findParamShape(reader->metadata(), name, shape))
+        break;
+    int64_t elements = 1;
+    for (int64_t d : shape)
+      elements *= d;
+    if (elements != next)
+      return refuse("the pieces of '" + name + "' hold " +
+                    std::to_string(next) + " elements, its shape " +
+                    shapeToString(shape) + " " + std::to_string(elements));
+    if (!state.emplace(name, StoredTensor{dtype, shape, next, bytes.data()})
              .second)
       return refuse("tensor '" + name + "' is in more than one part");
   }

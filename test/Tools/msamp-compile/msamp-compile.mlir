@@ -31,7 +31,7 @@
 // RUN: not msamp-compile %S/../../Transforms/Inputs/mlp.mlir --pipeline-options "fp8-format=e2m1" -o %t/x 2>&1 | FileCheck %s --check-prefix=OPTION
 
 // OK: msamp-compile: wrote {{.*}}train_step.so, {{.*}}manifest.json, {{.*}}train_step.mlir
-// MANIFEST: O2 2
+// MANIFEST: O2 3
 // SYMBOLS-DAG: msamp_train_step_abi_version
 // SYMBOLS-DAG: msamp_train_step_num_args
 // SYMBOLS-DAG: msamp_train_step_packed

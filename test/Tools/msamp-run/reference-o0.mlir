@@ -15,7 +15,7 @@
 // RUN: %st_python %S/Inputs/check.py tensor %t/ck.safetensors fc2.weight \
 // RUN:   "[[0.27087, -0.129981, 0.229978, 0.370056, -0.229931], [-0.470005, 0.229943, 0.129935, -0.270031, 0.629811]]" --tol 1e-5
 // RUN: %st_python %S/Inputs/check.py metadata %t/ck.safetensors level=O0 \
-// RUN:   abi_version=2 world_size=1 rank=0 step=3 msamp_version=0.1.0
+// RUN:   abi_version=3 world_size=1 rank=0 step=3 msamp_version=0.1.0
 // The log is one JSON object per step with the loss to 9 digits, and the
 // gradient norm the step reports (--msamp-grad-stats).
 // RUN: FileCheck %s --check-prefix=JSON < %t/log.jsonl

@@ -34,7 +34,8 @@ DataParallel), with numpy and the reference `safetensors` package.
       every rank, each rank's masters, gradients and moments are ONE's / N
       (within 2%), and over weights, masters, gradients and optimizer states
       the largest rank is within 2% of the smallest; prints the figures.
-      --stage1: ZeRO stage 1, every rank keeps all the gradients
+      --stage1: ZeRO stage 1, every rank keeps all the gradients;
+      --stage3: ZeRO stage 3, the weights are sharded too (none replicated)
   dp.py timed LIMIT CMD...                 runs CMD, prints its output and
       "exit status S after T s"; fails unless S != 0 and T < LIMIT (a fault
       must end the job with an error, in bounded time)
@@ -205,14 +206,17 @@ def memory(args):
 
 
 def zero_memory(args):
-    stage1 = "--stage1" in args
-    reports = [json.load(open(p)) for p in args if p != "--stage1"]
+    stage1, stage3 = "--stage1" in args, "--stage3" in args
+    reports = [json.load(open(p)) for p in args
+               if p not in ("--stage1", "--stage3")]
     one, ranks = reports[0], reports[1:]
     n = len(ranks)
     sharded = ("master_weights", "optimizer_m", "optimizer_v")
     replicated = ("weights", "weight_grads") if stage1 else ("weights",)
     if not stage1:
         sharded += ("weight_grads",)
+    if stage3:
+        replicated, sharded = (), sharded + ("weights",)
     model = replicated + sharded
 
     def total(r, keys):
@@ -238,10 +242,12 @@ def zero_memory(args):
           f"{min(per_param):.4f}..{max(per_param):.4f}, max/min {balance:.4f}")
 
 
-def raw_tensors(path, offsets=None):
+def raw_tensors(path, offsets=None, shapes=None):
     """name -> (dtype, shape, bytes) of a safetensors file, any dtype. With
     `offsets` (a dict), the file's O3 flat-shard piece offsets (its
-    __metadata__ "shard_offsets") are added to it."""
+    __metadata__ "shard_offsets") are added to it; with `shapes`, the
+    shapes of the params whose pieces it holds (ZeRO stage 3,
+    "param_shapes": name=2x3;...)."""
     with open(path, "rb") as f:
         blob = f.read()
     n = int.from_bytes(blob[:8], "little")
@@ -252,6 +258,11 @@ def raw_tensors(path, offsets=None):
             if item:
                 name, offset = item.rsplit("=", 1)
                 offsets[name] = int(offset)
+    if shapes is not None:
+        for item in meta.get("param_shapes", "").split(";"):
+            if item:
+                name, shape = item.rsplit("=", 1)
+                shapes[name] = tuple(int(d) for d in shape.split("x") if d)
     return {k: (v["dtype"], tuple(v["shape"]),
                 blob[8 + n + v["data_offsets"][0]:8 + n + v["data_offsets"][1]])
             for k, v in header.items()}
@@ -260,15 +271,16 @@ def raw_tensors(path, offsets=None):
 def checkpoint_tensors(path):
     """Every tensor of a checkpoint; at O3 the pieces of a param's master
     and moments (one per rank that holds part of it) joined in offset
-    order, so that checkpoints of different world sizes compare."""
+    order, so that checkpoints of different world sizes compare (and a ZeRO
+    stage 3 param's pieces in its shape, as stages 1-2 store it)."""
     import glob
     import os
     stem, ext = os.path.splitext(path)
     out = raw_tensors(path)
-    pieces = {}
+    pieces, shapes = {}, {}
     for shard in sorted(glob.glob(glob.escape(stem) + ".rank*" + ext)):
         offsets = {}
-        for name, t in raw_tensors(shard, offsets).items():
+        for name, t in raw_tensors(shard, offsets, shapes).items():
             if name in offsets:
                 pieces.setdefault(name, []).append((offsets[name], t))
                 continue
@@ -283,7 +295,7 @@ def checkpoint_tensors(path):
                 fail(f"the pieces of {name} in {path} do not join at {size}")
             data += blob
             size += shape[0]
-        out[name] = (parts[0][1][0], (size,), data)
+        out[name] = (parts[0][1][0], shapes.get(name, (size,)), data)
     return out
 
 
