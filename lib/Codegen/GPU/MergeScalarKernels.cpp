@@ -297,15 +297,11 @@ struct MergeScalarKernelsPass
     SmallVector<Operation *> ops;
     for (Operation &op : into.getBody()->without_terminator())
       ops.push_back(&op);
-    FailureOr<gpucost::OpCost> cost = gpucost::scalarKernelCost(ops);
-    if (failed(cost))
+    FailureOr<Location> loc = singleThreadKernelLoc(ops);
+    if (failed(loc))
       return failure();
-    MLIRContext *context = target->getContext();
-    Location loc =
-        FusedLoc::get(context, {ops.front()->getLoc()},
-                      gpucost::kernelCostAttr(context, "scalar", *cost));
-    target->setLoc(loc);
-    into->setLoc(loc);
+    target->setLoc(*loc);
+    into->setLoc(*loc);
     return success();
   }
 };

@@ -106,6 +106,9 @@ void mlir::msamp::buildLowerToGPUPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createMSAMPGPUTileParallelLoops(tile));
   // The host's 0-d arithmetic between kernels as single-thread kernels, so
   // the host does not wait for the stream there (ScalarKernels.cpp).
+  // A 0-d buffer that bufferization reused holds one value per buffer, so
+  // that no store waits for the previous value's readers.
+  pm.addNestedPass<func::FuncOp>(createMSAMPGPUSplitScalarBuffers());
   pm.addNestedPass<func::FuncOp>(createMSAMPGPUScalarKernels());
   // Runs that depend on nothing between them become one kernel.
   pm.addNestedPass<func::FuncOp>(createMSAMPGPUMergeScalarKernels());

@@ -294,16 +294,11 @@ struct ScalarKernelsPass
       return success();
     }
 
-    FailureOr<gpucost::OpCost> cost = gpucost::scalarKernelCost(
-        SmallVector<Operation *>(run.begin(), run.end()));
-    if (failed(cost))
+    FailureOr<Location> kernelLoc =
+        singleThreadKernelLoc(SmallVector<Operation *>(run.begin(), run.end()));
+    if (failed(kernelLoc))
       return failure();
-    MLIRContext *context = end->getContext();
-    // The cost travels on the location to the launch, as for the kernels
-    // of linalg ops (KernelCosts.cpp).
-    Location loc =
-        FusedLoc::get(context, {run.front()->getLoc()},
-                      gpucost::kernelCostAttr(context, "scalar", *cost));
+    Location loc = *kernelLoc;
     OpBuilder b(end);
     Value zero = arith::ConstantIndexOp::create(b, loc, 0);
     Value one = arith::ConstantIndexOp::create(b, loc, 1);

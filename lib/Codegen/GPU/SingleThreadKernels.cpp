@@ -27,6 +27,19 @@ Value msamp::rootBuffer(Value value) {
   return value;
 }
 
+/// The cost model's name of a single-thread kernel (gpu_cost.json's "op").
+static constexpr llvm::StringLiteral kScalarOp = "scalar";
+
+FailureOr<Location> msamp::singleThreadKernelLoc(ArrayRef<Operation *> ops) {
+  FailureOr<gpucost::OpCost> cost = gpucost::scalarKernelCost(ops);
+  if (failed(cost))
+    return failure();
+  MLIRContext *context = ops.front()->getContext();
+  return Location(
+      FusedLoc::get(context, {ops.front()->getLoc()},
+                    gpucost::kernelCostAttr(context, kScalarOp, *cost)));
+}
+
 /// Whether `loop` is a one-dimensional scf.parallel of exactly one
 /// iteration (0 to 1 step 1).
 static bool isOneIteration(scf::ParallelOp loop) {
@@ -47,7 +60,7 @@ scf::ParallelOp msamp::singleThreadBody(Operation *op) {
     return {};
   DictionaryAttr cost = gpucost::kernelCostOf(blocks.getLoc());
   auto name = cost ? cost.getAs<StringAttr>("op") : nullptr;
-  if (!name || name.getValue() != "scalar")
+  if (!name || name.getValue() != kScalarOp)
     return {};
   Block *body = blocks.getBody();
   if (body->getOperations().size() != 2)

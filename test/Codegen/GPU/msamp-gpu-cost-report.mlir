@@ -102,8 +102,8 @@
 // The first GEMM of fc1: x[4,3] (quantized, 12 bytes) x w1[5,3]^T (15 bytes)
 // -> f32 [4,5] (80 bytes), K = 3: 2 x 20 x 3 = 120 FLOPs; 3 scale/amax
 // operands: 119 bytes.
-// MLP: "kernels": 30,
-// MLP: "distinct_kernels": 30,
+// MLP: "kernels": 27,
+// MLP: "distinct_kernels": 27,
 // MLP: "library_calls": 49,
 // MLP: "host_syncs": 1,
 // MLP: "managed_allocations": 0,

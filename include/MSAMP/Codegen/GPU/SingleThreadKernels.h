@@ -32,6 +32,12 @@ inline int64_t descriptorBytes(MemRefType type) {
 /// `value` itself.
 Value rootBuffer(Value value);
 
+/// The location of a single-thread kernel made of `ops` (not empty): the
+/// first op's, fused with its cost (op "scalar", gpucost::scalarKernelCost),
+/// which travels to the launch as for the kernels of linalg ops
+/// (KernelCosts.cpp). Fails (with a located error) as the cost does.
+FailureOr<Location> singleThreadKernelLoc(ArrayRef<Operation *> ops);
+
 /// The inner 1 x 1 scf.parallel of a single-thread kernel that
 /// msamp-gpu-scalar-kernels made (a 1 x 1 scf.parallel directly holding a
 /// 1 x 1 scf.parallel, with the cost of op "scalar" on its location), or
