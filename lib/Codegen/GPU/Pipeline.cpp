@@ -21,8 +21,9 @@
 //     RegisterAccumulators.cpp, emulated too), collapsed to
 //     one dimension and tiled into blocks x threads, mapped to gpu.launch
 //     and outlined into gpu.modules. What has no parallel dimension: 0-d
-//     arithmetic becomes single-thread kernels, a full reduction other than
-//     an atomic sum stays a host loop;
+//     arithmetic becomes single-thread kernels (merged across the calls
+//     and kernels they do not depend on: MergeScalarKernels.cpp), a full
+//     reduction other than an atomic sum stays a host loop;
 //  3. kernels: FP8 casts to NVVM cvt.satfinite, GPU-to-NVVM (libdevice for
 //     math; math ops libdevice lacks to LLVM intrinsics), and
 //     gpu-module-to-binary with format=isa: the gpu.binary embeds PTX for
@@ -113,7 +114,12 @@ void mlir::msamp::buildLowerToGPUPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createMSAMPGPUTileParallelLoops(tile));
   // The host's 0-d arithmetic between kernels as single-thread kernels, so
   // the host does not wait for the stream there (ScalarKernels.cpp).
+  // A 0-d buffer that bufferization reused holds one value per buffer, so
+  // that no store waits for the previous value's readers.
+  pm.addNestedPass<func::FuncOp>(createMSAMPGPUSplitScalarBuffers());
   pm.addNestedPass<func::FuncOp>(createMSAMPGPUScalarKernels());
+  // Runs that depend on nothing between them become one kernel.
+  pm.addNestedPass<func::FuncOp>(createMSAMPGPUMergeScalarKernels());
   // After the scalar kernels: what host code still touches is known.
   pm.addPass(createMSAMPGPUStaticArena({options.hostEmulation}));
   if (options.hostEmulation) {

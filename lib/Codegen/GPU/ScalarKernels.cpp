@@ -25,6 +25,7 @@
 
 #include "MSAMP/Codegen/GPU/CostModel.h"
 #include "MSAMP/Codegen/GPU/Passes.h"
+#include "MSAMP/Codegen/GPU/SingleThreadKernels.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -84,23 +85,6 @@ void rewriteScalarCopies(func::FuncOp func) {
   }
 }
 
-/// The buffer `value` views (through casts, reshapes and views), or
-/// `value` itself.
-Value rootBuffer(Value value) {
-  while (Operation *def = value.getDefiningOp()) {
-    if (auto view = dyn_cast<ViewLikeOpInterface>(def))
-      value = view.getViewSource();
-    else if (auto cast = dyn_cast<memref::CastOp>(def))
-      value = cast.getSource();
-    else if (auto cast = dyn_cast<UnrealizedConversionCastOp>(def);
-             cast && cast->getNumOperands() == 1)
-      value = cast.getOperand(0);
-    else
-      break;
-  }
-  return value;
-}
-
 /// Whether `op` (or an op nested in it) may touch `buffer`, an allocation.
 bool mayTouch(Operation *op, Value buffer) {
   if (isa<memref::AllocOp>(op) || isMemoryEffectFree(op))
@@ -146,11 +130,6 @@ void sinkLoads(Block &block) {
 }
 
 bool isScalar(Type type) { return type.isIntOrIndexOrFloat(); }
-
-/// The memref descriptors one single-thread kernel may take (8 bytes per
-/// pointer, offset, size and stride), well under the 4,352 bytes of kernel
-/// parameters PTX ISA 8.0 allows, with room for its scalar arguments.
-constexpr int64_t kMaxRunParamBytes = 3072;
 
 /// Whether `op` can run inside a single-thread kernel.
 bool isKernelOp(Operation *op) {
@@ -211,10 +190,10 @@ struct ScalarKernelsPass
             dependsOnRun = true;
           if (auto type = dyn_cast<MemRefType>(operand.getType()))
             if (!runBuffers.contains(operand))
-              newBytes += 8 * (3 + 2 * type.getRank());
+              newBytes += descriptorBytes(type);
         }
         if (!dependsOnRun && !run.empty() &&
-            runParamBytes + newBytes > kMaxRunParamBytes) {
+            runParamBytes + newBytes > kMaxSingleThreadParamBytes) {
           if (failed(flush(run, &op)))
             return failure();
           run.clear();
@@ -223,7 +202,7 @@ struct ScalarKernelsPass
           newBytes = 0;
           for (Value operand : op.getOperands())
             if (auto type = dyn_cast<MemRefType>(operand.getType()))
-              newBytes += 8 * (3 + 2 * type.getRank());
+              newBytes += descriptorBytes(type);
         }
         for (Value operand : op.getOperands())
           if (isa<MemRefType>(operand.getType()))
@@ -315,16 +294,11 @@ struct ScalarKernelsPass
       return success();
     }
 
-    FailureOr<gpucost::OpCost> cost = gpucost::scalarKernelCost(
-        SmallVector<Operation *>(run.begin(), run.end()));
-    if (failed(cost))
+    FailureOr<Location> kernelLoc =
+        singleThreadKernelLoc(SmallVector<Operation *>(run.begin(), run.end()));
+    if (failed(kernelLoc))
       return failure();
-    MLIRContext *context = end->getContext();
-    // The cost travels on the location to the launch, as for the kernels
-    // of linalg ops (KernelCosts.cpp).
-    Location loc =
-        FusedLoc::get(context, {run.front()->getLoc()},
-                      gpucost::kernelCostAttr(context, "scalar", *cost));
+    Location loc = *kernelLoc;
     OpBuilder b(end);
     Value zero = arith::ConstantIndexOp::create(b, loc, 0);
     Value one = arith::ConstantIndexOp::create(b, loc, 1);

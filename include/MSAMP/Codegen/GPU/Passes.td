@@ -274,6 +274,52 @@ def MSAMPGPUScalarKernels
   ];
 }
 
+def MSAMPGPUSplitScalarBuffers
+    : Pass<"msamp-gpu-split-scalar-buffers", "::mlir::func::FuncOp"> {
+  let summary = "give each value stored into a reused 0-d buffer its own buffer";
+  let description = [{
+    Before msamp-gpu-scalar-kernels: bufferization reuses one 0-d buffer
+    for successive 0-d values (the inverse scales), which orders each store
+    after the previous value's readers. Each top-level store into a 0-d
+    allocation after the first starts a fresh allocation, used by that
+    store and every use up to the next such store (views and casts rebuilt
+    on it) and deallocated with the original; the first value keeps
+    the buffer. Buffers whose address may escape (a user other than loads,
+    stores, atomic updates, copies, deallocations and calls, or an address
+    taken before the last store) are left alone. Every reader reads the
+    value it read before: bits unchanged.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+  let statistics = [
+    Statistic<"numSplit", "num-split", "0-d values given their own buffer">
+  ];
+}
+
+def MSAMPGPUMergeScalarKernels
+    : Pass<"msamp-gpu-merge-scalar-kernels", "::mlir::func::FuncOp"> {
+  let summary = "merge single-thread kernels across the ops they do not depend on";
+  let description = [{
+    After msamp-gpu-scalar-kernels: each single-thread kernel moves up,
+    past every op it does not depend on, into the previous single-thread
+    kernel of its block (appended to its body). It does not move past an
+    op that writes a buffer it reads or writes, or reads a buffer it
+    writes (buffers traced through views and casts to their allocation;
+    function arguments and globals may alias each other; a call with a
+    table of addresses may touch anything). Allocations and pure ops that
+    define values it uses move up with it. A merge that would exceed the
+    kernel parameter budget of msamp-gpu-scalar-kernels is not made. The
+    merged kernel's cost (op "scalar") is recounted. Bits are unchanged:
+    every op keeps its order relative to the ops it depends on.
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::arith::ArithDialect"];
+  let statistics = [
+    Statistic<"numMerged", "num-merged",
+              "single-thread kernels merged into an earlier one">
+  ];
+}
+
 def MSAMPGPUDedupeKernels
     : Pass<"msamp-gpu-dedupe-kernels", "::mlir::ModuleOp"> {
   let summary = "one gpu.module per structurally identical kernel";

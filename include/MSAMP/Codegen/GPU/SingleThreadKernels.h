@@ -1,0 +1,49 @@
+//===- SingleThreadKernels.h - facts about single-thread kernels -*- C++
+//-*-===//
+//
+// Part of the msamp project.
+//
+// msamp-gpu-scalar-kernels makes the host's 0-d arithmetic single-thread
+// kernels; msamp-gpu-merge-scalar-kernels merges them. What both must agree
+// on is written here once.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MSAMP_CODEGEN_GPU_SINGLETHREADKERNELS_H
+#define MSAMP_CODEGEN_GPU_SINGLETHREADKERNELS_H
+
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/BuiltinTypes.h"
+
+namespace mlir::msamp {
+
+/// The memref descriptors one single-thread kernel may take (8 bytes per
+/// pointer, offset, size and stride), well under the 4,352 bytes of kernel
+/// parameters PTX ISA 8.0 allows, with room for its scalar arguments.
+constexpr int64_t kMaxSingleThreadParamBytes = 3072;
+
+/// The bytes of kernel parameters a memref of `type` takes once outlined:
+/// its descriptor (allocated and aligned pointers, offset, sizes, strides).
+inline int64_t descriptorBytes(MemRefType type) {
+  return 8 * (3 + 2 * type.getRank());
+}
+
+/// The buffer `value` views (through casts, reshapes and views), or
+/// `value` itself.
+Value rootBuffer(Value value);
+
+/// The location of a single-thread kernel made of `ops` (not empty): the
+/// first op's, fused with its cost (op "scalar", gpucost::scalarKernelCost),
+/// which travels to the launch as for the kernels of linalg ops
+/// (KernelCosts.cpp). Fails (with a located error) as the cost does.
+FailureOr<Location> singleThreadKernelLoc(ArrayRef<Operation *> ops);
+
+/// The inner 1 x 1 scf.parallel of a single-thread kernel that
+/// msamp-gpu-scalar-kernels made (a 1 x 1 scf.parallel directly holding a
+/// 1 x 1 scf.parallel, with the cost of op "scalar" on its location), or
+/// null when `op` is not one.
+scf::ParallelOp singleThreadBody(Operation *op);
+
+} // namespace mlir::msamp
+
+#endif // MSAMP_CODEGEN_GPU_SINGLETHREADKERNELS_H

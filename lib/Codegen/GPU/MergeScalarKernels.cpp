@@ -1,0 +1,309 @@
+//===- MergeScalarKernels.cpp - fewer single-thread kernels ---------------===//
+//
+// Part of the msamp project.
+//
+// msamp-gpu-scalar-kernels makes each run of the host's 0-d arithmetic
+// between two kernels or runtime calls one single-thread kernel. Most runs
+// are a few ops (the delayed-scaling bookkeeping of one FP8 cast: the
+// constants a collective or a GEMM reads, the selection of the scale, its
+// inverse), and most do not depend on the call or kernel right before
+// them: the LM had 88 of them per layer. This pass moves each
+// single-thread kernel up, past every op it does not depend on, into the
+// previous single-thread kernel of the same block: the ops execute in the
+// same order relative to every op they depend on, and in their own order
+// inside the merged kernel, so the bits are those of the CPU.
+//
+// A kernel R moves past an op X when
+//  * X writes no buffer that R reads or writes and reads none that R
+//    writes (buffers traced to their root through views and casts; two
+//    distinct allocations never alias, function arguments and globals may
+//    alias each other; an op whose effects are unknown reads and writes
+//    every buffer it names; a call that takes a table of addresses, the
+//    multi-tensor Adam call's, may touch any buffer), and
+//  * every value R uses from outside itself is defined before the target
+//    kernel, or by an allocation or a pure op that can move there too.
+// The merged kernel must still fit the kernel parameter space
+// (kMaxSingleThreadParamBytes, as msamp-gpu-scalar-kernels); if not, R
+// stays a kernel of its own.
+//
+//===----------------------------------------------------------------------===//
+
+#include "MSAMP/Codegen/GPU/CostModel.h"
+#include "MSAMP/Codegen/GPU/Passes.h"
+#include "MSAMP/Codegen/GPU/SingleThreadKernels.h"
+
+#include "mlir/Interfaces/CallInterfaces.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringSwitch.h"
+
+namespace mlir::msamp {
+#define GEN_PASS_DEF_MSAMPGPUMERGESCALARKERNELS
+#include "MSAMP/Codegen/GPU/Passes.h.inc"
+} // namespace mlir::msamp
+
+using namespace mlir;
+using namespace mlir::msamp;
+
+namespace {
+
+/// The buffers (roots) an op and the ops nested in it read and write.
+struct Accesses {
+  llvm::SmallDenseSet<Value> reads, writes;
+  /// It may touch buffers it does not name.
+  bool anything = false;
+};
+
+/// The parameters that runtime entry points only read (docs/RuntimeABI.md
+/// 3.1-3.7, 3.12: the inputs, scales and histories; `out` may alias an
+/// input where the ABI allows it, and is then written through `out`). Every
+/// other memref parameter of a call is taken as read and written.
+llvm::ArrayRef<unsigned> readOnlyParameters(llvm::StringRef callee) {
+  static const unsigned kFirst[] = {0};
+  static const unsigned kFirstTwo[] = {0, 1};
+  static const unsigned kFirstFour[] = {0, 1, 2, 3};
+  return llvm::StringSwitch<llvm::ArrayRef<unsigned>>(callee)
+      .Cases({"msamp_rt_quantize", "msamp_rt_dequantize",
+              "msamp_rt_compute_scale", "msamp_rt_update_amax_history",
+              "msamp_rt_all_reduce", "msamp_rt_quantize_jit"},
+             kFirstTwo)
+      .Case("msamp_rt_amax", kFirst)
+      .Case("msamp_rt_gemm", kFirstFour)
+      .Default({});
+}
+
+Accesses collectAccesses(Operation *root) {
+  Accesses accesses;
+  auto both = [&](Value memref) {
+    accesses.reads.insert(rootBuffer(memref));
+    accesses.writes.insert(rootBuffer(memref));
+  };
+  root->walk([&](Operation *op) {
+    if (isa<CallOpInterface>(op)) {
+      auto call = dyn_cast<func::CallOp>(op);
+      llvm::ArrayRef<unsigned> readOnly =
+          call ? readOnlyParameters(call.getCallee()) : ArrayRef<unsigned>();
+      for (OpOperand &operand : op->getOpOperands()) {
+        if (!isa<BaseMemRefType>(operand.get().getType()))
+          continue;
+        // A table of addresses (msamp_rt_adam_update_multi's): the call
+        // reaches buffers that are not its operands.
+        if (rootBuffer(operand.get()).getDefiningOp<memref::AllocaOp>())
+          accesses.anything = true;
+        if (llvm::is_contained(readOnly, operand.getOperandNumber()))
+          accesses.reads.insert(rootBuffer(operand.get()));
+        else
+          both(operand.get());
+      }
+      return;
+    }
+    if (op->hasTrait<OpTrait::HasRecursiveMemoryEffects>())
+      return; // its nested ops are walked
+    auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+    if (!effects) {
+      for (Value operand : op->getOperands())
+        if (isa<BaseMemRefType>(operand.getType()))
+          both(operand);
+      return;
+    }
+    SmallVector<MemoryEffects::EffectInstance> instances;
+    effects.getEffects(instances);
+    for (const MemoryEffects::EffectInstance &instance : instances) {
+      if (isa<MemoryEffects::Allocate>(instance.getEffect()))
+        continue; // fresh memory
+      Value value = instance.getValue();
+      if (!value) {
+        if (!isa<SideEffects::AutomaticAllocationScopeResource>(
+                instance.getResource()))
+          accesses.anything = true;
+        continue;
+      }
+      if (!isa<BaseMemRefType>(value.getType()))
+        continue;
+      if (isa<MemoryEffects::Read>(instance.getEffect()))
+        accesses.reads.insert(rootBuffer(value));
+      else
+        accesses.writes.insert(rootBuffer(value));
+    }
+  });
+  return accesses;
+}
+
+/// Whether two root buffers may share memory: the same buffer, or two
+/// buffers of which neither is an allocation of the step (arguments and
+/// globals may alias each other), or one whose origin is not known.
+bool mayAlias(Value a, Value b) {
+  if (a == b)
+    return true;
+  auto known = [](Value v) {
+    return isa<BlockArgument>(v) ||
+           isa_and_nonnull<memref::AllocOp, memref::AllocaOp,
+                           memref::GetGlobalOp>(v.getDefiningOp());
+  };
+  auto isAllocation = [](Value v) {
+    return isa_and_nonnull<memref::AllocOp, memref::AllocaOp>(
+        v.getDefiningOp());
+  };
+  if (!known(a) || !known(b))
+    return true;
+  return !isAllocation(a) && !isAllocation(b);
+}
+
+bool overlap(const llvm::SmallDenseSet<Value> &a,
+             const llvm::SmallDenseSet<Value> &b) {
+  for (Value x : a)
+    for (Value y : b)
+      if (mayAlias(x, y))
+        return true;
+  return false;
+}
+
+/// Whether `later` may not move before `earlier` (neither is a pure op).
+bool dependsOn(const Accesses &later, const Accesses &earlier) {
+  if (later.anything || earlier.anything)
+    return true;
+  return overlap(earlier.writes, later.reads) ||
+         overlap(earlier.writes, later.writes) ||
+         overlap(earlier.reads, later.writes);
+}
+
+/// The values the ops of a single-thread kernel's body use and that are
+/// defined outside it (the kernel's parameters once outlined).
+llvm::SetVector<Value> capturedValues(Operation *kernel) {
+  scf::ParallelOp body = singleThreadBody(kernel);
+  llvm::SetVector<Value> captured;
+  body.getBody()->walk([&](Operation *nested) {
+    for (Value operand : nested->getOperands()) {
+      Operation *owner = operand.getDefiningOp();
+      if (!owner)
+        owner = cast<BlockArgument>(operand).getOwner()->getParentOp();
+      if (!body->isAncestor(owner))
+        captured.insert(operand);
+    }
+  });
+  return captured;
+}
+
+struct MergeScalarKernelsPass
+    : msamp::impl::MSAMPGPUMergeScalarKernelsBase<MergeScalarKernelsPass> {
+  void runOnOperation() override {
+    SmallVector<Block *> blocks;
+    getOperation().walk([&](Block *block) { blocks.push_back(block); });
+    for (Block *block : blocks)
+      if (failed(mergeInBlock(*block)))
+        return signalPassFailure();
+  }
+
+  llvm::DenseMap<Operation *, Accesses> accessCache;
+
+  const Accesses &accessesOf(Operation *op) {
+    auto it = accessCache.find(op);
+    if (it == accessCache.end())
+      it = accessCache.try_emplace(op, collectAccesses(op)).first;
+    return it->second;
+  }
+
+  LogicalResult mergeInBlock(Block &block) {
+    SmallVector<Operation *> kernels;
+    for (Operation &op : block)
+      if (singleThreadBody(&op))
+        kernels.push_back(&op);
+    for (Operation *kernel : kernels) {
+      Operation *target = findTarget(kernel);
+      if (!target)
+        continue;
+      if (failed(merge(kernel, target)))
+        return failure();
+      ++numMerged;
+    }
+    return success();
+  }
+
+  /// The previous single-thread kernel that `kernel` can join, or null.
+  Operation *findTarget(Operation *kernel) {
+    Accesses own = collectAccesses(kernel);
+    for (Operation *op = kernel->getPrevNode(); op; op = op->getPrevNode()) {
+      if (singleThreadBody(op))
+        return canHoistOperands(kernel, op) && fitsParameters(kernel, op)
+                   ? op
+                   : nullptr;
+      if (isMemoryEffectFree(op) && op->getNumRegions() == 0)
+        continue; // moved along with the kernel if it uses it
+      if (isa<memref::AllocOp>(op))
+        continue;
+      if (dependsOn(own, accessesOf(op)))
+        return nullptr;
+    }
+    return nullptr;
+  }
+
+  /// The ops between `target` and `kernel` that define values `kernel`
+  /// uses (transitively), in block order, or failure when one cannot move
+  /// before `target` (it is not an allocation or a pure op).
+  FailureOr<SmallVector<Operation *>> opsToHoist(Operation *kernel,
+                                                 Operation *target) {
+    llvm::SetVector<Operation *> hoist;
+    SmallVector<Value> worklist(capturedValues(kernel).takeVector());
+    while (!worklist.empty()) {
+      Operation *def = worklist.pop_back_val().getDefiningOp();
+      if (!def || def->getBlock() != kernel->getBlock() ||
+          def->isBeforeInBlock(target) || hoist.contains(def))
+        continue;
+      bool movable = (isa<memref::AllocOp>(def) || isMemoryEffectFree(def)) &&
+                     def->getNumRegions() == 0;
+      if (!movable)
+        return failure();
+      hoist.insert(def);
+      llvm::append_range(worklist, def->getOperands());
+    }
+    SmallVector<Operation *> ordered = hoist.takeVector();
+    llvm::sort(ordered, [](Operation *a, Operation *b) {
+      return a->isBeforeInBlock(b);
+    });
+    return ordered;
+  }
+
+  bool canHoistOperands(Operation *kernel, Operation *target) {
+    return succeeded(opsToHoist(kernel, target));
+  }
+
+  /// Whether the merged kernel's memref descriptors fit the parameters.
+  static bool fitsParameters(Operation *kernel, Operation *target) {
+    llvm::SetVector<Value> captured = capturedValues(target);
+    captured.insert_range(capturedValues(kernel));
+    int64_t bytes = 0;
+    for (Value value : captured)
+      if (auto type = dyn_cast<MemRefType>(value.getType()))
+        bytes += descriptorBytes(type);
+    return bytes <= kMaxSingleThreadParamBytes;
+  }
+
+  LogicalResult merge(Operation *kernel, Operation *target) {
+    FailureOr<SmallVector<Operation *>> hoist = opsToHoist(kernel, target);
+    if (failed(hoist))
+      return failure();
+    for (Operation *op : *hoist)
+      op->moveBefore(target);
+    scf::ParallelOp into = singleThreadBody(target);
+    scf::ParallelOp from = singleThreadBody(kernel);
+    Operation *terminator = into.getBody()->getTerminator();
+    for (Operation &op :
+         llvm::make_early_inc_range(from.getBody()->without_terminator()))
+      op.moveBefore(terminator);
+    kernel->erase();
+    accessCache.erase(target);
+
+    // The merged kernel's cost, recounted from its ops.
+    SmallVector<Operation *> ops;
+    for (Operation &op : into.getBody()->without_terminator())
+      ops.push_back(&op);
+    FailureOr<Location> loc = singleThreadKernelLoc(ops);
+    if (failed(loc))
+      return failure();
+    target->setLoc(*loc);
+    into->setLoc(*loc);
+    return success();
+  }
+};
+
+} // namespace
