@@ -61,8 +61,19 @@ void mlir::msamp::buildBufferizeTrainStepPipeline(
   pm.addNestedPass<func::FuncOp>(createMSAMPSplitColumnReductions());
   if (afterBufferize)
     afterBufferize(pm);
-  bufferization::BufferDeallocationPipelineOptions dealloc;
-  bufferization::buildBufferDeallocationPipeline(pm, dealloc);
+  // MLIR's buildBufferDeallocationPipeline (default options), with
+  // msamp-split-fresh-deallocs before the simplification: its pairwise
+  // alias proofs over the step's end-of-function dealloc were quadratic.
+  pm.addPass(memref::createExpandReallocPass(
+      memref::ExpandReallocPassOptions{/*emitDeallocs=*/false}));
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(bufferization::createOwnershipBasedBufferDeallocationPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addNestedPass<func::FuncOp>(createMSAMPSplitFreshDeallocs());
+  pm.addPass(bufferization::createBufferDeallocationSimplificationPass());
+  pm.addPass(bufferization::createLowerDeallocationsPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createCanonicalizerPass());
   pm.addPass(createConvertBufferizationToMemRefPass());
   // Only now, with every buffer's lifetime settled, may calls take the
   // type-erased memref<*xi8> operands of the C interface.

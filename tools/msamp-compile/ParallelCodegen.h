@@ -7,6 +7,12 @@
 // the objects to the linker in partition order: the objects, and so
 // train_step.so, are the same bytes whatever -j is.
 //
+// Functions marked optnone (msamp-optnone-entry-points: @train_step and
+// its wrappers, straight lines of calls) form a partition of their own,
+// the first, compiled at -O0; the module's local symbols then become
+// hidden globals (as SplitModule makes them anyway) and those functions
+// declarations in `module`.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef MSAMP_TOOLS_MSAMP_COMPILE_PARALLELCODEGEN_H

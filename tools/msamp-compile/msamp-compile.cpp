@@ -39,12 +39,12 @@
 #include "MSAMP/Support/Levels.h"
 #include "MSAMP/Support/ParseInput.h"
 #include "MSAMP/TrainStep/TrainStep.h"
+#include "OptimizeModule.h"
 #include "ParallelCodegen.h"
 #include "Reports.h"
 #include "UndefinedSymbols.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
-#include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
@@ -464,8 +464,7 @@ int main(int argc, char **argv) {
   llvmModule->setTargetTriple(triple);
   translateTimer.stop();
   TimingScope optimizeTimer = root.nest("LLVM optimization (-O3)");
-  if (auto err =
-          makeOptimizingTransformer(3, 0, machine.get())(llvmModule.get()))
+  if (auto err = msamp::optimizeModuleO3(*llvmModule, *machine))
     return fail("LLVM optimization failed: " + llvm::toString(std::move(err)));
   optimizeTimer.stop();
   if (emitLLVMIR && failed(writeText(llPath, [&](raw_ostream &os) {

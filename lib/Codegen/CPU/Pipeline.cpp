@@ -102,6 +102,10 @@ void mlir::msamp::buildLoopsToLLVMPipeline(OpPassManager &pm,
     memref.useGenericFunctions = true;
     pm.addPass(createFinalizeMemRefToLLVMConversionPass(memref));
   });
+  // With the nests and layers outlined the step and its wrappers are
+  // straight lines of calls: -O3 on them was time for nothing.
+  if (outlineLoopNests)
+    pm.addPass(createMSAMPOptNoneEntryPoints());
 }
 
 void mlir::msamp::registerMSAMPCPUPipelines() {

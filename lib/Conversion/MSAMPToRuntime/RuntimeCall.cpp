@@ -128,6 +128,30 @@ void RuntimeCall::replaceOp(RuntimeFn fn, ValueRange args) {
   replaceOps(fn, args, {op});
 }
 
+/// The first op of `call`'s block that uses `handle` (made by `cast`)
+/// before `call`, or `call`. This lowering made the cast right before the
+/// ops it adds, so the walk from the cast to the call visits only those;
+/// isBeforeInBlock would renumber the whole step after every insertion
+/// (quadratic in depth: 11% of a 12-layer compile, issue 19).
+static Operation *firstUserBefore(Value handle, Operation *cast,
+                                  Operation *call) {
+  if (cast->getBlock() == call->getBlock()) {
+    Operation *it = cast->getNextNode();
+    for (; it && it != call; it = it->getNextNode())
+      if (llvm::is_contained(it->getOperands(), handle))
+        return it;
+    if (it)
+      return call;
+  }
+  // Elsewhere (no such step is lowered today): compare positions.
+  Operation *firstUser = call;
+  for (Operation *user : handle.getUsers())
+    if (user->getBlock() == call->getBlock() &&
+        user->isBeforeInBlock(firstUser))
+      firstUser = user;
+  return firstUser;
+}
+
 void RuntimeCall::replaceOps(RuntimeFn fn, ValueRange args,
                              ArrayRef<Operation *> ops) {
   auto module = op->getParentOfType<ModuleOp>();
@@ -147,11 +171,7 @@ void RuntimeCall::replaceOps(RuntimeFn fn, ValueRange args,
     for (auto [handle, arg] : inPlaceHandles) {
       Operation *cast = handle.getDefiningOp();
       Operation *toBuffer = cast->getOperand(0).getDefiningOp();
-      Operation *firstUser = call;
-      for (Operation *user : handle.getUsers())
-        if (user->getBlock() == call->getBlock() &&
-            user->isBeforeInBlock(firstUser))
-          firstUser = user;
+      Operation *firstUser = firstUserBefore(handle, cast, call);
       rewriter.moveOpBefore(toBuffer, firstUser);
       rewriter.moveOpBefore(cast, firstUser);
       for (OpOperand &use : handle.getUses()) {

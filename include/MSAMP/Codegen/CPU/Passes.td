@@ -158,6 +158,32 @@ def MSAMPOutlineLoopNests
   ];
 }
 
+def MSAMPOptNoneEntryPoints
+    : Pass<"msamp-optnone-entry-points", "::mlir::ModuleOp"> {
+  let summary = "compile the step's public LLVM functions without "
+                "optimization when they have no loop";
+  let description = [{
+    CPU lowering, last: once the loop nests and the repeated layers are
+    functions of their own, `@train_step` and its public wrappers
+    (`_mlir_ciface_train_step`, `msamp_train_step_packed`,
+    `msamp_train_step_check_inputs`, ...) are straight lines of calls,
+    allocations and runtime calls whose length grows with depth. LLVM -O3
+    buys nothing there (the work is in the callees) but was the largest
+    part of the compile at depth: it inlined the 1,300-parameter step into
+    its C-interface wrapper and optimized both (docs/Benchmarks.md, issue
+    19). This pass gives every public `llvm.func` definition whose control
+    flow has no cycle the `optimize_none` and `no_inline` attributes: LLVM's
+    optimizer skips it and its code generator selects it at -O0 (fast
+    instruction selection). A function with a loop keeps -O3. Private
+    functions (the loop nests and blocks) are left alone. Numbers do not
+    change: the step's own arithmetic is a few scalar operations without
+    fast-math flags, which -O0 and -O3 evaluate alike.
+  }];
+  let statistics = [
+    Statistic<"numMarked", "num-marked", "functions marked optnone">
+  ];
+}
+
 def MSAMPOutlineRepeatedBlocks
     : Pass<"msamp-outline-repeated-blocks", "::mlir::ModuleOp"> {
   let summary = "outline the repeated layers of @train_step as calls of "
