@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 
 namespace msamp::session {
 
@@ -20,62 +21,67 @@ std::string formatParamShape(const std::vector<int64_t> &shape) {
   return text;
 }
 
-bool findParamShape(const std::map<std::string, std::string> &metadata,
-                    const std::string &name, std::vector<int64_t> &shape) {
-  auto it = metadata.find(kParamShapesKey);
+namespace {
+
+/// The value of `name` in the "name=value;name=value" list that the
+/// checkpoint's __metadata__ holds under `key`; nullopt when either is
+/// missing.
+std::optional<std::string>
+findEntry(const std::map<std::string, std::string> &metadata, const char *key,
+          const std::string &name) {
+  auto it = metadata.find(key);
   if (it == metadata.end())
-    return false;
+    return std::nullopt;
   const std::string &text = it->second;
-  const std::string key = name + "=";
+  const std::string prefix = name + "=";
   for (size_t begin = 0; begin < text.size();) {
     size_t end = text.find(';', begin);
     if (end == std::string::npos)
       end = text.size();
-    if (text.compare(begin, key.size(), key) == 0) {
-      shape.clear();
-      for (size_t at = begin + key.size(); at < end;) {
-        char *stop = nullptr;
-        const long long d = std::strtoll(text.c_str() + at, &stop, 10);
-        if (stop == text.c_str() + at || d < 0)
-          return false;
-        shape.push_back(d);
-        at = stop - text.c_str();
-        if (at < end && text[at] != 'x')
-          return false;
-        at += at < end ? 1 : 0;
-      }
-      return true;
-    }
+    if (text.compare(begin, prefix.size(), prefix) == 0)
+      return text.substr(begin + prefix.size(), end - begin - prefix.size());
     begin = end + 1;
   }
-  return false;
+  return std::nullopt;
+}
+
+} // namespace
+
+bool findParamShape(const std::map<std::string, std::string> &metadata,
+                    const std::string &name, std::vector<int64_t> &shape) {
+  std::optional<std::string> value = findEntry(metadata, kParamShapesKey, name);
+  if (!value)
+    return false;
+  shape.clear();
+  const char *text = value->c_str();
+  const size_t size = value->size();
+  for (size_t at = 0; at < size;) {
+    char *stop = nullptr;
+    const long long d = std::strtoll(text + at, &stop, 10);
+    if (stop == text + at || d < 0)
+      return false;
+    shape.push_back(d);
+    at = stop - text;
+    if (at < size && text[at] != 'x')
+      return false;
+    at += at < size ? 1 : 0;
+  }
+  return true;
 }
 
 Error findShardOffset(const std::map<std::string, std::string> &metadata,
                       const std::string &name, int64_t &offset) {
   offset = 0;
-  auto it = metadata.find(kShardOffsetsKey);
-  if (it == metadata.end())
+  std::optional<std::string> value =
+      findEntry(metadata, kShardOffsetsKey, name);
+  if (!value)
     return Error::success();
-  const std::string &text = it->second;
-  const std::string key = name + "=";
-  for (size_t begin = 0; begin < text.size();) {
-    size_t end = text.find(';', begin);
-    if (end == std::string::npos)
-      end = text.size();
-    if (text.compare(begin, key.size(), key) == 0) {
-      const std::string value =
-          text.substr(begin + key.size(), end - begin - key.size());
-      char *stop = nullptr;
-      offset = std::strtoll(value.c_str(), &stop, 10);
-      if (value.empty() || *stop || offset < 0)
-        return Error(MSAMP_ERROR_INCOMPATIBLE_CHECKPOINT,
-                     std::string("its __metadata__ \"") + kShardOffsetsKey +
-                         "\" has no valid offset for '" + name + "'");
-      return Error::success();
-    }
-    begin = end + 1;
-  }
+  char *stop = nullptr;
+  offset = std::strtoll(value->c_str(), &stop, 10);
+  if (value->empty() || *stop || offset < 0)
+    return Error(MSAMP_ERROR_INCOMPATIBLE_CHECKPOINT,
+                 std::string("its __metadata__ \"") + kShardOffsetsKey +
+                     "\" has no valid offset for '" + name + "'");
   return Error::success();
 }
 
