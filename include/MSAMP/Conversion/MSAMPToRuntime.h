@@ -19,6 +19,8 @@
 
 namespace mlir::msamp {
 
+class BlockOrder;
+
 /// What the patterns and the pass share while one train step is lowered:
 /// which state argument each returned value updates (from msamp.updates),
 /// and the state buffers that runtime calls have written in place so far.
@@ -54,6 +56,10 @@ public:
   /// erased when the walk reaches them (an op after the visited one must
   /// not be erased during the walk).
   llvm::SmallPtrSet<Operation *, 8> replacedScaleInverses;
+  /// The order of the step's ops, kept by the walk's listener (BlockOrder.h):
+  /// getInPlaceTarget's "before" queries in constant time. Null: they use
+  /// isBeforeInBlock.
+  const BlockOrder *order = nullptr;
 
 private:
   func::FuncOp step;

@@ -37,6 +37,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "MSAMP/Conversion/MSAMPToRuntime.h"
+#include "BlockOrder.h"
 #include "MSAMP/Conversion/Passes.h"
 #include "MSAMP/Dialect/MSAMPOps.h"
 #include "MSAMP/TrainStep/TrainStep.h"
@@ -67,7 +68,8 @@ MSAMPToRuntimeState::MSAMPToRuntimeState(func::FuncOp step) : step(step) {
 /// `visited` holds the values already checked: the walk follows every
 /// tensor result downstream, and in a graph with many paths between two
 /// values (residual connections) an unmemoized walk is exponential.
-static bool allUsesBefore(Value value, Operation *op,
+/// `order`, if not null, orders the ops of `op`'s block.
+static bool allUsesBefore(Value value, Operation *op, const BlockOrder *order,
                           llvm::DenseSet<Value> &visited) {
   if (!visited.insert(value).second)
     return true;
@@ -76,10 +78,11 @@ static bool allUsesBefore(Value value, Operation *op,
     if (user == op)
       continue;
     Operation *ancestor = op->getBlock()->findAncestorOpInBlock(*user);
-    if (!ancestor || !ancestor->isBeforeInBlock(op))
+    if (!ancestor || !(order ? order->isBefore(ancestor, op)
+                             : ancestor->isBeforeInBlock(op)))
       return false;
     for (Value r : user->getResults())
-      if (isa<TensorType>(r.getType()) && !allUsesBefore(r, op, visited))
+      if (isa<TensorType>(r.getType()) && !allUsesBefore(r, op, order, visited))
         return false;
   }
   return true;
@@ -95,7 +98,7 @@ BlockArgument MSAMPToRuntimeState::getInPlaceTarget(Operation *op,
   if (it == stateResultArg.end() || it->second != arg.getArgNumber())
     return nullptr;
   llvm::DenseSet<Value> visited;
-  if (!allUsesBefore(arg, op, visited))
+  if (!allUsesBefore(arg, op, order, visited))
     return nullptr;
   return arg;
 }
@@ -153,8 +156,12 @@ void ConvertMSAMPToRuntimePass::runOnOperation() {
   populateMSAMPToRuntimePatterns(patterns, state);
   // One visit per op in program order: each pattern sees the ops before it
   // already lowered and those after it not yet, which its in-place
-  // decisions rely on; no folding, so the step keeps its form.
-  walkAndApplyPatterns(step, std::move(patterns));
+  // decisions rely on; no folding, so the step keeps its form. The patterns
+  // erase only through the rewriter, which BlockOrder requires.
+  BlockOrder order(step.getBody().front());
+  state.order = &order;
+  walkAndApplyPatterns(step, std::move(patterns), &order);
+  state.order = nullptr;
   numCalls += state.numCalls;
   numInPlace += state.numInPlace;
   numFusedCasts += state.numFusedCasts;
