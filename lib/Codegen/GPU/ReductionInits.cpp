@@ -10,10 +10,12 @@
 //   linalg.copy ins(%c) outs(%acc)         // per reduction: a kernel
 //   linalg.generic ... outs(%acc)          // reads %acc on its first step
 //
-// This pass turns each copy out of a buffer that holds one constant (its
-// only writer is a fill of that constant before the copy; everything else
-// only copies it out or deallocates it) into a fill of that constant, and
-// erases the shared buffer when nothing reads it any more. A fill right
+// This pass turns each copy out of a buffer that holds one constant when
+// the copy reads it (its last write before the copy is a fill of that
+// constant; before the copy, everything else only copies it out) into a
+// fill of that constant, and erases the shared buffer when nothing reads
+// it any more (else its fill stays, and may be folded in turn when the
+// buffer is itself a reduction's accumulator). A fill right
 // before a reduction into the same buffer is then not a kernel at all: the
 // reduction kernels start their accumulator from the constant and erase the
 // fill (ReductionInits.h; msamp-gpu-register-accumulators,
@@ -100,30 +102,41 @@ linalg::FillOp msamp::constantInitFill(linalg::LinalgOp op, OpOperand *init) {
 
 namespace {
 
-/// The fill of a constant that is the only write to `source`, an
-/// allocation that is otherwise only copied out of and deallocated; null
-/// when there is none.
-linalg::FillOp soleConstantFill(Value source) {
-  if (!source.getDefiningOp<memref::AllocOp>())
+/// The fill of a constant that `copy` reads the result of; null when
+/// there is none. The source is an allocation whose uses before the copy
+/// are only fills, copies out of it and deallocations (no other way to
+/// reach it there); walking back from the copy, the first op naming it is
+/// a fill of a constant into it, with only copies out of it in between.
+/// Later uses (bufferization reuses the shared buffer as the last
+/// reduction's accumulator) cannot change what the copy reads.
+linalg::FillOp fillReadBy(linalg::CopyOp copy) {
+  Value source = copy.getInputs()[0];
+  if (!source.getDefiningOp<memref::AllocOp>() ||
+      msamp::viewedBuffer(copy.getOutputs()[0]) == source)
     return {};
-  linalg::FillOp fill;
-  for (OpOperand &use : source.getUses()) {
-    Operation *user = use.getOwner();
-    if (isa<memref::DeallocOp>(user))
+  Block *block = copy->getBlock();
+  for (Operation *user : source.getUsers()) {
+    Operation *ancestor = block->findAncestorOpInBlock(*user);
+    if (ancestor && copy->isBeforeInBlock(ancestor))
       continue;
-    if (auto copy = dyn_cast<linalg::CopyOp>(user)) {
-      if (copy.hasPureBufferSemantics() && copy.getInputs()[0] == source &&
-          copy.getOutputs()[0] != source)
-        continue;
+    if (!isa<linalg::FillOp, linalg::CopyOp, memref::DeallocOp>(user))
       return {};
-    }
-    auto candidate = dyn_cast<linalg::FillOp>(user);
-    if (!candidate || fill || !candidate.hasPureBufferSemantics() ||
-        candidate.getOutputs()[0] != source || !msamp::constantOf(candidate))
-      return {};
-    fill = candidate;
   }
-  return fill;
+  auto readsSource = [&](Operation *op) {
+    auto other = dyn_cast<linalg::CopyOp>(op);
+    return other && other.hasPureBufferSemantics() &&
+           other.getInputs()[0] == source &&
+           msamp::viewedBuffer(other.getOutputs()[0]) != source;
+  };
+  for (Operation *prev = copy->getPrevNode(); prev;
+       prev = prev->getPrevNode()) {
+    auto fill = dyn_cast<linalg::FillOp>(prev);
+    if (fill && fill.hasPureBufferSemantics() && fill.getOutputs()[0] == source)
+      return msamp::constantOf(fill) ? fill : linalg::FillOp();
+    if (!readsSource(prev) && msamp::namesBuffer(prev, source))
+      return {};
+  }
+  return {};
 }
 
 struct ReductionInitsPass
@@ -138,10 +151,8 @@ struct ReductionInitsPass
     llvm::SetVector<Operation *> sources;
     for (linalg::CopyOp copy : copies) {
       Value source = copy.getInputs()[0];
-      linalg::FillOp fill = soleConstantFill(source);
-      // The fill has run, and written its constant, when the copy reads.
-      if (!fill || fill->getBlock() != copy->getBlock() ||
-          !fill->isBeforeInBlock(copy))
+      linalg::FillOp fill = fillReadBy(copy);
+      if (!fill)
         continue;
       rewriter.setInsertionPoint(copy);
       rewriter.replaceOpWithNewOp<linalg::FillOp>(
