@@ -102,6 +102,8 @@ void mlir::msamp::buildLowerToGPUPipeline(OpPassManager &pm,
   // other pass takes its one-hot reduction for a reduction to run as one.
   pm.addNestedPass<func::FuncOp>(createMSAMPGPUOneHotScatter());
   pm.addNestedPass<func::FuncOp>(createMSAMPGPUParallelDimsOuter());
+  // Reduction accumulators start from their constant, not from a copy.
+  pm.addNestedPass<func::FuncOp>(createMSAMPGPUReductionInits());
   // Each kernel's cost, while its linalg op still says it (KernelCosts.cpp).
   if (!options.hostEmulation)
     pm.addNestedPass<func::FuncOp>(createMSAMPGPUKernelCosts());

@@ -25,9 +25,14 @@
 // same buffer as another operand could be read through it and is left as
 // it is.
 //
+// An accumulator that a fill of a constant set just before the op
+// (ReductionInits.h) starts from that constant: its one load, at the top of
+// each parallel iteration, becomes the constant and the fill goes.
+//
 //===----------------------------------------------------------------------===//
 
 #include "MSAMP/Codegen/GPU/Passes.h"
+#include "MSAMP/Codegen/GPU/ReductionInits.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -46,13 +51,6 @@ namespace mlir::msamp {
 using namespace mlir;
 
 namespace {
-
-/// The buffer a memref value views.
-Value rootBuffer(Value memref) {
-  while (auto view = memref.getDefiningOp<ViewLikeOpInterface>())
-    memref = view.getViewSource();
-  return memref;
-}
 
 /// A load and a later store of the same element, both unconditional in
 /// the loop body, at loop-invariant indices.
@@ -96,14 +94,14 @@ SmallVector<Accumulator> findAccumulators(scf::ForOp loop) {
     if (!load)
       continue;
     // Nothing else in the loop reads or writes that buffer.
-    Value root = rootBuffer(memref);
+    Value root = msamp::viewedBuffer(memref);
     bool alone = true;
     loop.getBody()->walk([&](Operation *inner) {
       if (inner == load.getOperation() || inner == store.getOperation())
         return;
       for (Value operand : inner->getOperands())
         if (isa<BaseMemRefType>(operand.getType()) &&
-            rootBuffer(operand) == root)
+            msamp::viewedBuffer(operand) == root)
           alone = false;
     });
     if (alone)
@@ -142,6 +140,33 @@ void promote(RewriterBase &rewriter, scf::ForOp loop) {
   }
 }
 
+/// Replaces the one load of `buffer` in the loop nest `outermost`, when it
+/// is at the top of each parallel iteration (before anything else there
+/// names the buffer), by the constant `fill` writes, and erases the fill.
+void startFromConstant(RewriterBase &rewriter, Operation *outermost,
+                       Value buffer, linalg::FillOp fill) {
+  auto parallel = dyn_cast<scf::ParallelOp>(outermost);
+  if (!parallel)
+    return;
+  Value root = msamp::viewedBuffer(buffer);
+  SmallVector<memref::LoadOp> loads;
+  parallel->walk([&](memref::LoadOp load) {
+    if (msamp::viewedBuffer(load.getMemRef()) == root)
+      loads.push_back(load);
+  });
+  if (loads.size() != 1 || loads[0]->getParentOp() != parallel)
+    return;
+  for (Operation *prev = loads[0]->getPrevNode(); prev;
+       prev = prev->getPrevNode())
+    if (msamp::namesBuffer(prev, root))
+      return;
+  rewriter.setInsertionPoint(loads[0]);
+  Value start = arith::ConstantOp::create(rewriter, loads[0].getLoc(),
+                                          msamp::constantOf(fill));
+  rewriter.replaceOp(loads[0], start);
+  rewriter.eraseOp(fill);
+}
+
 struct RegisterAccumulatorsPass
     : msamp::impl::MSAMPGPURegisterAccumulatorsBase<RegisterAccumulatorsPass> {
   void runOnOperation() override {
@@ -152,6 +177,11 @@ struct RegisterAccumulatorsPass
     });
     IRRewriter rewriter(&getContext());
     for (linalg::LinalgOp op : reductions) {
+      // Found before the loops go between the fill and the op.
+      SmallVector<std::pair<Value, linalg::FillOp>> starts;
+      for (OpOperand &init : op.getDpsInitsMutable())
+        if (linalg::FillOp fill = msamp::constantInitFill(op, &init))
+          starts.push_back({init.get(), fill});
       rewriter.setInsertionPoint(op);
       FailureOr<linalg::LinalgLoops> loops =
           linalg::linalgOpToParallelLoops(rewriter, op);
@@ -174,6 +204,8 @@ struct RegisterAccumulatorsPass
       outermost->walk([&](scf::ForOp loop) { forLoops.push_back(loop); });
       for (scf::ForOp loop : forLoops)
         promote(rewriter, loop);
+      for (auto [buffer, fill] : starts)
+        startFromConstant(rewriter, outermost, buffer, fill);
     }
   }
 };

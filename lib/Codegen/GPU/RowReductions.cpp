@@ -38,9 +38,14 @@
 // sequential one (NaN as the body's op says). The sum is reassociated into
 // a fixed tree: the same bits every run, not the CPU's sequential bits.
 //
+// An output that a fill of a constant c set just before the op (issue 23's
+// accumulator copies, ReductionInits.h) is stored as combine(c, p) without
+// loading it, and the fill is erased: the same value, one kernel fewer.
+//
 //===----------------------------------------------------------------------===//
 
 #include "MSAMP/Codegen/GPU/Passes.h"
+#include "MSAMP/Codegen/GPU/ReductionInits.h"
 #include "MSAMP/Codegen/GPU/RowForm.h"
 #include "MSAMP/Conversion/AsGeneric.h"
 
@@ -74,6 +79,10 @@ struct RowReduction {
   unsigned accOperand = 0; // which operand of `combiner` is the accumulator
   arith::SelectOp select;  // null when unmasked
   bool combineWhenTrue = true;
+  /// The fill of a constant that set the output just before the op, whose
+  /// constant the row's last step starts from instead of loading the
+  /// output (ReductionInits.h); null to load it.
+  linalg::FillOp start;
 };
 
 /// The combiner's identity: combine(acc, identity) == acc bit for bit.
@@ -403,7 +412,11 @@ private:
       for (unsigned r = 0; r < map.getNumResults(); ++r)
         indices.push_back(parallelIvs[map.getDimPosition(r)]);
       Value buffer = red.init->get();
-      Value init = memref::LoadOp::create(b, loc, buffer, indices);
+      Value init =
+          red.start
+              ? arith::ConstantOp::create(b, loc, msamp::constantOf(red.start))
+                    .getResult()
+              : memref::LoadOp::create(b, loc, buffer, indices).getResult();
       memref::StoreOp::create(b, loc, combine(b, red, init, totals[k]), buffer,
                               indices);
     }
@@ -478,6 +491,8 @@ struct RowReductionsPass
           matchRowReduction(generic, numParallel);
       if (!reductions)
         continue;
+      for (RowReduction &red : *reductions)
+        red.start = msamp::constantInitFill(generic, red.init);
       RowKernelBuilder kernel(generic, *reductions, numParallel);
       OpBuilder b(generic);
       if (kernel.rowLength >= blockThreshold)
@@ -485,6 +500,9 @@ struct RowReductionsPass
       else
         kernel.buildWarpPerRow(b, warpsPerBlock);
       rewriter.eraseOp(generic);
+      for (RowReduction &red : *reductions)
+        if (red.start)
+          rewriter.eraseOp(red.start);
     }
   }
 };

@@ -1,5 +1,5 @@
 // --msamp-lower-to-gpu on a small step: a GEMM and the optimizer stay
-// runtime calls; the fill and the fused relu+exp+row-sum become kernels (one gpu.binary each, PTX for sm_90 / +ptx80 or sm_89 /
+// runtime calls; the fused relu+exp+row-sum becomes a kernel (one gpu.binary each, PTX for sm_90 / +ptx80 or sm_89 /
 // +ptx81); the full reduction to the 0-d loss is a kernel of partial sums
 // and an atomic add; the 0-d arithmetic is single-thread kernels; every
 // buffer of the step is a view of the static device arena, taken once at
@@ -18,20 +18,20 @@
 // same kernel (msamp-gpu-merge-scalar-kernels).
 // OUTLINED: gpu.launch_func @[[CONSTS:train_step_kernel]]::@train_step_kernel blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%{{.+}} : f32, %{{.+}} : memref<f32>, %{{.+}} : memref<f32>, %{{.+}} : memref<f32>, %{{.+}} : f32, %{{.+}} : memref<f32>, {{.*}}%arg1 : memref<i64>, %c1_i64 : i64,
 // OUTLINED: call @msamp_rt_gemm(
-// The fill of the row sums: 8 elements, one block of 256 threads.
-// OUTLINED: gpu.launch_func @[[FILL:train_step_kernel_0]]::@train_step_kernel blocks in (%c1, %c1, %c1) threads in (%c256, %c1, %c1)
 // relu, exp and the row sum, fused: a warp per row (msamp-gpu-row-reductions),
-// the 8 rows in one block of 8 warps.
-// OUTLINED: gpu.launch_func @[[ROWS:train_step_kernel_1]]::@train_step_kernel blocks in (%c1, %c1, %c1) threads in (%c256, %c1, %c1) args(%c32 : index, %{{.+}} : memref<8x64xf32>
+// the 8 rows in one block of 8 warps; the sums start from the fill's 0.0,
+// which is no kernel (msamp-gpu-reduction-inits).
+// OUTLINED-NOT: gpu.launch_func
+// OUTLINED: gpu.launch_func @[[ROWS:train_step_kernel_0]]::@train_step_kernel blocks in (%c1, %c1, %c1) threads in (%c256, %c1, %c1) args(%c32 : index, %{{.+}} : memref<8x64xf32>
 // The 0-d loss: 8 threads (one element each) add into it atomically.
-// OUTLINED: gpu.launch_func @[[LOSS:train_step_kernel_2]]::@train_step_kernel blocks in (%c1, %c1, %c1) threads in (%c256, %c1, %c1) args(%c8 : index, %{{.+}} : memref<8xf32>
+// OUTLINED: gpu.launch_func @[[LOSS:train_step_kernel_1]]::@train_step_kernel blocks in (%c1, %c1, %c1) threads in (%c256, %c1, %c1) args(%c8 : index, %{{.+}} : memref<8xf32>
 // OUTLINED: call @msamp_rt_all_reduce(
 // SGD writes the 300x64 weight in place: no copy kernel before it.
 // OUTLINED-NOT: gpu.launch_func
 // OUTLINED: call @msamp_rt_sgd_update(
 // The step and the loss copied into the outputs, one thread: after the
 // loss's kernel and the SGD update, which may write the same buffers.
-// OUTLINED: gpu.launch_func @train_step_kernel_3::@train_step_kernel blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1)
+// OUTLINED: gpu.launch_func @train_step_kernel_2::@train_step_kernel blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1)
 // OUTLINED: gpu.module @[[CONSTS]]
 // OUTLINED: memref.store %{{.+}}, %{{.+}}[] : memref<f32>
 // OUTLINED: memref.load %{{.+}}[] : memref<i64>
@@ -49,7 +49,7 @@
 // OUTLINED: scf.for {{.+}} iter_args
 // OUTLINED: memref.atomic_rmw addf
 
-// NVVM: gpu.module @train_step_kernel_1 [#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">]
+// NVVM: gpu.module @train_step_kernel_0 [#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">]
 // NVVM: llvm.func @__nv_expf(f32) -> f32
 // NVVM: llvm.func @train_step_kernel({{.*}}) attributes {gpu.kernel, {{.*}}nvvm.kernel, nvvm.maxntid = array<i32: 256, 1, 1>}
 // NVVM: nvvm.read.ptx.sreg.tid.x
@@ -77,20 +77,20 @@
 // CHECK-NOT: mgpuStreamSynchronize
 // CHECK: llvm.call @msamp_rt_gemm(
 // CHECK-NOT: mgpuStreamSynchronize
-// CHECK: gpu.launch_func <%[[S]] : !llvm.ptr> @train_step_kernel_2::@train_step_kernel
+// CHECK: gpu.launch_func <%[[S]] : !llvm.ptr> @train_step_kernel_1::@train_step_kernel
 // CHECK-NOT: mgpuStreamSynchronize
 // CHECK: llvm.call @msamp_rt_all_reduce(
 // CHECK-NOT: mgpuStreamSynchronize
 // CHECK: llvm.call @msamp_rt_sgd_update(
-// CHECK-NEXT: gpu.launch_func <%[[S]] : !llvm.ptr> @train_step_kernel_3::@train_step_kernel
+// CHECK-NEXT: gpu.launch_func <%[[S]] : !llvm.ptr> @train_step_kernel_2::@train_step_kernel
 // CHECK-NEXT: llvm.return
 // CHECK-NOT: mgpuStreamSynchronize
 // CHECK-NOT: _mlir_memref_to_llvm_free
-// CHECK-COUNT-5: gpu.binary @train_step_kernel{{(_[0-9]+)?}} [#gpu.object<#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">, properties = {{.*}}, assembly = "{{.*}}.version 8.0\0A.target sm_90\0A
+// CHECK-COUNT-4: gpu.binary @train_step_kernel{{(_[0-9]+)?}} [#gpu.object<#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">, properties = {{.*}}, assembly = "{{.*}}.version 8.0\0A.target sm_90\0A
 // CHECK-NOT: gpu.binary
 // CHECK: llvm.func @msamp_train_step_packed(
 
-// SM89-COUNT-5: gpu.binary @{{.*}}#nvvm.target<O = 3, chip = "sm_89", features = "+ptx81">{{.*}}.version 8.1\0A.target sm_89\0A
+// SM89-COUNT-4: gpu.binary @{{.*}}#nvvm.target<O = 3, chip = "sm_89", features = "+ptx81">{{.*}}.version 8.1\0A.target sm_89\0A
 #id = affine_map<(i, j) -> (i, j)>
 #row = affine_map<(i, j) -> (i)>
 #all = affine_map<(i) -> (i)>

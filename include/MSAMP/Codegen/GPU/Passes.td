@@ -35,6 +35,23 @@ def MSAMPGPUCopiesToLinalg
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def MSAMPGPUReductionInits
+    : Pass<"msamp-gpu-reduction-inits", "::mlir::func::FuncOp"> {
+  let summary = "copies of a constant-filled buffer become fills, which "
+                "reductions fold into their first step";
+  let description = [{
+    A `linalg.copy` out of a buffer whose only write is a `linalg.fill` of
+    a constant before it (bufferization's copy of a shared zero or -inf
+    into each reduction's accumulator) becomes a fill of that constant,
+    and the shared buffer goes when nothing copies out of it. A fill right
+    before a reduction into the same buffer is then folded by
+    msamp-gpu-register-accumulators and msamp-gpu-row-reductions: the
+    accumulator starts from the constant (same value, same order of the
+    arithmetic), and neither the copy nor the fill is a kernel.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
 def MSAMPGPUParallelDimsOuter
     : Pass<"msamp-gpu-parallel-dims-outer", "::mlir::func::FuncOp"> {
   let summary = "move the parallel dimensions of linalg ops outermost";
