@@ -105,18 +105,12 @@ struct AdamGroupToRuntime : RuntimeCallPattern<AdamUpdateOp> {
     for (Operation *member : run) {
       auto op = cast<AdamUpdateOp>(member);
       SmallVector<Value> &out = outputs.emplace_back();
-      auto scaled = [&](Value operand, Value result, Value scale,
-                        Value newScale) {
-        out.push_back(call.stateOutput(op, operand, result));
-        out.push_back(newScale ? call.stateOutput(op, scale, newScale)
-                               : Value());
-      };
-      scaled(op.getParam(), op.getNewParam(), op.getParamScale(),
-             op.getNewParamScale());
-      scaled(op.getExpAvg(), op.getNewExpAvg(), op.getExpAvgScale(),
-             op.getNewExpAvgScale());
-      scaled(op.getExpAvgSq(), op.getNewExpAvgSq(), op.getExpAvgSqScale(),
-             op.getNewExpAvgSqScale());
+      for (const AdamState &state : adamStates(op)) {
+        out.push_back(call.stateOutput(op, state.operand, state.result));
+        out.push_back(state.newScale
+                          ? call.stateOutput(op, state.scale, state.newScale)
+                          : Value());
+      }
     }
     // Then the reads; a row is the columns after numel, in the ABI's order.
     SmallVector<SmallVector<Value>> rows;

@@ -28,18 +28,12 @@ struct AdamUpdateToRuntime : RuntimeCallPattern<AdamUpdateOp> {
         call.input(op.getExpAvgSq()), call.optional(op.getExpAvgSqScale()),
         call.input(op.getLr()),       call.input(op.getStep())};
     // Each new state value and its new scale (a dummy when unscaled).
-    auto scaled = [&](Value operand, Value result, Value scale,
-                      Value newScale) {
-      args.push_back(call.stateOutput(operand, result));
-      args.push_back(newScale ? call.stateOutput(scale, newScale)
-                              : call.dummy());
-    };
-    scaled(op.getParam(), op.getNewParam(), op.getParamScale(),
-           op.getNewParamScale());
-    scaled(op.getExpAvg(), op.getNewExpAvg(), op.getExpAvgScale(),
-           op.getNewExpAvgScale());
-    scaled(op.getExpAvgSq(), op.getNewExpAvgSq(), op.getExpAvgSqScale(),
-           op.getNewExpAvgSqScale());
+    for (const AdamState &state : adamStates(op)) {
+      args.push_back(call.stateOutput(state.operand, state.result));
+      args.push_back(state.newScale
+                         ? call.stateOutput(state.scale, state.newScale)
+                         : call.dummy());
+    }
     appendAdamSettings(call, op, args);
     call.replaceOp(RuntimeFn::AdamUpdate, args);
   }
@@ -76,6 +70,15 @@ struct SGDUpdateToRuntime : RuntimeCallPattern<SGDUpdateOp> {
   }
 };
 } // namespace
+
+std::array<AdamState, 3> mlir::msamp::adamStates(AdamUpdateOp op) {
+  return {AdamState{op.getParam(), op.getNewParam(), op.getParamScale(),
+                    op.getNewParamScale()},
+          AdamState{op.getExpAvg(), op.getNewExpAvg(), op.getExpAvgScale(),
+                    op.getNewExpAvgScale()},
+          AdamState{op.getExpAvgSq(), op.getNewExpAvgSq(),
+                    op.getExpAvgSqScale(), op.getNewExpAvgSqScale()}};
+}
 
 void mlir::msamp::appendAdamSettings(RuntimeCall &call, AdamUpdateOp op,
                                      SmallVectorImpl<Value> &args) {

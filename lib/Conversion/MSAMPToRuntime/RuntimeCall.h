@@ -29,6 +29,8 @@
 
 #include "mlir/IR/PatternMatch.h"
 
+#include <array>
+
 namespace mlir::msamp {
 
 /// The call that replaces one op, built in front of it.
@@ -158,6 +160,17 @@ Operation *getFusedCastQuantize(Operation *amaxOrScale,
 /// its unranked cast (what an in-place output hands to the runtime).
 Value createStateBuffer(OpBuilder &b, Location loc, BlockArgument arg,
                         Value &buffer);
+
+/// One in-place state of an Adam update: the operand, its new value, and
+/// its scale and new scale (null when unscaled).
+struct AdamState {
+  Value operand, result, scale, newScale;
+};
+
+/// The param, exp_avg and exp_avg_sq states of `op`, in the ABI's order of
+/// outputs (the same for msamp_rt_adam_update and each row of
+/// msamp_rt_adam_update_multi).
+std::array<AdamState, 3> adamStates(AdamUpdateOp op);
 
 /// Appends the entry point's trailing arguments of an Adam update, the same
 /// for one tensor (msamp_rt_adam_update) and a group
