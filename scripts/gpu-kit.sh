@@ -61,7 +61,7 @@ if [ "${MSAMP_KIT_NO_BUILD:-0}" != 1 ]; then
     msamp_runtime_kit msamp_runtime_cuda msamp_session msamp-run \
     msamp-compile msamp-cuda-libs cuda_gemm_bench MSAMPCudaTests \
     MSAMPCudaHostTests MSAMPNcclTableTests MSAMPCudaLibrarySearchTests \
-    MSAMPCudaStepTests \
+    MSAMPCudaStepTests MSAMPCudaSessionTests \
     MSAMPFakeCudaLib >/dev/null
 fi
 
@@ -91,7 +91,7 @@ for exe in msamp-run msamp-cuda-libs cuda_gemm_bench; do
   put "$BUILD/bin/$exe" "$OUT/bin" '$ORIGIN/../lib'
 done
 for exe in MSAMPCudaTests MSAMPCudaHostTests MSAMPNcclTableTests \
-  MSAMPCudaLibrarySearchTests MSAMPCudaStepTests; do
+  MSAMPCudaLibrarySearchTests MSAMPCudaStepTests MSAMPCudaSessionTests; do
   put "$BUILD/unittests/CUDA/$exe" "$OUT/tests" '$ORIGIN/../lib'
 done
 put "$BUILD/unittests/CUDA/libMSAMPFakeCudaLib.so" "$OUT/tests" '$ORIGIN'

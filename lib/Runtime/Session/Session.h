@@ -117,6 +117,8 @@ public:
     return metrics_;
   }
   Error metricValue(const std::string &name, float &value) const;
+  /// The loss output the step writes (its host copy holds the last loss).
+  const TensorBuffer &lossBuffer() const { return *loss_; }
 
   Error readParam(const std::string &name, float *out, int64_t count) const;
   /// Copies the bytes of state tensor or input `name` out (`numBytes`, its
