@@ -36,6 +36,7 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <fstream>
@@ -65,9 +66,9 @@ std::string scratchDir(const std::string &name) {
   std::string dir = std::string(tmp && *tmp ? tmp : "/tmp") +
                     "/msamp-device-state-" + name + "-" +
                     std::to_string(::getpid());
-  EXPECT_EQ(std::system(("rm -rf '" + dir + "' && mkdir -p '" + dir + "'")
-                            .c_str()),
-            0);
+  EXPECT_EQ(
+      std::system(("rm -rf '" + dir + "' && mkdir -p '" + dir + "'").c_str()),
+      0);
   return dir;
 }
 
