@@ -120,10 +120,12 @@ private:
   std::map<void *, size_t> regions_;
 };
 
-/// The MLP example compiled for the CPU at O2 into `dir`.
-void compileMlp(const std::string &dir) {
+/// `model` compiled for the CPU at `level` into `dir`.
+void compileStep(const std::string &dir,
+                 const std::string &model = MSAMP_MLP_MODEL,
+                 const std::string &level = "O2") {
   const std::string cmd = std::string("'") + MSAMP_COMPILE_PATH + "' '" +
-                          MSAMP_MLP_MODEL + "' --opt-level O2 -o '" + dir +
+                          model + "' --opt-level " + level + " -o '" + dir +
                           "' > '" + dir + ".log' 2>&1";
   const int status = std::system(cmd.c_str());
   const std::vector<uint8_t> log = readBytes(dir + ".log");
@@ -200,7 +202,7 @@ void runScenario(Session &s, const TempDir &dir, const std::string &tag,
 
 TEST(DeviceState, StateRoundTripEqualsHostMemoryByteForByte) {
   TempDir dir;
-  ASSERT_NO_FATAL_FAILURE(compileMlp(dir.file("mlp")));
+  ASSERT_NO_FATAL_FAILURE(compileStep(dir.file("mlp")));
   ProtectedDevice device; // outlives the session
   std::unique_ptr<Session> host, onDevice;
   ASSERT_OK(Session::open(dir.file("mlp"), host));
@@ -238,7 +240,7 @@ TEST(DeviceState, StateRoundTripEqualsHostMemoryByteForByte) {
 // that forgot a copy would crash these tests rather than read stale bytes.
 TEST(DeviceStateDeathTest, AHostAccessToDeviceMemoryFaults) {
   TempDir dir;
-  ASSERT_NO_FATAL_FAILURE(compileMlp(dir.file("mlp")));
+  ASSERT_NO_FATAL_FAILURE(compileStep(dir.file("mlp")));
   ProtectedDevice device; // outlives the session
   std::unique_ptr<Session> s;
   ASSERT_OK(Session::open(dir.file("mlp"), s, &device));
@@ -257,7 +259,7 @@ TEST(DeviceStateDeathTest, AHostAccessToDeviceMemoryFaults) {
 // the arena against the device's free memory, naming both.
 TEST(DeviceState, AStateThatDoesNotFitIsRefusedAtOpen) {
   TempDir dir;
-  ASSERT_NO_FATAL_FAILURE(compileMlp(dir.file("mlp")));
+  ASSERT_NO_FATAL_FAILURE(compileStep(dir.file("mlp")));
   std::unique_ptr<Session> host;
   ASSERT_OK(Session::open(dir.file("mlp"), host));
   int64_t required = 0;
@@ -281,11 +283,44 @@ TEST(DeviceState, AStateThatDoesNotFitIsRefusedAtOpen) {
   ASSERT_OK(Session::open(dir.file("mlp"), s, &device));
 }
 
+// A bad id in a device input: the entry point's check refuses the step
+// (it reads the input's host copy on a GPU), the state is restored from
+// the device copy and no step is counted; the next good batch trains.
+TEST(DeviceState, ABadIndexInputIsRefusedAndUndone) {
+  TempDir dir;
+  ASSERT_NO_FATAL_FAILURE(
+      compileStep(dir.file("emb"), MSAMP_EMBEDDING_GRAD_MODEL, "O0"));
+  ProtectedDevice device; // outlives the session
+  std::unique_ptr<Session> host, s;
+  ASSERT_OK(Session::open(dir.file("emb"), host));
+  ASSERT_OK(Session::open(dir.file("emb"), s, &device));
+  for (Session *session : {host.get(), s.get()}) {
+    ASSERT_OK(session->initialize(7, nullptr, nullptr));
+    ASSERT_OK(session->syntheticBatch(7, 1, 4099));
+    float loss = 0;
+    ASSERT_OK(session->step(1.0f, 0, loss));
+    std::vector<int64_t> ids(512, 3);
+    ids[100] = 4099;
+    ASSERT_OK(session->setInput("ids", ids.data(), 512 * 8));
+    Error e = session->step(1.0f, 0, loss);
+    ASSERT_TRUE(e);
+    EXPECT_NE(e.message().find("input 'ids': value 4099 at [1, 36] is "
+                               "outside the valid range [0, 4099)"),
+              std::string::npos)
+        << e.message();
+    EXPECT_EQ(session->completedSteps(), 1);
+    ASSERT_OK(session->syntheticBatch(7, 2, 4099));
+    ASSERT_OK(session->step(1.0f, 0, loss));
+  }
+  EXPECT_EQ(host->stateChecksum(false), s->stateChecksum(false));
+  EXPECT_EQ(device.runs, 3);
+}
+
 // The C API's copies on a CPU session (the same calls serve a GPU one):
 // read and write by name, sizes checked, info's data the tensor itself.
 TEST(DeviceState, CApiReadsAndWritesTensors) {
   TempDir dir;
-  ASSERT_NO_FATAL_FAILURE(compileMlp(dir.file("mlp")));
+  ASSERT_NO_FATAL_FAILURE(compileStep(dir.file("mlp")));
   msamp_session *s = nullptr;
   ASSERT_EQ(msamp_session_open(dir.file("mlp").c_str(), &s), MSAMP_OK)
       << msamp_last_error_message();
