@@ -283,6 +283,29 @@ TEST(DeviceState, AStateThatDoesNotFitIsRefusedAtOpen) {
   ASSERT_OK(Session::open(dir.file("mlp"), s, &device));
 }
 
+// The host copies take host memory: a state beyond the host's is refused
+// at open before anything is allocated (test/Tools/msamp-run/
+// memory-limit.mlir's 1 TiB param, with its Adam moments), even where the
+// device would have room.
+TEST(DeviceState, HostCopiesThatDoNotFitAreRefusedAtOpen) {
+  TempDir dir;
+  ASSERT_NO_FATAL_FAILURE(
+      compileStep(dir.file("big"), MSAMP_MEMORY_LIMIT_MODEL, "O0"));
+  ProtectedDevice device; // outlives the session
+  device.freeBytes_ = size_t(1) << 60;
+  std::unique_ptr<Session> s;
+  Error e = Session::open(dir.file("big"), s, &device);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e.code(), MSAMP_ERROR_OUT_OF_MEMORY);
+  // The state (w and two moments of 2^40 bytes, the step) and the inputs.
+  EXPECT_NE(e.message().find("the host copies of the state and the inputs (a "
+                             "GPU step's buffers) need 329853488334"),
+            std::string::npos)
+      << e.message();
+  EXPECT_NE(e.message().find("(MemAvailable)"), std::string::npos)
+      << e.message();
+}
+
 // A bad id in a device input: the entry point's check refuses the step
 // (it reads the input's host copy on a GPU), the state is restored from
 // the device copy and no step is counted; the next good batch trains.

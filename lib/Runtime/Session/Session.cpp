@@ -255,16 +255,21 @@ Error Session::open(const std::string &dir, std::unique_ptr<Session> &out,
   uint64_t stateBytes = 0;
   for (const TensorSpec &spec : m.state)
     stateBytes += static_cast<uint64_t>(spec.numBytes);
-  if (memory == BufferMemory::Host) {
-    uint64_t required = 2 * stateBytes;
+  if (memory != BufferMemory::Managed) {
+    // Device memory: the host copies of the state and the inputs (the
+    // state's copy is the device's).
+    const bool device = memory == BufferMemory::Device;
+    uint64_t required = (device ? 1 : 2) * stateBytes;
     for (const TensorSpec &spec : m.inputs)
       required += static_cast<uint64_t>(spec.numBytes);
     const uint64_t available = availableMemoryBytes();
     if (available && required > available)
       return Error(MSAMP_ERROR_OUT_OF_MEMORY,
                    dir +
-                       ": the state, its copy (to undo a refused step) "
-                       "and the inputs need " +
+                       (device ? ": the host copies of the state and the "
+                                 "inputs (a GPU step's buffers) need "
+                               : ": the state, its copy (to undo a refused "
+                                 "step) and the inputs need ") +
                        std::to_string(required) + " bytes (" +
                        std::to_string(required >> 20) + " MiB), but " +
                        std::to_string(available) + " bytes (" +
