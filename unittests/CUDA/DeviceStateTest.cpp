@@ -115,7 +115,7 @@ std::string stepDir(const std::string &name, const std::string &scratch,
       GTEST_SKIP() << why_;                                                    \
   } while (false)
 
-class DeviceState : public msamp_cuda_test::CudaTest {
+class CudaDeviceState : public msamp_cuda_test::CudaTest {
 protected:
   void SetUp() override {
     CudaTest::SetUp();
@@ -141,7 +141,7 @@ bool isDeviceMemory(const void *ptr) {
   return attributes.type == cudaMemoryTypeDevice;
 }
 
-TEST_F(DeviceState, EverySessionBufferIsDeviceMemory) {
+TEST_F(CudaDeviceState, EverySessionBufferIsDeviceMemory) {
   MSAMP_REQUIRE_STEP(dir, "mlp-o2", scratch_);
   std::unique_ptr<Session> s;
   ASSERT_OK(Session::open(dir, s));
@@ -178,7 +178,7 @@ void runSteps(Session &s, int first, int last, std::vector<float> &losses) {
   }
 }
 
-TEST_F(DeviceState, AResumedRunMatchesAStraightRunByteForByte) {
+TEST_F(CudaDeviceState, AResumedRunMatchesAStraightRunByteForByte) {
   MSAMP_REQUIRE_STEP(dir, "mlp-o2", scratch_);
   std::vector<float> straight, resumed;
   {
@@ -224,7 +224,7 @@ TEST_F(DeviceState, AResumedRunMatchesAStraightRunByteForByte) {
   expectNoError("the sessions' steps");
 }
 
-TEST_F(DeviceState, IndexChecksReadTheInputsHostCopies) {
+TEST_F(CudaDeviceState, IndexChecksReadTheInputsHostCopies) {
   MSAMP_REQUIRE_STEP(dir, "lm-o2", scratch_);
   std::unique_ptr<Session> s;
   ASSERT_OK(Session::open(dir, s));
