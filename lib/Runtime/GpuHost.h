@@ -29,7 +29,8 @@ namespace msamp::runtime {
 /// 4: arena (the static device and pinned host arenas of a step).
 /// 5: graphBeginCapture, graphEndCapture, graphLaunch, graphDestroy (the
 ///    session's CUDA graph of a step).
-constexpr uint32_t kGpuHostVersion = 5;
+/// 6: deviceAlloc, deviceFree (the session's buffers in device memory).
+constexpr uint32_t kGpuHostVersion = 6;
 
 /// What the plugin implements. Every function records its failure in the
 /// runtime's sticky error state (the plugin's recordError hook) and
@@ -82,6 +83,11 @@ struct GpuHostTable {
   /// Enqueues the instantiated graph on the backend's stream.
   msamp_rt_status (*graphLaunch)(void *exec);
   void (*graphDestroy)(void *exec);
+  /// `bytes` of device memory (cudaMalloc), zero-filled before it returns:
+  /// the session's buffers of a GPU step, which the host reaches only
+  /// through copyBuffers. Not cached: the session allocates them once.
+  msamp_rt_status (*deviceAlloc)(size_t bytes, void **ptr);
+  void (*deviceFree)(void *ptr);
 };
 
 /// The plugin's second exported symbol: returns its table.

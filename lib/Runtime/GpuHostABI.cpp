@@ -296,4 +296,16 @@ void msamp_rt_gpu_graph_destroy(void *graph) {
     table->graphDestroy(graph);
 }
 
+msamp_rt_status msamp_rt_gpu_device_alloc(size_t bytes, void **ptr) {
+  *ptr = nullptr;
+  const GpuHostTable *table = tableOrError("msamp_rt_gpu_device_alloc");
+  return table ? table->deviceAlloc(bytes, ptr)
+               : MSAMP_RT_ERROR_BACKEND_UNAVAILABLE;
+}
+
+void msamp_rt_gpu_device_free(void *ptr) {
+  if (const GpuHostTable *table = theTable.load(std::memory_order_acquire))
+    table->deviceFree(ptr);
+}
+
 } // extern "C"

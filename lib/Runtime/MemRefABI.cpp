@@ -24,6 +24,7 @@
 #include "Backend.h"
 #include "DType.h"
 #include "EntryPointSupport.h"
+#include "HostCopies.h"
 #include "MemRefView.h"
 #include "Status.h"
 
@@ -652,6 +653,11 @@ MSAMP_RT_EXPORT msamp_rt_status msamp_rt_check_index(
   View view;
   if (msamp_rt_status status = unpack(fn, what, ids, dtype, view))
     return status;
+  // The batch of a GPU step is device memory: read its host copy.
+  const size_t bytes =
+      static_cast<size_t>(view.numel) *
+      (dtype == MSAMP_RT_I64 ? sizeof(int64_t) : sizeof(int32_t));
+  view.data = const_cast<void *>(hostCopyOf(view.data, bytes));
   return checkIndexValues(fn, what, view, dtype, lower, upper, ignore_index,
                           has_ignore);
 }

@@ -771,6 +771,8 @@ def main(argv):
     env["MSAMP_FAKE_CUDA_LIB"] = os.path.join(kit, "tests",
                                               "libMSAMPFakeCudaLib.so")
     env["MSAMP_RUN"] = os.path.join(kit, "bin", "msamp-run")
+    # MSAMPCudaSessionTests runs the precompiled steps (no compiler here).
+    env["MSAMP_TEST_CUDA_STEPS"] = os.path.join(kit, "steps")
     r.say("== CUDA libraries")
     # The kit's C++ runtime also for the binaries with no RUNPATH (those
     # that link no msamp library: msamp-cuda-libs, device-free tests).

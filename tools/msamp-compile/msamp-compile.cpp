@@ -405,7 +405,7 @@ int main(int argc, char **argv) {
   if (cuda) {
     if (auto err = msamp::renameGPUHostCalls(*llvmModule))
       return fail(llvm::toString(std::move(err)));
-    // The session allocates a GPU step's buffers in managed memory.
+    // The session allocates a GPU step's buffers in device memory.
     auto *tag = llvm::ConstantDataArray::getString(llvmContext, "cuda");
     new llvm::GlobalVariable(*llvmModule, tag->getType(), /*isConstant=*/true,
                              llvm::GlobalValue::ExternalLinkage, tag,

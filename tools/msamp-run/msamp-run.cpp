@@ -38,7 +38,7 @@
 // --backend cuda compiles the step with `msamp-compile --target cuda`
 // (--cuda-chip, default sm_90): elementwise code runs as generated kernels,
 // GEMMs and collectives in the runtime's CUDA backend, and the session's
-// buffers are managed memory (docs/RuntimeABI.md 13). The backend is
+// buffers are device memory (docs/RuntimeABI.md 13.2). The backend is
 // selected before compiling, so a machine without a GPU fails at once.
 //
 // This file is main alone; the phases of a run are the library MSAMPRun in

@@ -19,6 +19,7 @@
 
 #include "gtest/gtest.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <random>
@@ -120,6 +121,45 @@ TEST_F(StateOnDevice, CopiesEveryBufferAndRestoresThem) {
   EXPECT_EQ(std::memcmp(state[0], a.data(), a.size()), 0);
   EXPECT_EQ(std::memcmp(state[1], b.data(), b.size()), 0);
   expectNoError("copy_buffers");
+}
+
+// The session's buffers of a GPU step: cudaMalloc'd, zero-filled when the
+// call returns, reached by copies from and to host memory; a request
+// beyond the device is OUT_OF_MEMORY with a null pointer.
+TEST_F(StateOnDevice, DeviceAllocationsAreZeroedDeviceMemory) {
+  const size_t bytes = 1'000'003;
+  void *device = nullptr;
+  ASSERT_EQ(msamp_rt_gpu_device_alloc(bytes, &device), MSAMP_RT_OK)
+      << msamp_rt_get_last_error_message();
+  ASSERT_NE(device, nullptr);
+  cudaPointerAttributes attributes{};
+  ASSERT_EQ(cudaPointerGetAttributes(&attributes, device), cudaSuccess);
+  EXPECT_EQ(attributes.type, cudaMemoryTypeDevice);
+  std::vector<uint8_t> host(bytes, 0xAA);
+  void *dst[] = {host.data()};
+  const void *src[] = {device};
+  ASSERT_EQ(msamp_rt_gpu_copy_buffers(dst, src, &bytes, 1), MSAMP_RT_OK);
+  EXPECT_EQ(std::count(host.begin(), host.end(), 0), static_cast<long>(bytes));
+  // Host -> device -> host.
+  for (size_t i = 0; i < bytes; ++i)
+    host[i] = static_cast<uint8_t>(i * 13 + 5);
+  std::vector<uint8_t> back(bytes, 0);
+  void *up[] = {device};
+  const void *from[] = {host.data()};
+  ASSERT_EQ(msamp_rt_gpu_copy_buffers(up, from, &bytes, 1), MSAMP_RT_OK);
+  void *down[] = {back.data()};
+  ASSERT_EQ(msamp_rt_gpu_copy_buffers(down, src, &bytes, 1), MSAMP_RT_OK);
+  EXPECT_TRUE(back == host);
+  msamp_rt_gpu_device_free(device);
+  expectNoError("device_alloc");
+
+  size_t freeBytes = 0, totalBytes = 0;
+  ASSERT_EQ(msamp_rt_gpu_memory_info(&freeBytes, &totalBytes), MSAMP_RT_OK);
+  void *huge = &host;
+  EXPECT_EQ(msamp_rt_gpu_device_alloc(totalBytes * 4, &huge),
+            MSAMP_RT_ERROR_OUT_OF_MEMORY);
+  EXPECT_EQ(huge, nullptr);
+  msamp_rt_clear_error();
 }
 
 TEST_F(StateOnDevice, MemoryInfoIsTheDevicesFreeAndTotal) {

@@ -83,6 +83,24 @@ TEST(GpuHost, ReservingArenasWithoutTheBackendRecordsWhy) {
   msamp_rt_clear_error();
 }
 
+// The session's device memory (its buffers of a GPU step) needs the
+// backend: an error naming the call and a null pointer, not an abort (the
+// session reports it); freeing null is harmless.
+TEST(GpuHost, DeviceAllocationWithoutTheBackendRecordsWhy) {
+  msamp_rt_clear_error();
+  int token = 0;
+  void *ptr = &token;
+  EXPECT_EQ(msamp_rt_gpu_device_alloc(64, &ptr),
+            MSAMP_RT_ERROR_BACKEND_UNAVAILABLE);
+  EXPECT_EQ(ptr, nullptr);
+  EXPECT_NE(std::string(msamp_rt_get_last_error_message())
+                .find("msamp_rt_gpu_device_alloc"),
+            std::string::npos);
+  msamp_rt_clear_error();
+  msamp_rt_gpu_device_free(nullptr);
+  EXPECT_EQ(msamp_rt_get_last_error(), MSAMP_RT_OK);
+}
+
 // The session's CUDA graph calls say which call needed the backend; an
 // end of capture leaves no graph behind, and destroying none is harmless.
 TEST(GpuHost, GraphCallsWithoutTheBackendRecordWhy) {

@@ -130,6 +130,31 @@ MSAMP_RT_EXPORT msamp_rt_status msamp_rt_gpu_find_all_ones(
     const void *const *data, const int64_t *counts, const int32_t *widths,
     const uint64_t *masks, int64_t n, int64_t *first);
 
+/* For the session: its buffers of a GPU step (state, inputs, loss,
+ * metrics, the state's copy) are device memory, which the host reaches
+ * only through msamp_rt_gpu_copy_buffers (docs/GPU.md "Session buffers in
+ * device memory"). device_alloc sets *ptr to `bytes` of device memory
+ * (cudaMalloc), zero-filled when it returns; the status, recorded as the
+ * sticky error too (MSAMP_RT_ERROR_OUT_OF_MEMORY when it does not fit).
+ * device_free frees one (null: nothing). */
+MSAMP_RT_EXPORT msamp_rt_status msamp_rt_gpu_device_alloc(size_t bytes,
+                                                          void **ptr);
+MSAMP_RT_EXPORT void msamp_rt_gpu_device_free(void *ptr);
+
+/* The host copy of a device buffer, for the host code of a step that reads
+ * one of its inputs on the host: the packed entry point's index checks
+ * (msamp_rt_check_index, RuntimeABI.md 11.1) run before the step and read
+ * the batch. A session keeps a host copy of every input it writes, equal
+ * to the device buffer whenever a step runs; registering it makes
+ * msamp_rt_check_index read an index input in [device, device + bytes)
+ * from [host, host + bytes) instead of dereferencing device memory.
+ * Registering a registered `device` replaces its copy; unregister forgets
+ * it (before the buffer is freed). Thread-safe; no backend needed. */
+MSAMP_RT_EXPORT void msamp_rt_gpu_register_host_copy(const void *device,
+                                                     const void *host,
+                                                     size_t bytes);
+MSAMP_RT_EXPORT void msamp_rt_gpu_unregister_host_copy(const void *device);
+
 /* For the session's CUDA graph of a step (docs/GPU.md "The step as a CUDA
  * graph"): begin_capture starts capturing the backend's stream (thread-local
  * mode); the step's calls and launches are then recorded, not run.

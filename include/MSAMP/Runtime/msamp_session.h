@@ -160,7 +160,17 @@ msamp_session_default_lr(const msamp_session *session);
 
 /** A tensor owned by the session. Pointers stay valid until the session is
  *  closed. dtype is the MLIR spelling (f32, f16, bf16, f8E4M3FN, f8E5M2, i64,
- *  i32); role is the manifest's. */
+ *  i32); role is the manifest's.
+ *
+ *  `data` is host memory. For a step compiled for the CPU it is the tensor
+ *  itself. For a step compiled with --target cuda the tensor is device
+ *  memory and `data` its host copy: a state tensor's or metric's is read
+ *  from the device by the call that fills the info (and goes stale when a
+ *  step runs); an input's is what the session and the caller write and
+ *  every step copies to the device, so writing an input through `data`
+ *  works on both. Writing a state tensor through `data` reaches only the
+ *  host copy of a GPU session: use msamp_session_write_tensor, which works
+ *  on both (docs/GPU.md "Session buffers in device memory"). */
 typedef struct msamp_tensor_info {
   const char *name;
   const char *role;
@@ -188,6 +198,17 @@ MSAMP_SESSION_EXPORT msamp_status msamp_session_input_info(
 MSAMP_SESSION_EXPORT msamp_status msamp_session_find(const msamp_session *s,
                                                      const char *name,
                                                      msamp_tensor_info *info);
+
+/** Copies state tensor or input `name` (its storage bytes, `num_bytes` =
+ *  its size) out of the session, from the device for a GPU step, or into
+ *  it (to the device for a GPU step, before the next step runs). A size
+ *  that differs is MSAMP_ERROR_MISMATCH. */
+MSAMP_SESSION_EXPORT msamp_status msamp_session_read_tensor(
+    const msamp_session *s, const char *name, void *out, int64_t num_bytes);
+MSAMP_SESSION_EXPORT msamp_status msamp_session_write_tensor(msamp_session *s,
+                                                             const char *name,
+                                                             const void *data,
+                                                             int64_t num_bytes);
 
 /** The f32 value of param `name`: its storage decoded and multiplied by the
  *  inverse of its `<name>.scale` state when there is one. `out` holds

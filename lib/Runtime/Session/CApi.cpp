@@ -66,7 +66,13 @@ msamp_status guarded(const char *function, Fn body) {
   }
 }
 
-void fillInfo(const TensorBuffer &buffer, msamp_tensor_info *info) {
+/// `info` for `buffer` of `session`. A device buffer's `data` is its host
+/// copy, made current (Session::refreshHostCopy; writes go through
+/// msamp_session_write_tensor).
+Error fillInfo(const Session &session, const TensorBuffer &buffer,
+               msamp_tensor_info *info) {
+  if (Error e = session.refreshHostCopy(buffer))
+    return e;
   const TensorSpec &spec = buffer.spec();
   info->name = spec.name.c_str();
   info->role = spec.role.c_str();
@@ -76,6 +82,7 @@ void fillInfo(const TensorBuffer &buffer, msamp_tensor_info *info) {
   info->num_elements = spec.numElements;
   info->num_bytes = spec.numBytes;
   info->data = const_cast<void *>(buffer.data());
+  return Error::success();
 }
 
 /// msamp_session.h's step flags by name, for msamp_step_flag_name/_bit.
@@ -225,8 +232,9 @@ msamp_status msamp_session_state_info(const msamp_session *s, int64_t i,
   if (i < 0 || i >= msamp_session_num_state(s))
     return invalid("msamp_session_state_info: index " + std::to_string(i) +
                    " out of range");
-  fillInfo(*s->impl->state()[static_cast<size_t>(i)], info);
-  return MSAMP_OK;
+  return guarded("msamp_session_state_info", [&] {
+    return fillInfo(*s->impl, *s->impl->state()[static_cast<size_t>(i)], info);
+  });
 }
 
 int64_t msamp_session_num_inputs(const msamp_session *s) {
@@ -240,8 +248,9 @@ msamp_status msamp_session_input_info(const msamp_session *s, int64_t i,
   if (i < 0 || i >= msamp_session_num_inputs(s))
     return invalid("msamp_session_input_info: index " + std::to_string(i) +
                    " out of range");
-  fillInfo(*s->impl->inputs()[static_cast<size_t>(i)], info);
-  return MSAMP_OK;
+  return guarded("msamp_session_input_info", [&] {
+    return fillInfo(*s->impl, *s->impl->inputs()[static_cast<size_t>(i)], info);
+  });
 }
 
 msamp_status msamp_session_find(const msamp_session *s, const char *name,
@@ -255,9 +264,24 @@ msamp_status msamp_session_find(const msamp_session *s, const char *name,
     if (!buffer)
       return Error(MSAMP_ERROR_INVALID_ARGUMENT,
                    std::string("no state or input named '") + name + "'");
-    fillInfo(*buffer, info);
-    return Error::success();
+    return fillInfo(*s->impl, *buffer, info);
   });
+}
+
+msamp_status msamp_session_read_tensor(const msamp_session *s, const char *name,
+                                       void *out, int64_t num_bytes) {
+  if (!s || !name || (!out && num_bytes))
+    return invalid("msamp_session_read_tensor: null argument");
+  return guarded("msamp_session_read_tensor",
+                 [&] { return s->impl->readTensor(name, out, num_bytes); });
+}
+
+msamp_status msamp_session_write_tensor(msamp_session *s, const char *name,
+                                        const void *data, int64_t num_bytes) {
+  if (!s || !name || (!data && num_bytes))
+    return invalid("msamp_session_write_tensor: null argument");
+  return guarded("msamp_session_write_tensor",
+                 [&] { return s->impl->writeTensor(name, data, num_bytes); });
 }
 
 msamp_status msamp_session_read_param(const msamp_session *s, const char *name,
@@ -396,8 +420,10 @@ msamp_status msamp_session_metric_info(const msamp_session *s, int64_t i,
   if (i < 0 || i >= msamp_session_num_metrics(s))
     return invalid("msamp_session_metric_info: index " + std::to_string(i) +
                    " out of range");
-  fillInfo(*s->impl->metrics()[static_cast<size_t>(i)], info);
-  return MSAMP_OK;
+  return guarded("msamp_session_metric_info", [&] {
+    return fillInfo(*s->impl, *s->impl->metrics()[static_cast<size_t>(i)],
+                    info);
+  });
 }
 
 msamp_status msamp_session_metric(const msamp_session *s, const char *name,

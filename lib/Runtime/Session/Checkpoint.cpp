@@ -96,6 +96,9 @@ Error Session::save(const std::string &path) const {
                      ": refusing to write a checkpoint of non-finite "
                      "state: " +
                      bad);
+  // The values, from the device (a GPU step's state): one copy.
+  if (Error e = downloadAll(state_))
+    return e;
   std::map<std::string, std::string> metadata = {
       {"msamp_version", MSAMP_VERSION_STRING},
       {"abi_version", std::to_string(manifest_.abiVersion)},
@@ -381,6 +384,9 @@ Error Session::load(const std::string &path) {
       std::memcpy(state_[i]->data(), sources[i]->data, sources[i]->numBytes);
     else if (state_[i]->spec().numElements)
       pieces.copyTo(i, state_[i]->data());
+  // Restored on the host copies: the whole state to the device at once.
+  if (Error e = uploadAll(state_))
+    return e;
   if (!stepState_)
     localSteps_ = steps;
   // A checkpoint without a layout (written before layouts were recorded, or

@@ -104,7 +104,8 @@ static Error runtimeFailure(const std::string &what) {
   return Error(MSAMP_ERROR_RUNTIME, what + ": " + message);
 }
 
-Error Session::open(const std::string &dir, std::unique_ptr<Session> &out) {
+Error Session::open(const std::string &dir, std::unique_ptr<Session> &out,
+                    BufferDevice *testDevice) {
   std::unique_ptr<Session> s(new Session());
   s->dir_ = dir;
   if (Error e = loadManifest(joinPath(dir, "manifest.json"), s->manifest_))
@@ -220,8 +221,13 @@ Error Session::open(const std::string &dir, std::unique_ptr<Session> &out) {
                      " metric(s); the two do not belong together");
 
   // A step compiled with --target cuda runs kernels on its buffers: they
-  // must be managed memory, which needs the CUDA backend now.
+  // are device memory, which needs the CUDA backend now. A step whose own
+  // host code reads or writes a buffer (msamp-gpu-graph-check recorded it
+  // as the blocker of its CUDA graph: SGD's read-back of step and lr) keeps
+  // them in managed memory, which that code reaches too.
   BufferMemory memory = BufferMemory::Host;
+  auto *blocker = static_cast<const char *>(
+      dlsym(library, "msamp_train_step_graph_blocker"));
   if (auto *target =
           static_cast<const char *>(dlsym(library, "msamp_train_step_target"));
       target && std::strcmp(target, "cuda") == 0) {
@@ -231,7 +237,14 @@ Error Session::open(const std::string &dir, std::unique_ptr<Session> &out) {
                             "cuda); select the cuda backend before opening it "
                             "(msamp_rt_set_backend(\"cuda\"), msamp-run "
                             "--backend cuda)");
-    memory = BufferMemory::Managed;
+    s->cudaStep_ = true;
+    s->device_ = &runtimeBufferDevice();
+    memory =
+        blocker && !*blocker ? BufferMemory::Device : BufferMemory::Managed;
+  }
+  if (testDevice) {
+    s->device_ = testDevice;
+    memory = BufferMemory::Device;
   }
 
   // The state and the inputs are allocated and zeroed here (the step's
@@ -242,28 +255,33 @@ Error Session::open(const std::string &dir, std::unique_ptr<Session> &out) {
   uint64_t stateBytes = 0;
   for (const TensorSpec &spec : m.state)
     stateBytes += static_cast<uint64_t>(spec.numBytes);
-  if (memory == BufferMemory::Host) {
-    uint64_t required = 2 * stateBytes;
+  if (memory != BufferMemory::Managed) {
+    // Device memory: the host copies of the state and the inputs (the
+    // state's copy is the device's).
+    const bool device = memory == BufferMemory::Device;
+    uint64_t required = (device ? 1 : 2) * stateBytes;
     for (const TensorSpec &spec : m.inputs)
       required += static_cast<uint64_t>(spec.numBytes);
     const uint64_t available = availableMemoryBytes();
     if (available && required > available)
       return Error(MSAMP_ERROR_OUT_OF_MEMORY,
                    dir +
-                       ": the state, its copy (to undo a refused step) "
-                       "and the inputs need " +
+                       (device ? ": the host copies of the state and the "
+                                 "inputs (a GPU step's buffers) need "
+                               : ": the state, its copy (to undo a refused "
+                                 "step) and the inputs need ") +
                        std::to_string(required) + " bytes (" +
                        std::to_string(required >> 20) + " MiB), but " +
                        std::to_string(available) + " bytes (" +
                        std::to_string(available >> 20) +
                        " MiB) of memory are available (MemAvailable)");
   }
-  if (memory == BufferMemory::Managed) {
-    // Managed memory can be asked for beyond what the card has free, which
-    // can stall the whole GPU rather than fail: the state, its device copy,
-    // the inputs and the step's device arena (its buffers, laid out by the
-    // compiler: manifest.json's "gpu_arena") must fit in the free device
-    // memory before anything is allocated.
+  if (memory != BufferMemory::Host) {
+    // The state, its device copy, the inputs and the step's device arena
+    // (its buffers, laid out by the compiler: manifest.json's "gpu_arena")
+    // must fit in the free device memory before anything is allocated
+    // (managed memory can be asked for beyond it, which can stall the
+    // whole GPU rather than fail).
     uint64_t required = 2 * stateBytes;
     for (const TensorSpec &spec : m.inputs)
       required += static_cast<uint64_t>(spec.numBytes);
@@ -271,8 +289,10 @@ Error Session::open(const std::string &dir, std::unique_ptr<Session> &out) {
         m.gpuArena ? static_cast<uint64_t>(m.gpuArena->deviceBytes) : 0;
     required += arenaBytes;
     size_t freeBytes = 0, totalBytes = 0;
-    if (msamp_rt_gpu_memory_info(&freeBytes, &totalBytes) != MSAMP_RT_OK)
-      return runtimeFailure(dir + ": reading the GPU's free memory");
+    if (std::string why = s->device_->memoryInfo(freeBytes, totalBytes);
+        !why.empty())
+      return Error(MSAMP_ERROR_RUNTIME,
+                   dir + ": reading the GPU's free memory: " + why);
     if (required > freeBytes)
       return Error(MSAMP_ERROR_OUT_OF_MEMORY,
                    dir +
@@ -287,19 +307,17 @@ Error Session::open(const std::string &dir, std::unique_ptr<Session> &out) {
                        std::to_string(freeBytes >> 20) + " MiB) free of " +
                        std::to_string(totalBytes >> 20) + " MiB");
     // Once, here: every step reuses them (msamp_rt_gpu_arena).
-    if (m.gpuArena &&
+    if (s->cudaStep_ && m.gpuArena &&
         msamp_rt_gpu_reserve_arenas(
             static_cast<size_t>(m.gpuArena->deviceBytes),
             static_cast<size_t>(m.gpuArena->hostBytes)) != MSAMP_RT_OK)
       return runtimeFailure(dir + ": allocating the step's GPU arenas");
   }
   s->memory_ = memory;
-  if (memory == BufferMemory::Managed) {
+  if (s->cudaStep_) {
     // A CUDA graph replays only what the step enqueued when it was
     // captured: the compiler recorded whether its host code does more
     // (msamp-gpu-graph-check).
-    auto *blocker = static_cast<const char *>(
-        dlsym(library, "msamp_train_step_graph_blocker"));
     if (!blocker)
       s->graphWhyNot_ = "train_step.so was compiled before msamp could tell "
                         "whether its step can be captured (compile it again)";
@@ -318,19 +336,27 @@ Error Session::open(const std::string &dir, std::unique_ptr<Session> &out) {
                          "': use 1 or on, 0 or off");
     s->setCudaGraphs(graphs);
   }
-  if (memory == BufferMemory::Managed)
-    // Touched by the device only (copyState), so its pages stay there.
-    s->deviceSnapshot_.reset(msamp_rt_gpu_aligned_alloc(
-        64, static_cast<size_t>(stateBytes ? stateBytes : 1)));
-  else
+  if (memory != BufferMemory::Host) {
+    // Touched by the device only (copyState).
+    std::string why;
+    s->deviceSnapshot_ = s->device_->allocate(
+        static_cast<size_t>(stateBytes ? stateBytes : 1), why);
+    if (!s->deviceSnapshot_)
+      return Error(MSAMP_ERROR_OUT_OF_MEMORY,
+                   dir + ": cannot allocate the state's device copy (" +
+                       std::to_string(stateBytes) + " bytes): " + why);
+  } else {
     s->snapshot_.resize(static_cast<size_t>(stateBytes));
+  }
 
   s->descriptors_.assign(static_cast<size_t>(m.numArgs + 1 + numMetrics),
                          nullptr);
   for (bool isState : {true, false})
     for (const TensorSpec &spec : isState ? m.state : m.inputs) {
       std::unique_ptr<TensorBuffer> buffer;
-      if (Error e = TensorBuffer::create(spec, buffer, memory))
+      // An input's host copy is what the entry point's index checks read.
+      if (Error e = TensorBuffer::create(spec, buffer, memory, s->device_,
+                                         /*hostCopy=*/!isState))
         return e;
       s->descriptors_[spec.index] = buffer->descriptor();
       if (spec.role == "step")
@@ -350,12 +376,12 @@ Error Session::open(const std::string &dir, std::unique_ptr<Session> &out) {
   lossSpec.name = "loss";
   lossSpec.role = "loss";
   lossSpec.numBytes = sizeof(float);
-  if (Error e = TensorBuffer::create(lossSpec, s->loss_, memory))
+  if (Error e = TensorBuffer::create(lossSpec, s->loss_, memory, s->device_))
     return e;
   s->descriptors_[static_cast<size_t>(m.numArgs)] = s->loss_->descriptor();
   for (const TensorSpec &spec : m.metrics) {
     std::unique_ptr<TensorBuffer> buffer;
-    if (Error e = TensorBuffer::create(spec, buffer, memory))
+    if (Error e = TensorBuffer::create(spec, buffer, memory, s->device_))
       return e;
     s->descriptors_[static_cast<size_t>(m.numArgs) + 1 + s->metrics_.size()] =
         buffer->descriptor();
@@ -367,6 +393,8 @@ Error Session::open(const std::string &dir, std::unique_ptr<Session> &out) {
     float rank = static_cast<float>(msamp_rt_rank());
     encodeFromF32(s->rankInput_->spec().dtype, &rank, 1, 1.0f,
                   s->rankInput_->data());
+    if (Error e = s->rankInput_->upload())
+      return e;
   }
   s->dataTensors_.assign(s->inputs_.size(), nullptr);
   out = std::move(s);
@@ -421,6 +449,9 @@ Error Session::initialize(uint64_t seed, const std::string *initFile,
     state.push_back(buffer.get());
   if (Error e = initializeState(state, seed, reader.get(), numFromFile))
     return e;
+  // Initialized on the host copies: the whole state in one copy.
+  if (Error e = uploadAll(state_))
+    return e;
   stateDictLayout_ = std::move(layout);
   localSteps_ = 0;
   initialized_ = true;
@@ -438,37 +469,45 @@ int64_t Session::boundBytes() const {
 int64_t Session::completedSteps() const {
   if (!stepState_)
     return localSteps_;
+  // A device counter is read by a copy (the step advanced it); a failed
+  // copy leaves the last value read, and the device's error fails the next
+  // step.
+  (void)stepState_->download();
   int64_t steps;
   std::memcpy(&steps, stepState_->data(), sizeof(steps));
   return steps;
 }
 
-void Session::setCompletedSteps(int64_t steps) {
-  if (stepState_)
-    std::memcpy(stepState_->data(), &steps, sizeof(steps));
-  else
+Error Session::setCompletedSteps(int64_t steps) {
+  if (!stepState_) {
     localSteps_ = steps;
+    return Error::success();
+  }
+  std::memcpy(stepState_->data(), &steps, sizeof(steps));
+  return stepState_->upload();
 }
 
 Error Session::copyState(bool toSnapshot) {
-  if (memory_ == BufferMemory::Managed) {
-    // On the device: a host memcpy would migrate every page of the state
-    // to the host and the next kernels would fault it back.
+  if (memory_ != BufferMemory::Host) {
+    // On the device: device memory is not the host's (and a host memcpy of
+    // managed memory would migrate every page of the state to the host).
     std::vector<void *> dst;
     std::vector<const void *> src;
     std::vector<size_t> bytes;
-    char *snapshot = static_cast<char *>(deviceSnapshot_.get());
+    char *snapshot = static_cast<char *>(deviceSnapshot_);
     for (const auto &buffer : state_) {
-      dst.push_back(toSnapshot ? snapshot : buffer->data());
-      src.push_back(toSnapshot ? buffer->data() : snapshot);
+      dst.push_back(toSnapshot ? snapshot : buffer->stepData());
+      src.push_back(toSnapshot ? buffer->stepData() : snapshot);
       bytes.push_back(buffer->numBytes());
       snapshot += buffer->numBytes();
     }
-    if (msamp_rt_gpu_copy_buffers(dst.data(), src.data(), bytes.data(),
-                                  static_cast<int64_t>(dst.size())) !=
-        MSAMP_RT_OK)
-      return runtimeFailure(toSnapshot ? "copying the state before the step"
-                                       : "undoing the step's update");
+    if (std::string why = device_->copy(dst.data(), src.data(), bytes.data(),
+                                        static_cast<int64_t>(dst.size()));
+        !why.empty())
+      return Error(MSAMP_ERROR_RUNTIME,
+                   std::string(toSnapshot ? "copying the state before the step"
+                                          : "undoing the step's update") +
+                       ": " + why);
     return Error::success();
   }
   size_t at = 0;
@@ -486,7 +525,10 @@ Error Session::snapshotState() { return copyState(/*toSnapshot=*/true); }
 
 Error Session::restoreState() { return copyState(/*toSnapshot=*/false); }
 
-void Session::GpuFree::operator()(void *ptr) const { msamp_rt_gpu_free(ptr); }
+Session::~Session() {
+  if (deviceSnapshot_)
+    device_->release(deviceSnapshot_);
+}
 
 /// "nan", "inf" or "-inf".
 static std::string spellFloat(float v) {
@@ -503,7 +545,7 @@ std::string Session::findNonFiniteTensor(
       scanned.push_back(buffer.get());
   }
   std::vector<int64_t> first(scanned.size(), -1);
-  if (memory_ == BufferMemory::Managed) {
+  if (memory_ != BufferMemory::Host) {
     // On the device, for the reason of copyState; one wait for all.
     std::vector<const void *> data;
     std::vector<int64_t> counts, at;
@@ -514,20 +556,18 @@ std::string Session::findNonFiniteTensor(
       uint64_t mask = 0;
       if (!nonFiniteBits(scanned[k]->spec().dtype, width, mask))
         continue;
-      data.push_back(scanned[k]->data());
+      data.push_back(scanned[k]->stepData());
       counts.push_back(scanned[k]->spec().numElements);
       widths.push_back(width);
       masks.push_back(mask);
       at.push_back(static_cast<int64_t>(k));
     }
     std::vector<int64_t> found(data.size(), -1);
-    if (msamp_rt_gpu_find_all_ones(
+    if (std::string message = device_->findAllOnes(
             data.data(), counts.data(), widths.data(), masks.data(),
-            static_cast<int64_t>(data.size()), found.data()) != MSAMP_RT_OK) {
-      std::string message = msamp_rt_get_last_error_message();
-      msamp_rt_clear_error();
+            static_cast<int64_t>(data.size()), found.data());
+        !message.empty())
       return "(the check on the device failed: " + message + ")";
-    }
     for (size_t j = 0; j < found.size(); ++j)
       first[static_cast<size_t>(at[j])] = found[j];
   } else {
@@ -538,6 +578,10 @@ std::string Session::findNonFiniteTensor(
   for (size_t k = 0; k < scanned.size(); ++k)
     if (first[k] >= 0) {
       const TensorSpec &spec = scanned[k]->spec();
+      // The value, from the device (rare: the step is refused).
+      if (Error e = scanned[k]->download())
+        return "'" + spec.name + "' holds a non-finite value at element " +
+               std::to_string(first[k]) + " (" + e.message() + ")";
       return "'" + spec.name + "' holds " +
              spellNonFinite(spec.dtype, scanned[k]->data(), first[k]) +
              " at element " + std::to_string(first[k]);
@@ -574,6 +618,10 @@ Error Session::step(float lr, uint32_t flags, float &loss) {
     const float training = eval ? 0.0f : 1.0f;
     std::memcpy(trainingInput_->data(), &training, sizeof(training));
   }
+  // The batch and the values above into the step's fixed input buffers
+  // (a CUDA graph replays on their addresses): one copy, one wait.
+  if (Error e = uploadAll(inputs_))
+    return e;
   // Non-finite data: FP8 casts saturate an Inf input to the format's
   // maximum, so at O1-O3 the loss can stay finite; read the inputs. One
   // process decides before the step, so nothing runs and nothing needs
@@ -630,7 +678,10 @@ Error Session::step(float lr, uint32_t flags, float &loss) {
   std::string runtimeError = graph_.run(
       runtimeGraphDevice(),
       [&] {
-        packed_(descriptors_.data());
+        if (device_)
+          device_->run([&] { packed_(descriptors_.data()); });
+        else
+          packed_(descriptors_.data());
         return recorded();
       },
       [&] { (void)restoreState(); },
@@ -639,10 +690,10 @@ Error Session::step(float lr, uint32_t flags, float &loss) {
           checkInputs_(descriptors_.data());
         return recorded();
       });
-  if (memory_ == BufferMemory::Managed) {
+  if (memory_ != BufferMemory::Host) {
     // A GPU step returns with its work enqueued (RuntimeABI.md 13.1): the
     // loss, the metrics and any kernel's fault are there after this wait.
-    msamp_rt_gpu_stream_synchronize(msamp_rt_gpu_stream_create());
+    device_->synchronize();
     if (std::string late = recorded(); runtimeError.empty())
       runtimeError = late;
   }
@@ -659,6 +710,15 @@ Error Session::step(float lr, uint32_t flags, float &loss) {
       return Error(MSAMP_ERROR_RUNTIME,
                    "step " + std::to_string(number) + ": " + agreed);
     }
+  }
+  // The loss and the metrics, read back from the device in one copy.
+  std::vector<const TensorBuffer *> outputs = {loss_.get()};
+  for (const auto &metric : metrics_)
+    outputs.push_back(metric.get());
+  if (Error e = copyBuffers(outputs, /*toDevice=*/false)) {
+    if (Error undone = restoreState())
+      return undone;
+    return e;
   }
   std::memcpy(&loss, loss_->data(), sizeof(loss));
   if (eval) {
@@ -745,7 +805,7 @@ Error Session::step(float lr, uint32_t flags, float &loss) {
 }
 
 void Session::setCudaGraphs(bool on) {
-  if (memory_ == BufferMemory::Managed)
+  if (cudaStep_)
     graph_.configure(on, graphWhyNot_);
 }
 
@@ -754,14 +814,16 @@ Error Session::finishNonFinite(bool skip, int64_t before,
   if (Error undone = restoreState())
     return undone;
   if (!skip) {
-    setCompletedSteps(before);
+    if (Error e = setCompletedSteps(before))
+      return e;
     return Error(MSAMP_ERROR_NONFINITE, message);
   }
   return skipStep(before, message);
 }
 
 Error Session::skipStep(int64_t before, const std::string &message) {
-  setCompletedSteps(before + 1);
+  if (Error e = setCompletedSteps(before + 1))
+    return e;
   ++numSkipped_;
   ++consecutiveSkipped_;
   lastSkipReason_ = message;
@@ -799,6 +861,8 @@ std::string Session::stateChecksum(bool replicatedOnly) const {
   // SHA-256 of the state's bytes, tensor by tensor in manifest order, each
   // preceded by its name: equal checksums mean byte-identical replicas.
   Sha256 hash;
+  if (Error e = downloadAll(state_))
+    return "(" + e.message() + ")";
   for (const auto &buffer : state_) {
     if (replicatedOnly && isRankLocal(buffer->spec()))
       continue;
@@ -853,9 +917,13 @@ Error Session::readParam(const std::string &name, float *out,
                  "'" + name + "' has " + std::to_string(spec.numElements) +
                      " elements, the output buffer " + std::to_string(count));
   float scaleInv = 1.0f;
+  if (Error e = buffer->download())
+    return e;
   if (TensorBuffer *scale = findState(scaleName(name)))
     if (scale->spec().dtype == ElementType::F32 &&
         scale->spec().numElements == 1) {
+      if (Error e = scale->download())
+        return e;
       float s;
       std::memcpy(&s, scale->data(), sizeof(s));
       scaleInv = 1.0f / s;

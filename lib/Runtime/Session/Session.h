@@ -38,7 +38,12 @@ Error readGraph(const std::string &dir, std::string &text, std::string &hash);
 
 class Session {
 public:
-  static Error open(const std::string &dir, std::unique_ptr<Session> &out);
+  /// `testDevice` is for unit tests only: a step compiled for the CPU with
+  /// its buffers in that device's memory (BufferDevice.h), which must
+  /// outlive the session.
+  static Error open(const std::string &dir, std::unique_ptr<Session> &out,
+                    BufferDevice *testDevice = nullptr);
+  ~Session();
 
   const Manifest &manifest() const { return manifest_; }
   const std::string &graphHash() const { return graphHash_; }
@@ -112,8 +117,19 @@ public:
     return metrics_;
   }
   Error metricValue(const std::string &name, float &value) const;
+  /// The loss output the step writes (its host copy holds the last loss).
+  const TensorBuffer &lossBuffer() const { return *loss_; }
 
   Error readParam(const std::string &name, float *out, int64_t count) const;
+  /// Copies the bytes of state tensor or input `name` out (`numBytes`, its
+  /// size) or in (msamp_session_read_tensor/write_tensor): from or to the
+  /// device for a GPU step, through the buffer's host copy.
+  Error readTensor(const std::string &name, void *out, int64_t numBytes) const;
+  Error writeTensor(const std::string &name, const void *data,
+                    int64_t numBytes);
+  /// `buffer`'s host copy made current (msamp_tensor_info's data): read
+  /// from the device unless it is an input, whose host copy is the source.
+  Error refreshHostCopy(const TensorBuffer &buffer) const;
 
   /// Bytes of the buffers the session binds to the step (state, inputs,
   /// loss, metrics): what the step's arguments occupy.
@@ -124,7 +140,7 @@ public:
 
 private:
   Session() = default;
-  void setCompletedSteps(int64_t steps);
+  Error setCompletedSteps(int64_t steps);
   Error snapshotState();
   /// A non-finite step that ran: the state restored from the snapshot,
   /// then skipped (counted, the counter advanced) when `skip`, else the
@@ -140,7 +156,7 @@ private:
                             std::vector<LayoutEntry> &layout) const;
   Error restoreState();
   /// snapshotState (toSnapshot) and restoreState: on the device for a GPU
-  /// step's managed state, else memcpy.
+  /// step's state, else memcpy.
   Error copyState(bool toSnapshot);
 
   std::string dir_;
@@ -183,15 +199,18 @@ private:
 
   /// The state before the current step, taken before every step: sized
   /// once at open (the memory check counts it). A GPU step's is
-  /// deviceSnapshot_ instead, managed memory only the device touches.
+  /// deviceSnapshot_ instead, device memory of device_.
   std::vector<uint8_t> snapshot_;
-  struct GpuFree {
-    void operator()(void *ptr) const;
-  };
-  std::unique_ptr<void, GpuFree> deviceSnapshot_;
-  /// Managed for a step compiled with --target cuda: the state must not be
-  /// read or written on the host every step (its pages would migrate).
+  void *deviceSnapshot_ = nullptr;
+  /// Device for a step compiled with --target cuda (Managed when its own
+  /// host code reads or writes buffers): the host reaches the state only
+  /// through copies (BufferDevice.h), never every step.
   BufferMemory memory_ = BufferMemory::Host;
+  /// The device of a Device or Managed session's buffers and copies.
+  BufferDevice *device_ = nullptr;
+  /// Compiled with --target cuda: the step returns with its work enqueued
+  /// and may run as a CUDA graph.
+  bool cudaStep_ = false;
   std::vector<LayoutEntry> stateDictLayout_;
   /// A GPU step as a CUDA graph: why this step cannot be one ("" if it
   /// can), found at open, and the graph.

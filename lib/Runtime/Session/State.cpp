@@ -81,7 +81,8 @@ std::string scaleName(const std::string &name) { return name + ".scale"; }
 
 Error TensorBuffer::create(const TensorSpec &spec,
                            std::unique_ptr<TensorBuffer> &out,
-                           BufferMemory memory) {
+                           BufferMemory memory, BufferDevice *device,
+                           bool hostCopy) {
   std::unique_ptr<TensorBuffer> buffer(new TensorBuffer(spec));
   buffer->memory_ = memory;
   // aligned_alloc wants a size that is a multiple of the alignment; a 0-byte
@@ -90,14 +91,34 @@ Error TensorBuffer::create(const TensorSpec &spec,
   size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
   if (rounded == 0)
     rounded = kAlignment;
-  buffer->data_ = memory == BufferMemory::Managed
-                      ? msamp_rt_gpu_aligned_alloc(kAlignment, rounded)
-                      : std::aligned_alloc(kAlignment, rounded);
-  if (!buffer->data_)
+  auto outOfMemory = [&](const std::string &why) {
     return Error(MSAMP_ERROR_OUT_OF_MEMORY,
                  "cannot allocate " + std::to_string(bytes) + " bytes for '" +
-                     spec.name + "'");
-  std::memset(buffer->data_, 0, rounded);
+                     spec.name + "'" + why);
+  };
+  if (memory == BufferMemory::Device) {
+    // Device memory comes zeroed; the host copy is zeroed below.
+    std::string why;
+    buffer->device_ = device;
+    buffer->data_ = device ? device->allocate(rounded, why) : nullptr;
+    if (!buffer->data_)
+      return outOfMemory(" in device memory: " + why);
+    buffer->host_ = std::aligned_alloc(kAlignment, rounded);
+    if (!buffer->host_)
+      return outOfMemory(" (its host copy)");
+    if (hostCopy) {
+      device->registerHostCopy(buffer->data_, buffer->host_, rounded);
+      buffer->hostCopyRegistered_ = true;
+    }
+  } else {
+    buffer->data_ = memory == BufferMemory::Managed
+                        ? msamp_rt_gpu_aligned_alloc(kAlignment, rounded)
+                        : std::aligned_alloc(kAlignment, rounded);
+    buffer->host_ = buffer->data_;
+    if (!buffer->data_)
+      return outOfMemory("");
+  }
+  std::memset(buffer->host_, 0, rounded);
 
   const size_t rank = spec.shape.size();
   std::vector<int64_t> &d = buffer->descriptor_;
@@ -118,10 +139,67 @@ Error TensorBuffer::create(const TensorSpec &spec,
 }
 
 TensorBuffer::~TensorBuffer() {
-  if (memory_ == BufferMemory::Managed)
+  switch (memory_) {
+  case BufferMemory::Device:
+    if (hostCopyRegistered_)
+      device_->unregisterHostCopy(data_);
+    if (data_)
+      device_->release(data_);
+    std::free(host_);
+    break;
+  case BufferMemory::Managed:
     msamp_rt_gpu_free(data_);
-  else
+    break;
+  case BufferMemory::Host:
     std::free(data_);
+    break;
+  }
+}
+
+Error copyBuffers(const std::vector<const TensorBuffer *> &buffers,
+                  bool toDevice) {
+  std::vector<void *> dst;
+  std::vector<const void *> src;
+  std::vector<size_t> bytes;
+  BufferDevice *device = nullptr;
+  for (const TensorBuffer *buffer : buffers) {
+    if (!buffer->onDevice() || !buffer->numBytes())
+      continue;
+    device = buffer->device_;
+    dst.push_back(toDevice ? buffer->data_ : buffer->host_);
+    src.push_back(toDevice ? buffer->host_ : buffer->data_);
+    bytes.push_back(buffer->numBytes());
+  }
+  if (!device)
+    return Error::success();
+  std::string error = device->copy(dst.data(), src.data(), bytes.data(),
+                                   static_cast<int64_t>(dst.size()));
+  if (!error.empty())
+    return Error(MSAMP_ERROR_RUNTIME,
+                 std::string(toDevice ? "copying " : "reading ") +
+                     std::to_string(dst.size()) + " buffer(s) " +
+                     (toDevice ? "to" : "from") + " the device: " + error);
+  return Error::success();
+}
+
+Error TensorBuffer::download() const { return copyBuffers({this}, false); }
+
+Error TensorBuffer::upload() { return copyBuffers({this}, true); }
+
+static std::vector<const TensorBuffer *>
+pointers(const std::vector<std::unique_ptr<TensorBuffer>> &buffers) {
+  std::vector<const TensorBuffer *> out;
+  for (const auto &buffer : buffers)
+    out.push_back(buffer.get());
+  return out;
+}
+
+Error downloadAll(const std::vector<std::unique_ptr<TensorBuffer>> &buffers) {
+  return copyBuffers(pointers(buffers), /*toDevice=*/false);
+}
+
+Error uploadAll(const std::vector<std::unique_ptr<TensorBuffer>> &buffers) {
+  return copyBuffers(pointers(buffers), /*toDevice=*/true);
 }
 
 float storageMaxFinite(ElementType type) {

@@ -173,6 +173,9 @@ Error Session::exportWeights(const std::string &path) const {
                      " holds only the master weights it owns: save a "
                      "checkpoint on every rank and export the weights from "
                      "it (msamp_export_checkpoint_weights)");
+  // The values, from the device (a GPU step's state): one copy.
+  if (Error e = downloadAll(state_))
+    return e;
   std::map<std::string, StoredTensor> state;
   for (const auto &buffer : state_) {
     const TensorSpec &spec = buffer->spec();

@@ -21,10 +21,13 @@
 //    (msamp-gpu-async-launches). cuLaunchKernel's own result reports a
 //    launch that could not start, naming the kernel; a fault while it runs
 //    is reported by the next synchronization.
-//  * Buffers are managed memory (cudaMallocManaged): kernels, the host code
-//    of the step, the session and the backend (which uses managed pointers
-//    in place, 10.2) all reach them. Freed buffers are kept in a per-size
-//    cache: a training step frees and allocates the same sizes every time.
+//  * The step's own buffers that its static arena does not hold are managed
+//    memory (cudaMallocManaged, alloc): kernels, the host code of the step
+//    and the backend (which uses managed pointers in place, 10.2) all reach
+//    them. Freed buffers are kept in a per-size cache: a training step
+//    frees and allocates the same sizes every time. The session's buffers
+//    (state, inputs, loss, metrics, the state's copy) are device memory
+//    (deviceAlloc, cudaMalloc), which the host reaches only by copies.
 //  * A step's static arenas (arena): one cudaMalloc'd and one
 //    cudaMallocHost'd block per device, which the step views its buffers
 //    in; the session reserves them at open, every step reuses them.
@@ -454,6 +457,31 @@ void graphDestroy(void *exec) {
     cudaGraphExecDestroy(static_cast<cudaGraphExec_t>(exec));
 }
 
+msamp_rt_status deviceAlloc(size_t bytes, void **ptr) {
+  *ptr = nullptr;
+  return withActiveBackend(
+      "msamp_rt_gpu_device_alloc", [&](const DeviceContext &ctx) {
+        const size_t size = bytes ? bytes : 256; // a distinct pointer
+        MSAMP_CUDA_TRY_CTX(cudaMalloc(ptr, size), "%zu bytes, device %d", size,
+                           ctx.device);
+        // Zeroed like a host buffer, and before any host copy reaches it.
+        const cudaError_t zeroed = cudaMemsetAsync(*ptr, 0, size, ctx.stream);
+        const cudaError_t waited =
+            zeroed == cudaSuccess ? cudaStreamSynchronize(ctx.stream) : zeroed;
+        if (waited != cudaSuccess) {
+          cudaFree(*ptr);
+          *ptr = nullptr;
+          MSAMP_CUDA_TRY(waited);
+        }
+        return MSAMP_RT_OK;
+      });
+}
+
+void deviceFree(void *ptr) {
+  if (ptr)
+    cudaFree(ptr); // waits for the work that may still use it
+}
+
 const GpuHostTable theTable = {kGpuHostVersion,
                                moduleLoad,
                                moduleGetFunction,
@@ -469,7 +497,9 @@ const GpuHostTable theTable = {kGpuHostVersion,
                                graphBeginCapture,
                                graphEndCapture,
                                graphLaunch,
-                               graphDestroy};
+                               graphDestroy,
+                               deviceAlloc,
+                               deviceFree};
 
 } // namespace
 } // namespace msamp::runtime::cuda
