@@ -158,6 +158,36 @@ def MSAMPOutlineLoopNests
   ];
 }
 
+def MSAMPBarePointerCalls
+    : Pass<"msamp-bare-pointer-calls", "::mlir::ModuleOp"> {
+  let summary = "pass the buffers of private functions with static memref "
+                "types as bare pointers";
+  let description = [{
+    CPU lowering, right before the conversion to LLVM: gives every private
+    `func.func` definition whose memref arguments and results all have a
+    static shape, static strides and a static offset the `llvm.bareptr`
+    attribute, with which convert-func-to-llvm passes each buffer as one
+    pointer (the descriptor's aligned pointer) instead of its
+    3 + 2 x rank descriptor fields, at the definition and at every call;
+    the callee rebuilds the descriptor from its static type.
+
+    The outlined blocks and loop nests (msamp-outline-repeated-blocks,
+    msamp-outline-loop-nests) take every buffer they touch: with whole
+    descriptors each call of a layer's block in the straight-line
+    `@train_step` passed ~1,300 scalars, which every later pass paid for
+    per layer (issue 19, docs/Benchmarks.md). Left alone: public functions
+    (their callers outside the module build descriptors), functions with a
+    C interface, functions referenced other than as the callee of a
+    `func.call`, and functions that free or reallocate a buffer they did
+    not allocate (the bare pointer is the aligned one, not the one to free).
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+  let statistics = [
+    Statistic<"numBarePointer", "num-bare-pointer",
+              "functions given the bare pointer calling convention">
+  ];
+}
+
 def MSAMPOptNoneEntryPoints
     : Pass<"msamp-optnone-entry-points", "::mlir::ModuleOp"> {
   let summary = "compile the step's public LLVM functions without "
