@@ -109,8 +109,11 @@ void mlir::msamp::buildLoopsToLLVMPipeline(OpPassManager &pm,
   });
   // With the nests and layers outlined the step and its wrappers are
   // straight lines of calls: -O3 on them was time for nothing.
-  if (outlineLoopNests)
+  // Code generation of their one long block at -O0 was superlinear.
+  if (outlineLoopNests) {
     pm.addPass(createMSAMPOptNoneEntryPoints());
+    pm.addPass(createMSAMPSplitStraightLines());
+  }
 }
 
 void mlir::msamp::registerMSAMPCPUPipelines() {

@@ -214,6 +214,36 @@ def MSAMPOptNoneEntryPoints
   ];
 }
 
+def MSAMPSplitStraightLines
+    : Pass<"msamp-split-straight-lines", "::mlir::ModuleOp"> {
+  let summary = "cut the blocks of the functions compiled at -O0 into blocks "
+                "of a bounded number of operations";
+  let description = [{
+    CPU lowering, after msamp-optnone-entry-points: every `llvm.func`
+    definition with `optimize_none` (the step and its public wrappers,
+    straight lines of calls, allocations and descriptor fields whose
+    length grows with depth) gets its blocks cut into blocks of at most
+    `max-ops` operations, each ending in a branch to the next. Allocas of
+    a constant size first move to the start of the entry block (with their
+    size constants), so they stay static stack slots.
+
+    At -O0 LLVM selects instructions with FastISel, which gives a block to
+    SelectionDAG from its start up to any instruction it cannot select
+    (aggregate loads, `insertvalue` of descriptors); SelectionDAG's
+    scheduling and combining of one block of the whole step grew faster
+    than the block (issue 19, docs/Benchmarks.md). Bounded blocks make the
+    step's code generation linear in depth. Only control flow changes: the
+    same operations run in the same order.
+  }];
+  let options = [
+    Option<"maxOps", "max-ops", "int64_t", /*default=*/"256",
+           "most operations per block (the branch not counted)">
+  ];
+  let statistics = [
+    Statistic<"numSplit", "num-split", "functions whose blocks were cut">
+  ];
+}
+
 def MSAMPOutlineRepeatedBlocks
     : Pass<"msamp-outline-repeated-blocks", "::mlir::ModuleOp"> {
   let summary = "outline the repeated layers of @train_step as calls of "
