@@ -111,6 +111,7 @@ void mlir::msamp::buildLoopsToLLVMPipeline(OpPassManager &pm,
   // straight lines of calls: -O3 on them was time for nothing.
   // Code generation of their one long block at -O0 was superlinear.
   if (outlineLoopNests) {
+    pm.addPass(createMSAMPInlineStepIntoEntryPoint());
     pm.addPass(createMSAMPOptNoneEntryPoints());
     pm.addPass(createMSAMPSplitStraightLines());
   }

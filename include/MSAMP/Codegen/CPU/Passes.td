@@ -188,6 +188,33 @@ def MSAMPBarePointerCalls
   ];
 }
 
+def MSAMPInlineStepIntoEntryPoint
+    : Pass<"msamp-inline-step-into-entry-point", "::mlir::ModuleOp"> {
+  let summary = "move @train_step and its C interface into "
+                "msamp_train_step_packed";
+  let description = [{
+    CPU lowering, after msamp-emit-entry-point: the bodies of
+    `_mlir_ciface_train_step` and then `@train_step` replace their one call
+    (in `msamp_train_step_packed`, the runtime's only way into the step,
+    RuntimeABI.md 11), and the two functions are erased. Each is moved only
+    if it is a definition returning nothing whose sole use is that call;
+    every return becomes a branch to what followed the call.
+
+    `@train_step` took every descriptor field of every argument as a scalar
+    (11,453 parameters at 24 layers of the issue's LM), its C interface one
+    pointer per descriptor, and the C interface called the step with all
+    11,453. At -O0 (msamp-optnone-entry-points) LLVM lowers a function's
+    stack arguments, and a call's, as one SelectionDAG whose code generation
+    grew about 2.5x per doubling of their number (issue 19,
+    docs/Benchmarks.md). The packed entry point takes one pointer: the same
+    instructions run in the same order, without the two calls.
+  }];
+  let statistics = [
+    Statistic<"numInlined", "num-inlined", "functions moved into the "
+              "packed entry point">
+  ];
+}
+
 def MSAMPOptNoneEntryPoints
     : Pass<"msamp-optnone-entry-points", "::mlir::ModuleOp"> {
   let summary = "compile the step's public LLVM functions without "
