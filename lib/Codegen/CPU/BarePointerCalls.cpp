@@ -35,15 +35,17 @@ namespace {
 /// spells it only inside its FuncToLLVM library.
 constexpr StringLiteral kBarePtrAttrName = "llvm.bareptr";
 
-/// Whether every memref a value of this function type passes is fully
-/// static, so that one pointer and the type rebuild its descriptor.
-bool hasOnlyStaticMemRefs(FunctionType type) {
+/// Whether every memref argument of this function type is fully static, so
+/// that one pointer and the type rebuild its descriptor, and no result is a
+/// memref: a returned buffer the caller frees needs its allocated pointer,
+/// which a bare pointer (the aligned one) is not.
+bool takesOnlyStaticMemRefs(FunctionType type) {
   auto isStatic = [](Type t) {
     auto memref = dyn_cast<BaseMemRefType>(t);
     return !memref || LLVMTypeConverter::canConvertToBarePtr(memref);
   };
   return llvm::all_of(type.getInputs(), isStatic) &&
-         llvm::all_of(type.getResults(), isStatic);
+         llvm::none_of(type.getResults(), llvm::IsaPred<BaseMemRefType>);
 }
 
 /// The buffer `value` is a view of, through view-like ops.
@@ -103,7 +105,7 @@ struct MSAMPBarePointerCallsPass
       if (func.isExternal() || !func.isPrivate() ||
           func->hasAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName()) ||
           referenced.contains(func.getSymNameAttr()) ||
-          !hasOnlyStaticMemRefs(func.getFunctionType()) ||
+          !takesOnlyStaticMemRefs(func.getFunctionType()) ||
           mayFreeForeignBuffer(func))
         continue;
       func->setAttr(kBarePtrAttrName, UnitAttr::get(&getContext()));

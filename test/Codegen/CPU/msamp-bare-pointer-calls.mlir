@@ -48,6 +48,15 @@ func.func private @frees_argument(%a: memref<4xf32>) {
   return
 }
 
+// A returned buffer: its caller frees it, with the allocated pointer.
+// CHECK-LABEL: func.func private @returns_buffer
+// CHECK-NOT: llvm.bareptr
+// CHECK-SAME: {
+func.func private @returns_buffer(%a: memref<4xf32>) -> memref<4xf32> {
+  %t = memref.alloc() : memref<4xf32>
+  return %t : memref<4xf32>
+}
+
 // Referenced other than by a call (an indirect call cannot see the
 // attribute).
 // CHECK-LABEL: func.func private @address_taken
@@ -71,6 +80,8 @@ func.func @train_step(%a: memref<4x8xf32>,
   call @frees_own_buffer(%f) : (memref<4xf32>) -> ()
   call @dynamic_block(%d) : (memref<?xf32>) -> ()
   call @frees_argument(%f) : (memref<4xf32>) -> ()
+  %r = call @returns_buffer(%f) : (memref<4xf32>) -> memref<4xf32>
+  memref.dealloc %r : memref<4xf32>
   %fn = func.constant @address_taken : (memref<4xf32>) -> ()
   func.call_indirect %fn(%f) : (memref<4xf32>) -> ()
   return

@@ -164,12 +164,12 @@ def MSAMPBarePointerCalls
                 "types as bare pointers";
   let description = [{
     CPU lowering, right before the conversion to LLVM: gives every private
-    `func.func` definition whose memref arguments and results all have a
-    static shape, static strides and a static offset the `llvm.bareptr`
-    attribute, with which convert-func-to-llvm passes each buffer as one
-    pointer (the descriptor's aligned pointer) instead of its
-    3 + 2 x rank descriptor fields, at the definition and at every call;
-    the callee rebuilds the descriptor from its static type.
+    `func.func` definition whose memref arguments all have a static shape,
+    static strides and a static offset, and which returns no memref, the
+    `llvm.bareptr` attribute, with which convert-func-to-llvm passes each
+    buffer as one pointer (the descriptor's aligned pointer) instead of
+    its 3 + 2 x rank descriptor fields, at the definition and at every
+    call; the callee rebuilds the descriptor from its static type.
 
     The outlined blocks and loop nests (msamp-outline-repeated-blocks,
     msamp-outline-loop-nests) take every buffer they touch: with whole
@@ -179,7 +179,8 @@ def MSAMPBarePointerCalls
     (their callers outside the module build descriptors), functions with a
     C interface, functions referenced other than as the callee of a
     `func.call`, and functions that free or reallocate a buffer they did
-    not allocate (the bare pointer is the aligned one, not the one to free).
+    not allocate or return one (the bare pointer is the aligned one, not
+    the one to free).
   }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
   let statistics = [
