@@ -92,8 +92,13 @@ void mlir::msamp::buildLoopsToLLVMPipeline(OpPassManager &pm,
   // call keeps GELU's loops scalar.
   pm.addNestedPass<func::FuncOp>(createMSAMPApproximateTanh());
   // Last on loops: the nests are final, so identical ones print the same.
-  if (outlineLoopNests)
+  if (outlineLoopNests) {
     pm.addPass(createMSAMPOutlineLoopNests());
+    // One pointer per buffer in the calls of the blocks and nests, not
+    // their descriptors' fields: the step's length no longer grows with
+    // the rank and number of buffers per call.
+    pm.addPass(createMSAMPBarePointerCalls());
+  }
   buildHostToLLVMPipeline(pm, [](OpPassManager &pm) {
     pm.addPass(createConvertVectorToLLVMPass());
     // Allocations go through the runtime's counting heap
@@ -104,8 +109,12 @@ void mlir::msamp::buildLoopsToLLVMPipeline(OpPassManager &pm,
   });
   // With the nests and layers outlined the step and its wrappers are
   // straight lines of calls: -O3 on them was time for nothing.
-  if (outlineLoopNests)
+  // Code generation of their one long block at -O0 was superlinear.
+  if (outlineLoopNests) {
+    pm.addPass(createMSAMPInlineStepIntoEntryPoint());
     pm.addPass(createMSAMPOptNoneEntryPoints());
+    pm.addPass(createMSAMPSplitStraightLines());
+  }
 }
 
 void mlir::msamp::registerMSAMPCPUPipelines() {

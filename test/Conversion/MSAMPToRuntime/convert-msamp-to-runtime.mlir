@@ -42,8 +42,15 @@
 // FINAL-DAG: func.func private @msamp_rt_adam_update(memref<*xi8>, {{.*}}memref<*xi8>, i32, i32, i32, i32, f64, f64, f64, f64, i32) attributes {llvm.emit_c_interface}
 // FINAL-NOT: msamp.runtime_symbol
 
+// The step's body is inside the packed entry point
+// (msamp-inline-step-into-entry-point), after the index checks.
+// LLVM-NOT: llvm.func @train_step(
+// LLVM-NOT: llvm.func @_mlir_ciface_train_step(
 // LLVM-LABEL: llvm.func @msamp_train_step_packed(%{{.+}}: !llvm.ptr)
-// LLVM: llvm.call @_mlir_ciface_train_step(
+// LLVM: llvm.call @msamp_train_step_check_inputs(
+// LLVM: llvm.call @msamp_rt_quantize(
+// LLVM: llvm.call @msamp_rt_gemm(
+// LLVM-NOT: llvm.call @_mlir_ciface_train_step(
 // LLVM-LABEL: llvm.func @msamp_train_step_abi_version() -> i64
 // LLVM: llvm.mlir.constant(4 : i64)
 // LLVM-LABEL: llvm.func @msamp_train_step_num_args() -> i64

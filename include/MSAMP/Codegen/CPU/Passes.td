@@ -158,6 +158,64 @@ def MSAMPOutlineLoopNests
   ];
 }
 
+def MSAMPBarePointerCalls
+    : Pass<"msamp-bare-pointer-calls", "::mlir::ModuleOp"> {
+  let summary = "pass the buffers of private functions with static memref "
+                "types as bare pointers";
+  let description = [{
+    CPU lowering, right before the conversion to LLVM: gives every private
+    `func.func` definition whose memref arguments all have a static shape,
+    static strides and a static offset, and which returns no memref, the
+    `llvm.bareptr` attribute, with which convert-func-to-llvm passes each
+    buffer as one pointer (the descriptor's aligned pointer) instead of
+    its 3 + 2 x rank descriptor fields, at the definition and at every
+    call; the callee rebuilds the descriptor from its static type.
+
+    The outlined blocks and loop nests (msamp-outline-repeated-blocks,
+    msamp-outline-loop-nests) take every buffer they touch: with whole
+    descriptors each call of a layer's block in the straight-line
+    `@train_step` passed ~1,300 scalars, which every later pass paid for
+    per layer (issue 19, docs/Benchmarks.md). Left alone: public functions
+    (their callers outside the module build descriptors), functions with a
+    C interface, functions referenced other than as the callee of a
+    `func.call`, and functions that free or reallocate a buffer they did
+    not allocate or return one (the bare pointer is the aligned one, not
+    the one to free).
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+  let statistics = [
+    Statistic<"numBarePointer", "num-bare-pointer",
+              "functions given the bare pointer calling convention">
+  ];
+}
+
+def MSAMPInlineStepIntoEntryPoint
+    : Pass<"msamp-inline-step-into-entry-point", "::mlir::ModuleOp"> {
+  let summary = "move @train_step and its C interface into "
+                "msamp_train_step_packed";
+  let description = [{
+    CPU lowering, after msamp-emit-entry-point: the bodies of
+    `_mlir_ciface_train_step` and then `@train_step` replace their one call
+    (in `msamp_train_step_packed`, the runtime's only way into the step,
+    RuntimeABI.md 11), and the two functions are erased. Each is moved only
+    if it is a definition returning nothing whose sole use is that call;
+    every return becomes a branch to what followed the call.
+
+    `@train_step` took every descriptor field of every argument as a scalar
+    (11,453 parameters at 24 layers of the issue's LM), its C interface one
+    pointer per descriptor, and the C interface called the step with all
+    11,453. At -O0 (msamp-optnone-entry-points) LLVM lowers a function's
+    stack arguments, and a call's, as one SelectionDAG whose code generation
+    grew about 2.5x per doubling of their number (issue 19,
+    docs/Benchmarks.md). The packed entry point takes one pointer: the same
+    instructions run in the same order, without the two calls.
+  }];
+  let statistics = [
+    Statistic<"numInlined", "num-inlined", "functions moved into the "
+              "packed entry point">
+  ];
+}
+
 def MSAMPOptNoneEntryPoints
     : Pass<"msamp-optnone-entry-points", "::mlir::ModuleOp"> {
   let summary = "compile the step's public LLVM functions without "
@@ -181,6 +239,36 @@ def MSAMPOptNoneEntryPoints
   }];
   let statistics = [
     Statistic<"numMarked", "num-marked", "functions marked optnone">
+  ];
+}
+
+def MSAMPSplitStraightLines
+    : Pass<"msamp-split-straight-lines", "::mlir::ModuleOp"> {
+  let summary = "cut the blocks of the functions compiled at -O0 into blocks "
+                "of a bounded number of operations";
+  let description = [{
+    CPU lowering, after msamp-optnone-entry-points: every `llvm.func`
+    definition with `optimize_none` (the step and its public wrappers,
+    straight lines of calls, allocations and descriptor fields whose
+    length grows with depth) gets its blocks cut into blocks of at most
+    `max-ops` operations, each ending in a branch to the next. Allocas of
+    a constant size first move to the start of the entry block (with their
+    size constants), so they stay static stack slots.
+
+    At -O0 LLVM selects instructions with FastISel, which gives a block to
+    SelectionDAG from its start up to any instruction it cannot select
+    (aggregate loads, `insertvalue` of descriptors); SelectionDAG's
+    scheduling and combining of one block of the whole step grew faster
+    than the block (issue 19, docs/Benchmarks.md). Bounded blocks make the
+    step's code generation linear in depth. Only control flow changes: the
+    same operations run in the same order.
+  }];
+  let options = [
+    Option<"maxOps", "max-ops", "int64_t", /*default=*/"256",
+           "most operations per block (the branch not counted)">
+  ];
+  let statistics = [
+    Statistic<"numSplit", "num-split", "functions whose blocks were cut">
   ];
 }
 
