@@ -26,9 +26,10 @@
 // scale result is unused. A just-in-time cast whose amax is all-reduced
 // first (the FP8 weight gradients: amax -> all_reduce max ->
 // tensor.expand_shape -> compute_scale most_recent) becomes, at its
-// compute_scale, a `just_in_time` scale_update with a one-entry zero history
-// (its rolled history and next scale are not read). The quantize that reads
-// the scale stays a call of its own.
+// compute_scale, a `just_in_time` scale_update with a one-entry history
+// (a tensor.empty: rolling one entry reads none of it; the rolled history,
+// [amax], is what the expand_shape was, and its next scale is not read). The
+// quantize that reads the scale stays a call of its own.
 //
 // Every value is computed by the same rules in the same order
 // (numerics::scaleUpdate), so the step's bits do not change:
@@ -255,12 +256,12 @@ void fuse(Chain chain, IRRewriter &rewriter) {
   if (chain.history) {
     history = chain.history.getAmaxHistory();
   } else {
-    // The just-in-time cast has no history: a one-entry zero one, whose
-    // roll [amax] is the expand_shape it replaces.
-    auto type = RankedTensorType::get({1}, rewriter.getF32Type());
-    history = arith::ConstantOp::create(
-        rewriter, loc,
-        DenseElementsAttr::get(type, rewriter.getF32FloatAttr(0.0f)));
+    // The just-in-time cast has no history: a one-entry one, whose roll
+    // [amax] is the expand_shape it replaces. Rolling one entry reads none
+    // of it, so it is left uninitialized (a constant would be a global the
+    // GPU step copies into a buffer every step).
+    history = tensor::EmptyOp::create(rewriter, loc, ArrayRef<int64_t>{1},
+                                      rewriter.getF32Type());
   }
   AmaxAlgo algo = chain.next ? chain.next.getAlgo() : AmaxAlgo::MostRecent;
   Type scalar = chain.prevScale.getType();
