@@ -8,6 +8,9 @@
 // RUN: msamp-opt %s --pass-pipeline='builtin.module(func.func(convert-elementwise-to-linalg,linalg-fuse-elementwise-ops,canonicalize,msamp-gpu-fuse-scale-updates))' | FileCheck %s --check-prefix=GENERIC
 // RUN: msamp-opt %S/../../Transforms/Inputs/mlp.mlir --msamp-o2 | msamp-opt --pass-pipeline='builtin.module(func.func(convert-elementwise-to-linalg,msamp-gpu-fuse-scale-updates),convert-msamp-to-runtime)' -o %t.calls.mlir
 // RUN: FileCheck %s --check-prefix=CALL < %t.calls.mlir
+// RUN: msamp-opt %S/../../Transforms/Inputs/mlp.mlir --msamp-o2 | msamp-opt --msamp-lower-to-gpu="cost-report=%t.cost.json" -o /dev/null
+// RUN: FileCheck %s --check-prefix=COST < %t.cost.json
+// RUN: %python %S/Inputs/check_gpu_cost.py %t.cost.json | FileCheck %s --check-prefix=SUMS
 // RUN: grep -cE 'call @msamp_rt_scale_update.*, %c3_i32[_0-9]*\) \{msamp.in_place_args = array<i64: 4, [0-9]+, 7, [0-9]+>\}' %t.calls.mlir | FileCheck %s --check-prefix=DELAYED
 // RUN: grep -cE 'call @msamp_rt_scale_update.*, %c5_i32[_0-9]*\) :' %t.calls.mlir | FileCheck %s --check-prefix=JIT
 
@@ -159,3 +162,11 @@ func.func @kept(%x: tensor<4xf32>, %h: tensor<4xf32>, %p: tensor<f32>)
 // CALL: return
 // DELAYED: 4
 // JIT: 2
+
+// The cost report charges a scale update one f32 FLOP per input element
+// (its amax) and every operand's bytes once: the first one, the input
+// x [4,3] f32 (48 bytes), its history [16] in and out (64 + 64), the
+// previous scale, scale, inverse and next scale (4 x 4) and the use_jit
+// byte (1): 193 bytes.
+// COST: {"name": "msamp_rt_scale_update", "op": "runtime", "unit": "f32", "flops": 12, "bytes": 193,
+// SUMS: gpu_cost.json: consistent
