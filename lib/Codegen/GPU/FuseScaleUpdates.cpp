@@ -332,13 +332,16 @@ struct FuseScaleUpdatesPass
 
   void runOnOperation() override {
     SmallVector<Chain> chains;
+    // One chain per amax: a second reader of it (not what msamp-fp8-gemms
+    // writes) keeps its separate ops and reads the first chain's amax.
+    llvm::SmallPtrSet<Operation *, 32> claimed;
     getOperation().walk([&](Operation *op) {
       std::optional<Chain> chain;
       if (auto history = dyn_cast<UpdateAmaxHistoryOp>(op))
         chain = matchDelayed(history);
       else if (auto scale = dyn_cast<ComputeScaleOp>(op))
         chain = matchReducedJit(scale);
-      if (chain)
+      if (chain && claimed.insert(chain->source.amax).second)
         chains.push_back(*chain);
     });
     IRRewriter rewriter(&getContext());

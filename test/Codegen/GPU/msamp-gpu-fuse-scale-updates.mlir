@@ -170,3 +170,26 @@ func.func @kept(%x: tensor<4xf32>, %h: tensor<4xf32>, %p: tensor<f32>)
 // byte (1): 193 bytes.
 // COST: {"name": "msamp_rt_scale_update", "op": "runtime", "unit": "f32", "flops": 12, "bytes": 193,
 // SUMS: gpu_cost.json: consistent
+
+// One amax read by two histories (not what msamp-fp8-gemms writes): the
+// first chain is fused, the second keeps its ops and reads the amax from
+// the first one's rolled history.
+// CHECK-LABEL: func.func @shared_amax(
+// CHECK: %[[NH:[^,]+]], %{{[^,]+}}, %{{[^,]+}}, %{{[^ ]+}} = msamp.scale_update pow2 max
+// CHECK-NEXT: %[[E:.+]] = tensor.extract_slice %[[NH]][0] [1] [1]
+// CHECK-NEXT: %[[A:.+]] = tensor.collapse_shape %[[E]]
+// CHECK-NOT: msamp.scale_update
+// CHECK: msamp.update_amax_history %{{.+}}, %[[A]]
+// CHECK-NEXT: msamp.compute_scale pow2 max
+// CHECK-NOT: msamp.scale_update
+// CHECK: return
+func.func @shared_amax(%x: tensor<4xf32>, %h: tensor<4xf32>, %p: tensor<f32>)
+    -> (tensor<4xf32>, tensor<f32>, tensor<4xf32>, tensor<f32>) {
+  %a = msamp.amax %x : tensor<4xf32>
+  %h1 = msamp.update_amax_history %h, %a : tensor<4xf32>
+  %n = msamp.compute_scale pow2 max %h1, %p for f8E4M3FN : tensor<4xf32>
+  %h2 = msamp.update_amax_history %h, %a : tensor<4xf32>
+  %n2 = msamp.compute_scale pow2 max %h2, %p for f8E4M3FN : tensor<4xf32>
+  return %h1, %n, %h2, %n2 : tensor<4xf32>, tensor<f32>, tensor<4xf32>, tensor<f32>
+}
+
