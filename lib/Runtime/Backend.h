@@ -67,6 +67,27 @@ struct QuantizeJitParams {
   int32_t margin = 0;
 };
 
+/// msamp_rt_scale_update: the bookkeeping of one scaled cast. amax of `in`
+/// (MAX-reduced over the collective with reduceAmax), history rolled into
+/// outHistory (may be history), the just-in-time scale computeScale(amax,
+/// prevScale), the scale used (that one when justInTime or, with a non-null
+/// useJit, when *useJit & 1; else *prevScale), its inverse, and the next
+/// scale from the rolled history (outNextScale may be prevScale).
+struct ScaleUpdateParams {
+  TensorRef in;
+  const float *history = nullptr;
+  int64_t length = 0;
+  const float *prevScale = nullptr;
+  const uint8_t *useJit = nullptr; ///< null: no warm-up select
+  float *outHistory = nullptr;
+  float *outScale = nullptr, *outScaleInv = nullptr, *outNextScale = nullptr;
+  numerics::ScaleKind kind = numerics::ScaleKind::Pow2;
+  numerics::AmaxAlgo algo = numerics::AmaxAlgo::Max;
+  float fpMax = 448.0f;
+  int32_t margin = 0;
+  bool reduceAmax = false, justInTime = false;
+};
+
 /// msamp_rt_gemm, with shapes resolved: out[b] (m x n) =
 /// alpha * op(a[b]) (m x k) * op(b[b]) (k x n), row-major, where
 /// op(a[b]) is stored k x m when transA (likewise n x k for transB).
@@ -157,6 +178,11 @@ public:
   /// transposed layout) in one call, bit-identical to msamp_rt_amax,
   /// msamp_rt_compute_scale (most_recent) and msamp_rt_quantize in a row.
   virtual msamp_rt_status quantizeJit(const QuantizeJitParams &p) = 0;
+  /// msamp_rt_scale_update, bit-identical to msamp_rt_amax,
+  /// msamp_rt_all_reduce (max), msamp_rt_update_amax_history, two
+  /// msamp_rt_compute_scale and 1 / scale in a row.
+  virtual msamp_rt_status scaleUpdate(const ScaleUpdateParams &p,
+                                      Collective &collective) = 0;
   virtual msamp_rt_status gemm(const GemmParams &p) = 0;
   /// Reduces through `collective` (the current one, Collective.h).
   virtual msamp_rt_status allReduce(const AllReduceParams &p,

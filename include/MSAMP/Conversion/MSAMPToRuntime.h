@@ -82,6 +82,11 @@ bool canShareAdamCall(Operation *a, Operation *b);
 /// (just `op` when it has no kAdamGroupAttr or no partner next to it).
 SmallVector<Operation *> getAdamGroupRun(Operation *op);
 
+/// Whether `user` computes `1.0 / scale`, the inverse scale a GEMM reads: an
+/// `arith.divf` on the 0-d tensor or, once convert-elementwise-to-linalg has
+/// run, the 0-d `linalg.generic` made of it (FusedCastToRuntime.cpp).
+bool isScaleInverse(Operation *user, Value scale);
+
 /// Adds the patterns that lower every msamp op, and every GEMM left in high
 /// precision, inside `state`'s step to runtime calls. They are written for
 /// walkAndApplyPatterns (one visit per op, in order, nothing folded): a

@@ -176,6 +176,53 @@ def MSAMP_UpdateAmaxHistoryOp : MSAMP_Op<"update_amax_history", [Pure,
   let hasFolder = 1;
 }
 
+def MSAMP_ScaleUpdateOp : MSAMP_Op<"scale_update", [Pure,
+    AllTypesMatch<["amax_history", "new_history"]>]> {
+  let summary = "a scaled cast's amax, history, scale and next scale at once";
+  let description = [{
+    The scaling bookkeeping of one cast of `input`, which msamp-fp8-gemms
+    writes as separate ops (msamp-gpu-fuse-scale-updates folds them into
+    this one; it lowers to the one call msamp_rt_scale_update):
+
+    * `amax = msamp.amax %input`, MAX all-reduced over the data-parallel
+      group with `reduce_amax`;
+    * `new_history = msamp.update_amax_history %amax_history, amax`;
+    * `jit = msamp.compute_scale kind most_recent new_history, prev_scale`;
+    * `scale` = `jit` with `just_in_time`, `use_jit ? jit : prev_scale`
+      with `use_jit` (MS-AMP's warm-up), else `prev_scale`;
+    * `scale_inv = 1.0 / scale` (correctly rounded);
+    * `next_scale = msamp.compute_scale kind algo new_history, scale`.
+
+    ```mlir
+    %h, %s, %si, %n = msamp.scale_update pow2 max %x, %hist, %prev
+        use_jit %warm : tensor<i1> for f8E4M3FN reduce_amax
+        : tensor<32x64xf32>, tensor<16xf32>
+    ```
+  }];
+  let arguments = (ins MSAMP_ScaleKindAttr:$kind,
+                       MSAMP_AmaxAlgoAttr:$algo,
+                       RankedTensorOf<[F32, BF16, F16]>:$input,
+                       MSAMP_AmaxHistory:$amax_history,
+                       MSAMP_ScalarF32:$prev_scale,
+                       Optional<TensorRankOf<[I1], [0]>>:$use_jit,
+                       TypeAttr:$format,
+                       DefaultValuedAttr<I64Attr, "0">:$margin,
+                       UnitAttr:$reduce_amax,
+                       UnitAttr:$just_in_time);
+  let results = (outs MSAMP_AmaxHistory:$new_history,
+                      MSAMP_ScalarF32:$scale,
+                      MSAMP_ScalarF32:$scale_inv,
+                      MSAMP_ScalarF32:$next_scale);
+  let assemblyFormat = [{
+    $kind $algo $input `,` $amax_history `,` $prev_scale
+    (`use_jit` $use_jit^ `:` type($use_jit))? `for` $format
+    (`margin` $margin^)?
+    (`reduce_amax` $reduce_amax^)? (`just_in_time` $just_in_time^)?
+    attr-dict `:` type($input) `,` type($amax_history)
+  }];
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // GEMM
 //===----------------------------------------------------------------------===//

@@ -77,7 +77,7 @@ extern "C" {
  *  change of an entry point's arguments or semantics. Compiled steps record
  *  the version they were lowered for; a loader compares it with
  *  msamp_rt_abi_version(). */
-#define MSAMP_RT_ABI_VERSION 4
+#define MSAMP_RT_ABI_VERSION 5
 
 /*===----------------------------------------------------------------------===
  * Types
@@ -276,6 +276,38 @@ MSAMP_RT_EXPORT void _mlir_ciface_msamp_rt_quantize_jit(
     msamp_rt_unranked_memref *out_scale,
     msamp_rt_unranked_memref *out_scale_inv, int32_t in_dtype,
     int32_t out_dtype, int32_t kind, int32_t margin, int32_t flags);
+
+/** Flags of msamp_rt_scale_update. */
+/** All-reduce the amax (MAX over the data-parallel group) before using it. */
+#define MSAMP_RT_SCALE_UPDATE_REDUCE_AMAX 0x1
+/** The scale is the just-in-time one when use_jit's byte has its low bit
+ *  set, else prev_scale (MS-AMP's warm-up select). */
+#define MSAMP_RT_SCALE_UPDATE_SELECT_JIT 0x2
+/** The scale is always the just-in-time one (use_jit is ignored). */
+#define MSAMP_RT_SCALE_UPDATE_JUST_IN_TIME 0x4
+
+/** The bookkeeping of one scaled cast in one call (msamp.scale_update,
+ *  docs/RuntimeABI.md 3.13): amax = max_i |in[i]| (all-reduced with MAX over
+ *  the group with MSAMP_RT_SCALE_UPDATE_REDUCE_AMAX), out_history = history
+ *  rolled with amax, jit = the compute_scale of amax (most_recent), scale =
+ *  jit or prev_scale (flags), out_scale = scale, out_scale_inv = 1 / scale,
+ *  out_next_scale = compute_scale(algo, out_history, prev = scale).
+ *  @param in             any shape; in_dtype f32, bf16 or f16.
+ *  @param history        rank-1 f32 [L], L >= 1; may be out_history.
+ *  @param prev_scale     one f32; may be out_next_scale.
+ *  @param use_jit        one byte (an i1 buffer), read with
+ *                        MSAMP_RT_SCALE_UPDATE_SELECT_JIT; else a dummy.
+ *  @param out_scale, out_scale_inv, out_next_scale  one f32 each.
+ *  @param kind           0 pow2 (MS-AMP), 1 exact (Transformer Engine).
+ *  @param algo           0 max, 1 most_recent (for out_next_scale).
+ *  @param format_dtype   f8E4M3FN, f8E5M2 or f16 (sets fp_max). */
+MSAMP_RT_EXPORT void _mlir_ciface_msamp_rt_scale_update(
+    msamp_rt_unranked_memref *in, msamp_rt_unranked_memref *history,
+    msamp_rt_unranked_memref *prev_scale, msamp_rt_unranked_memref *use_jit,
+    msamp_rt_unranked_memref *out_history, msamp_rt_unranked_memref *out_scale,
+    msamp_rt_unranked_memref *out_scale_inv,
+    msamp_rt_unranked_memref *out_next_scale, int32_t in_dtype, int32_t kind,
+    int32_t algo, int32_t format_dtype, int32_t margin, int32_t flags);
 
 /** Widening (msamp.dequantize): out[i] = cast(decode(in[i]) * scale_inv).
  *  @param in        any shape; in_dtype f8E4M3FN, f8E5M2 or f16.

@@ -131,14 +131,15 @@ int64_t numElements(MemRefType type) {
 
 /// f32 FLOPs per element of the first operand of each non-GEMM runtime
 /// entry point (docs/GPU.md "The cost report"): the scaled casts multiply
-/// once, amax compares once, compute_scale reduces its history once, the
+/// once, amax and a scale update (its amax) compare once, compute_scale
+/// reduces its history once, the
 /// fused just-in-time cast compares and multiplies (2), Adam
 /// does 16 (2 decodes, weight decay, 3 for m, 4 for v, 6 for the update),
 /// SGD 8; moves (history roll, collectives, index checks) none.
 int64_t elementFlops(StringRef callee) {
   return llvm::StringSwitch<int64_t>(callee)
       .Cases({"msamp_rt_quantize", "msamp_rt_dequantize", "msamp_rt_amax",
-              "msamp_rt_compute_scale"},
+              "msamp_rt_compute_scale", "msamp_rt_scale_update"},
              1)
       .Case("msamp_rt_quantize_jit", 2)
       .Case("msamp_rt_adam_update", 16)

@@ -85,6 +85,8 @@ void mlir::msamp::buildLowerToGPUPipeline(OpPassManager &pm,
       pm, [](OpPassManager &pm) { pm.addPass(createMSAMPGPUStageGlobals()); },
       // The optimizer's updates as few multi-tensor calls as possible.
       [](OpPassManager &pm) {
+        // Each FP8 cast's amax, history and scales as one call.
+        pm.addNestedPass<func::FuncOp>(createMSAMPGPUFuseScaleUpdates());
         pm.addNestedPass<func::FuncOp>(createMSAMPGPUGroupAdamUpdates());
         // Multi-use elementwise results recomputed by their consumers
         // rather than written and read back (FuseProducers.cpp).

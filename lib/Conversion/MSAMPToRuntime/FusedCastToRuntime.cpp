@@ -131,8 +131,10 @@ std::optional<JitCastChain> fusableChain(QuantizeOp q,
   return chain;
 }
 
+} // namespace
+
 /// Whether `value` is the constant 1.0 (a scalar or a splat tensor).
-bool isOne(Value value) {
+static bool isOne(Value value) {
   FloatAttr scalar;
   if (matchPattern(value, m_Constant(&scalar)))
     return scalar.getValue().isExactlyValue(1.0);
@@ -144,7 +146,7 @@ bool isOne(Value value) {
 /// `1.0 / scale`, the inverse scale a GEMM reads: an `arith.divf` on the
 /// 0-d tensor, or, once convert-elementwise-to-linalg has run (both
 /// lowerings), the 0-d `linalg.generic` it became.
-bool isInverseOf(Operation *user, Value scale) {
+bool mlir::msamp::isScaleInverse(Operation *user, Value scale) {
   if (auto div = dyn_cast<arith::DivFOp>(user))
     return div.getRhs() == scale && isOne(div.getLhs());
   auto generic = dyn_cast<linalg::GenericOp>(user);
@@ -159,6 +161,8 @@ bool isInverseOf(Operation *user, Value scale) {
          yield.getOperand(0) == div.getResult() &&
          div.getRhs() == body.getArgument(0) && isOne(div.getLhs());
 }
+
+namespace {
 
 struct FusedCastToRuntime : RuntimeCallPattern<QuantizeOp> {
   // Benefit 2: tried before QuantizeToRuntime.
@@ -176,7 +180,7 @@ struct FusedCastToRuntime : RuntimeCallPattern<QuantizeOp> {
     Operation *inverse = nullptr;
     unsigned inverses = 0;
     for (Operation *user : scale.getUsers())
-      if (isInverseOf(user, scale)) {
+      if (isScaleInverse(user, scale)) {
         inverse = user;
         ++inverses;
       }

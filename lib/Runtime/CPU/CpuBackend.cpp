@@ -120,6 +120,10 @@ public:
   msamp_rt_status quantizeJit(const QuantizeJitParams &p) override {
     return cpu::quantizeJit(p);
   }
+  msamp_rt_status scaleUpdate(const ScaleUpdateParams &p,
+                              Collective &collective) override {
+    return cpu::scaleUpdate(p, collective);
+  }
   msamp_rt_status gemm(const GemmParams &p) override { return cpu::gemm(p); }
   msamp_rt_status broadcast(const void *in, void *out, int64_t bytes,
                             int32_t root, Collective &collective) override {

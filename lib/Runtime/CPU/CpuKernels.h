@@ -72,6 +72,8 @@ msamp_rt_status updateAmaxHistory(const float *history, int64_t length,
                                   const float *amax, float *out);
 /// In CpuQuantizeJit.cpp.
 msamp_rt_status quantizeJit(const QuantizeJitParams &p);
+/// In CpuScaleUpdate.cpp.
+msamp_rt_status scaleUpdate(const ScaleUpdateParams &p, Collective &collective);
 msamp_rt_status gemm(const GemmParams &p);
 msamp_rt_status adamUpdate(const AdamParams &p);
 msamp_rt_status sgdUpdate(const SgdParams &p);

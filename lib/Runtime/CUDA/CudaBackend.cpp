@@ -90,6 +90,8 @@ public:
   msamp_rt_status updateAmaxHistory(const float *history, int64_t length,
                                     const float *amax, float *out) override;
   msamp_rt_status quantizeJit(const QuantizeJitParams &p) override;
+  msamp_rt_status scaleUpdate(const ScaleUpdateParams &p,
+                              Collective &collective) override;
   msamp_rt_status gemm(const GemmParams &p) override;
   msamp_rt_status allReduce(const AllReduceParams &p,
                             Collective &collective) override;
@@ -268,6 +270,63 @@ msamp_rt_status CudaBackend::quantizeJit(const QuantizeJitParams &p) {
                      "%s -> %s, %lld elements%s", dtypeName(p.in.dtype),
                      dtypeName(p.out.dtype), static_cast<long long>(p.in.numel),
                      p.outT ? ", transposed" : "");
+  return st.finish();
+}
+
+msamp_rt_status CudaBackend::scaleUpdate(const ScaleUpdateParams &p,
+                                         Collective &collective) {
+  Call call(*this, "msamp_rt_scale_update");
+  MSAMP_RT_RETURN_IF_ERROR(call.status);
+  if (p.length > INT_MAX)
+    return recordError(MSAMP_RT_ERROR_INVALID_ARGUMENT,
+                       "msamp_rt_scale_update: history length %lld is too "
+                       "long",
+                       static_cast<long long>(p.length));
+  Staging st(ctx);
+  ScaleUpdateLaunchArgs a;
+  const void *dIn = nullptr;
+  const size_t historyBytes = static_cast<size_t>(p.length) * sizeof(float);
+  MSAMP_RT_RETURN_IF_ERROR(st.input(p.in.data, bytesOf(p.in), &dIn));
+  // history may be out_history and prev_scale out_next_scale: one staged
+  // buffer each then (Staging.h); the kernel reads before it writes.
+  MSAMP_RT_RETURN_IF_ERROR(st.input(p.history, historyBytes, &a.history));
+  MSAMP_RT_RETURN_IF_ERROR(st.input(p.prevScale, sizeof(float), &a.prevScale));
+  if (p.useJit)
+    MSAMP_RT_RETURN_IF_ERROR(st.input(p.useJit, 1, &a.useJit));
+  MSAMP_RT_RETURN_IF_ERROR(
+      st.output(p.outHistory, historyBytes, &a.outHistory));
+  MSAMP_RT_RETURN_IF_ERROR(st.output(p.outScale, sizeof(float), &a.outScale));
+  MSAMP_RT_RETURN_IF_ERROR(
+      st.output(p.outScaleInv, sizeof(float), &a.outScaleInv));
+  MSAMP_RT_RETURN_IF_ERROR(
+      st.output(p.outNextScale, sizeof(float), &a.outNextScale));
+  unsigned *bits = nullptr;
+  MSAMP_RT_RETURN_IF_ERROR(st.amaxAccumulator(&bits));
+  a.amaxBits = bits;
+  a.length = static_cast<int>(p.length);
+  a.justInTime = p.justInTime;
+  a.kind = p.kind;
+  a.algo = p.algo;
+  a.fpMax = p.fpMax;
+  a.margin = p.margin;
+  MSAMP_CUDA_TRY_CTX(launchAmax(dIn, p.in.dtype, p.in.numel, bits, ctx.stream),
+                     "%s, %lld elements", dtypeName(p.in.dtype),
+                     static_cast<long long>(p.in.numel));
+  if (p.reduceAmax && collective.worldSize() > 1) {
+    // The collective needs the complete amax: finalize it into an f32 and
+    // MAX-reduce it as msamp_rt_all_reduce would.
+    void *scratch = nullptr;
+    MSAMP_RT_RETURN_IF_ERROR(st.scratch(sizeof(float), &scratch));
+    auto *amax = static_cast<float *>(scratch);
+    MSAMP_CUDA_TRY(launchFinalizeAmax(bits, amax, ctx.stream));
+    MSAMP_RT_RETURN_IF_ERROR(
+        reduceF32(collective, amax, amax, 1, CollectiveOp::Max));
+    a.amax = amax;
+  }
+  MSAMP_CUDA_TRY_CTX(launchScaleUpdate(a, ctx.stream),
+                     "history length %lld, kind %d, algo %d, margin %d",
+                     static_cast<long long>(p.length), static_cast<int>(p.kind),
+                     static_cast<int>(p.algo), p.margin);
   return st.finish();
 }
 

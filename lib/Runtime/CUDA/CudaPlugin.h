@@ -36,8 +36,9 @@ class Collective;
 
 /// Bumped whenever CudaPluginHost or the entry point's meaning changes.
 /// 2: AdamParams::mode1 (it fits in the struct's padding, so the layout
-/// fingerprint below does not see it).
-constexpr uint32_t kCudaPluginVersion = 2;
+/// fingerprint below does not see it). 3: Backend::scaleUpdate (a new
+/// virtual: the vtable's layout changed).
+constexpr uint32_t kCudaPluginVersion = 3;
 
 /// A fingerprint of the parameter structs of Backend.h. The loader refuses a
 /// plugin built from a different Backend.h (a stale libmsamp_runtime_cuda.so
@@ -48,6 +49,7 @@ constexpr uint64_t cudaPluginLayoutFingerprint() {
   return sizeof(TensorRef) + 3 * sizeof(ComputeScaleParams) +
          5 * sizeof(GemmParams) + 7 * sizeof(AllReduceParams) +
          11 * sizeof(AdamParams) + 13 * sizeof(SgdParams) +
+         19 * sizeof(ScaleUpdateParams) +
          17 * static_cast<uint64_t>(MSAMP_RT_ABI_VERSION);
 }
 

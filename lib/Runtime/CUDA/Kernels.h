@@ -124,6 +124,30 @@ cudaError_t launchDelayedScalingUpdate(float *history, int64_t length,
                                        numerics::AmaxAlgo algo, float fpMax,
                                        int32_t margin, cudaStream_t stream);
 
+//===--- recipe/scale_update.cu -------------------------------------------===//
+
+/// msamp_rt_scale_update's bookkeeping after the amax (docs/RuntimeABI.md
+/// 3.13): numerics::scaleUpdate in one thread.
+struct ScaleUpdateLaunchArgs {
+  const unsigned *amaxBits = nullptr; ///< the accumulated amax (launchAmax)
+  const float *amax = nullptr; ///< non-null: the all-reduced amax instead
+  const float *history = nullptr;
+  float *outHistory = nullptr; ///< may be history
+  int length = 0;
+  const float *prevScale = nullptr; ///< may be outNextScale
+  const uint8_t *useJit = nullptr;  ///< null: no warm-up select
+  bool justInTime = false;
+  float *outScale = nullptr, *outScaleInv = nullptr, *outNextScale = nullptr;
+  numerics::ScaleKind kind = numerics::ScaleKind::Pow2;
+  numerics::AmaxAlgo algo = numerics::AmaxAlgo::Max;
+  float fpMax = 448.0f;
+  int32_t margin = 0;
+};
+
+/// One single-thread kernel.
+cudaError_t launchScaleUpdate(const ScaleUpdateLaunchArgs &args,
+                              cudaStream_t stream);
+
 //===--- transpose/cast_transpose.cu --------------------------------------===//
 
 /// Fused cast + transpose of a row-major [rows, cols] high-precision matrix:

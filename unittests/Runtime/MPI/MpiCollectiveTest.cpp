@@ -14,6 +14,7 @@
 #include "MSAMP/Numerics/FP8.h"
 #include "MSAMP/Runtime/msamp_runtime.h"
 
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -271,6 +272,48 @@ int main() {
               msamp_rt_get_last_error() == MSAMP_RT_ERROR_SHAPE_MISMATCH,
           "reduce-scatter of a buffer that is not N shards is an error");
     msamp_rt_clear_error();
+  }
+
+  // msamp_rt_scale_update with the amax all-reduced (docs/RuntimeABI.md
+  // 3.13): every rank ends with the same history and scales, those of the
+  // separate calls (amax, all_reduce max, history roll, two compute_scale,
+  // 1 / scale); rank 1 also tries a NaN amax, which wins the MAX.
+  for (bool nan : {false, true}) {
+    Tensor<float> x({3}, std::vector<float>{0.5f, -float(rank + 1) * 3.0f,
+                                            nan && rank == 1 ? NAN : 1.0f});
+    Tensor<float> h({4}, std::vector<float>{7.0f, 1.0f, 0.0f, 2.0f});
+    Tensor<float> prev = scalar(2.0f), s = scalar(0.0f), si = scalar(0.0f);
+    Tensor<uint8_t> warm = scalar(uint8_t(1));
+    Tensor<float> next = scalar(0.0f);
+    _mlir_ciface_msamp_rt_scale_update(x, h, prev, warm, h, s, si, next,
+                                       MSAMP_RT_F32, 0, 0, MSAMP_RT_F8E4M3FN, 0,
+                                       MSAMP_RT_SCALE_UPDATE_REDUCE_AMAX |
+                                           MSAMP_RT_SCALE_UPDATE_SELECT_JIT);
+    Tensor<float> a = scalar(0.0f), dummy = scalar(1.0f);
+    Tensor<float> h2({4}, std::vector<float>{7.0f, 1.0f, 0.0f, 2.0f});
+    Tensor<float> jit = scalar(0.0f), next2 = scalar(0.0f);
+    _mlir_ciface_msamp_rt_amax(x, a, MSAMP_RT_F32);
+    allReduce(a, dummy, a, dummy, MSAMP_RT_F32, 1, 0);
+    _mlir_ciface_msamp_rt_update_amax_history(h2, a, h2);
+    _mlir_ciface_msamp_rt_compute_scale(h2, prev, jit, 0, 1, MSAMP_RT_F8E4M3FN,
+                                        0);
+    _mlir_ciface_msamp_rt_compute_scale(h2, jit, next2, 0, 0, MSAMP_RT_F8E4M3FN,
+                                        0);
+    bool same = std::memcmp(h.data.data(), h2.data.data(), 16) == 0 &&
+                bitsOf(s[0]) == bitsOf(jit[0]) &&
+                bitsOf(si[0]) == bitsOf(1.0f / jit[0]) &&
+                bitsOf(next[0]) == bitsOf(next2[0]);
+    check(same && msamp_rt_get_last_error() == MSAMP_RT_OK,
+          std::string("scale_update with a reduced amax is the separate "
+                      "calls'") +
+              (nan ? " (NaN on rank 1)" : ""));
+    std::vector<uint8_t> bytes(28);
+    std::memcpy(bytes.data(), h.data.data(), 16);
+    std::memcpy(bytes.data() + 16, &s[0], 4);
+    std::memcpy(bytes.data() + 20, &si[0], 4);
+    std::memcpy(bytes.data() + 24, &next[0], 4);
+    check(identicalAcrossRanks(bytes),
+          "scale_update's history and scales identical on every rank");
   }
 
   float failures = groupSum(static_cast<float>(failed));

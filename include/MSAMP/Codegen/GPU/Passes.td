@@ -392,6 +392,32 @@ def MSAMPGPUStepFloor : Pass<"msamp-gpu-step-floor", "::mlir::ModuleOp"> {
   }];
 }
 
+def MSAMPGPUFuseScaleUpdates
+    : Pass<"msamp-gpu-fuse-scale-updates", "::mlir::func::FuncOp"> {
+  let summary = "fold each FP8 cast's scaling bookkeeping into one "
+                "msamp.scale_update";
+  let description = [{
+    On the tensor-level train step, before convert-msamp-to-runtime: the
+    ops msamp-fp8-gemms writes for a delayed-scaling cast (msamp.amax, the
+    optional all_reduce max, msamp.update_amax_history, the just-in-time
+    msamp.compute_scale and its warm-up select, `1 / scale`, the next
+    msamp.compute_scale) and for a just-in-time cast whose amax is
+    all-reduced (the FP8 weight gradients) become one msamp.scale_update,
+    lowered to one msamp_rt_scale_update call (docs/RuntimeABI.md 3.13): on
+    the GPU an amax kernel and a one-thread kernel where there were five
+    calls and a single-thread generated kernel. The same rules in the same
+    order (numerics::scaleUpdate): the step's bits do not change.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+  let statistics = [
+    Statistic<"numDelayed", "num-delayed",
+              "delayed-scaling casts folded into one msamp.scale_update">,
+    Statistic<"numJustInTime", "num-just-in-time",
+              "all-reduced just-in-time casts folded into one "
+              "msamp.scale_update">
+  ];
+}
+
 def MSAMPGPUGroupAdamUpdates
     : Pass<"msamp-gpu-group-adam-updates", "::mlir::func::FuncOp"> {
   let summary = "group adjacent Adam updates into one multi-tensor call";
