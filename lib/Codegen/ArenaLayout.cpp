@@ -35,25 +35,37 @@ mlir::msamp::layoutArena(const std::vector<ArenaInterval> &intervals,
       return sizeOf(a) > sizeOf(b);
     return intervals[a].start < intervals[b].start;
   });
-  std::vector<size_t> placed;
-  std::vector<std::pair<int64_t, int64_t>> taken; // [offset, end) of live ones
+  // The placed buffers as [offset, end) ranges in ascending order, with
+  // their lifetimes: first fit scans them in that order, skipping those not
+  // live with the buffer being placed, and stops at the first gap. (Sorting
+  // the live ones per buffer was quadratic with a logarithm, and most of
+  // them are live together in a CPU step whose buffers are freed at its
+  // end: 0.3 s of a 24-layer compile, issue 19.) Same offsets as that sort.
+  struct Placed {
+    int64_t begin, end;
+    unsigned start, last;
+  };
+  std::vector<Placed> placed;
   for (size_t i : order) {
     const ArenaInterval &buffer = intervals[i];
-    taken.clear();
-    for (size_t j : placed)
-      if (intervals[j].start <= buffer.end && buffer.start <= intervals[j].end)
-        taken.emplace_back(layout.offsets[j], layout.offsets[j] + sizeOf(j));
-    std::sort(taken.begin(), taken.end());
     // The lowest offset below which no live range ends past it.
     int64_t offset = 0;
-    for (const auto &[begin, end] : taken) {
-      if (offset + sizeOf(i) <= begin)
+    for (const Placed &other : placed) {
+      if (!(other.start <= buffer.end && buffer.start <= other.last))
+        continue;
+      if (offset + sizeOf(i) <= other.begin)
         break;
-      offset = std::max(offset, alignUp(end, alignment));
+      offset = std::max(offset, alignUp(other.end, alignment));
     }
     layout.offsets[i] = offset;
     layout.bytes = std::max(layout.bytes, offset + sizeOf(i));
-    placed.push_back(i);
+    Placed range{offset, offset + sizeOf(i), buffer.start, buffer.end};
+    placed.insert(std::upper_bound(placed.begin(), placed.end(), range,
+                                   [](const Placed &a, const Placed &b) {
+                                     return std::make_pair(a.begin, a.end) <
+                                            std::make_pair(b.begin, b.end);
+                                   }),
+                  range);
   }
 
   // The lower bound: a sweep of +size at start, -size after end.

@@ -62,6 +62,9 @@ void mlir::msamp::buildLowerToLLVMPipeline(OpPassManager &pm,
       [&](OpPassManager &pm) {
         if (outlineLoopNests)
           pm.addPass(createMSAMPOutlineRepeatedBlocks());
+        // No tensor the destination of many writes: one-shot bufferization's
+        // conflict analysis was cubic in such a set (Passes.td).
+        pm.addNestedPass<func::FuncOp>(createMSAMPSplitSharedInits());
       });
   // What the tensor-level outlining left in the step, chiefly the in-place
   // state updates of every layer, repeats too: on buffers it can be outlined.

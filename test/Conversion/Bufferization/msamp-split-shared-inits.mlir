@@ -1,0 +1,91 @@
+// RUN: msamp-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(msamp-split-shared-inits{max-uses=2}))' | FileCheck %s
+
+// One empty, the destination of three ops and an operand of a call, with
+// at most two uses per empty (max-uses=2): two groups of consecutive uses,
+// each with its own empty before its first user.
+// CHECK-LABEL: func @empties
+// CHECK-SAME: (%[[X:.*]]: tensor<4xf32>)
+// CHECK-NEXT: %[[E0:.*]] = tensor.empty() : tensor<4xf32>
+// CHECK-NEXT: %[[A:.*]] = linalg.copy ins(%[[X]] : tensor<4xf32>) outs(%[[E0]] : tensor<4xf32>)
+// CHECK-NEXT: %[[B:.*]] = linalg.copy ins(%[[A]] : tensor<4xf32>) outs(%[[E0]] : tensor<4xf32>)
+// CHECK-NEXT: %[[E1:.*]] = tensor.empty() : tensor<4xf32>
+// CHECK-NEXT: %[[C:.*]] = call @block(%[[E1]], %[[B]])
+// CHECK-NEXT: %[[D:.*]] = linalg.copy ins(%[[C]] : tensor<4xf32>) outs(%[[E1]] : tensor<4xf32>)
+// CHECK-NEXT: return %[[D]]
+func.func private @block(tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+func.func @empties(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %e = tensor.empty() : tensor<4xf32>
+  %a = linalg.copy ins(%x : tensor<4xf32>) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+  %b = linalg.copy ins(%a : tensor<4xf32>) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+  %c = call @block(%e, %b) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %d = linalg.copy ins(%c : tensor<4xf32>) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+  return %d : tensor<4xf32>
+}
+
+// -----
+
+// A fill of an empty that initializes two reductions and is read by a third
+// op: each init gets its own fill (whatever max-uses); the read keeps the
+// original fill. A use inside a loop gets its clones before the loop. The
+// empty then has three uses: a group of two and one of one.
+// CHECK-LABEL: func @fills
+// CHECK-SAME: (%[[X:.*]]: tensor<4x8xf32>, %[[N:.*]]: index)
+// CHECK: %[[ZERO:.*]] = arith.constant 0.0
+// CHECK: %[[E0:.*]] = tensor.empty() : tensor<4xf32>
+// CHECK-NEXT: %[[F0:.*]] = linalg.fill ins(%[[ZERO]] : f32) outs(%[[E0]] : tensor<4xf32>)
+// CHECK-NEXT: %[[F1:.*]] = linalg.fill ins(%[[ZERO]] : f32) outs(%[[E0]] : tensor<4xf32>)
+// CHECK-NEXT: %[[R0:.*]] = linalg.reduce ins(%[[X]] : tensor<4x8xf32>) outs(%[[F1]] : tensor<4xf32>)
+// CHECK: %[[E1:.*]] = tensor.empty() : tensor<4xf32>
+// CHECK-NEXT: %[[F2:.*]] = linalg.fill ins(%[[ZERO]] : f32) outs(%[[E1]] : tensor<4xf32>)
+// CHECK-NEXT: scf.for
+// CHECK-NEXT: linalg.reduce ins(%[[X]] : tensor<4x8xf32>) outs(%[[F2]] : tensor<4xf32>)
+// CHECK: %[[E2:.*]] = tensor.empty() : tensor<4xf32>
+// CHECK-NEXT: linalg.add ins(%[[R0]], %[[F0]] : tensor<4xf32>, tensor<4xf32>) outs(%[[E2]] : tensor<4xf32>)
+// CHECK-NOT: linalg.fill
+// CHECK: return
+func.func @fills(%x: tensor<4x8xf32>, %n: index) -> (tensor<4xf32>, tensor<4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %e = tensor.empty() : tensor<4xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+  %r0 = linalg.reduce ins(%x : tensor<4x8xf32>) outs(%f : tensor<4xf32>) dimensions = [1]
+    (%in: f32, %acc: f32) {
+      %s = arith.addf %in, %acc : f32
+      linalg.yield %s : f32
+    }
+  %r1 = scf.for %i = %c0 to %n step %c1 iter_args(%it = %r0) -> tensor<4xf32> {
+    %r = linalg.reduce ins(%x : tensor<4x8xf32>) outs(%f : tensor<4xf32>) dimensions = [1]
+      (%in: f32, %acc: f32) {
+        %s = arith.addf %in, %acc : f32
+        linalg.yield %s : f32
+      }
+    scf.yield %r : tensor<4xf32>
+  }
+  %e2 = tensor.empty() : tensor<4xf32>
+  %sum = linalg.add ins(%r0, %f : tensor<4xf32>, tensor<4xf32>) outs(%e2 : tensor<4xf32>) -> tensor<4xf32>
+  return %sum, %r1 : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// A fill of something else than an empty (here an argument) is left shared:
+// a clone would be one more write of the argument's alias set.
+// CHECK-LABEL: func @fill_of_argument
+// CHECK-COUNT-1: linalg.fill
+// CHECK-NOT: linalg.fill
+func.func @fill_of_argument(%x: tensor<4x8xf32>, %init: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %f = linalg.fill ins(%zero : f32) outs(%init : tensor<4xf32>) -> tensor<4xf32>
+  %r0 = linalg.reduce ins(%x : tensor<4x8xf32>) outs(%f : tensor<4xf32>) dimensions = [1]
+    (%in: f32, %acc: f32) {
+      %s = arith.addf %in, %acc : f32
+      linalg.yield %s : f32
+    }
+  %r1 = linalg.reduce ins(%x : tensor<4x8xf32>) outs(%f : tensor<4xf32>) dimensions = [1]
+    (%in: f32, %acc: f32) {
+      %s = arith.maximumf %in, %acc : f32
+      linalg.yield %s : f32
+    }
+  return %r0, %r1 : tensor<4xf32>, tensor<4xf32>
+}
