@@ -120,6 +120,9 @@ public:
   msamp_rt_status quantizeJit(const QuantizeJitParams &p) override {
     return cpu::quantizeJit(p);
   }
+  msamp_rt_status quantizeTranspose(const QuantizeTransposeParams &p) override {
+    return cpu::quantizeTranspose(p);
+  }
   msamp_rt_status gemm(const GemmParams &p) override { return cpu::gemm(p); }
   msamp_rt_status broadcast(const void *in, void *out, int64_t bytes,
                             int32_t root, Collective &collective) override {

@@ -45,7 +45,7 @@
 // LLVM-LABEL: llvm.func @msamp_train_step_packed(%{{.+}}: !llvm.ptr)
 // LLVM: llvm.call @_mlir_ciface_train_step(
 // LLVM-LABEL: llvm.func @msamp_train_step_abi_version() -> i64
-// LLVM: llvm.mlir.constant(4 : i64)
+// LLVM: llvm.mlir.constant(5 : i64)
 // LLVM-LABEL: llvm.func @msamp_train_step_num_args() -> i64
 // LLVM: llvm.mlir.constant(9 : i64)
 module {
