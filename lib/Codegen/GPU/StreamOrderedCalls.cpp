@@ -25,7 +25,8 @@ bool isStreamOrderedCall(llvm::StringRef callee) {
                                           "msamp_rt_adam_update",
                                           "msamp_rt_adam_update_multi",
                                           "msamp_rt_sgd_update",
-                                          "msamp_rt_quantize_jit"};
+                                          "msamp_rt_quantize_jit",
+                                          "msamp_rt_quantize_transpose"};
   return names.contains(callee);
 }
 

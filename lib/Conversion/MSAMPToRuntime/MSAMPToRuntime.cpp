@@ -128,6 +128,7 @@ void mlir::msamp::populateMSAMPToRuntimePatterns(RewritePatternSet &patterns,
   populateAdamGroupToRuntimePatterns(patterns, state);
   populateCheckToRuntimePatterns(patterns, state);
   populateFusedCastToRuntimePatterns(patterns, state);
+  populateQuantizeTransposeToRuntimePatterns(patterns, state);
 }
 
 namespace {

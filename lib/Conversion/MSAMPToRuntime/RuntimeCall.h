@@ -145,6 +145,8 @@ void populateCheckToRuntimePatterns(RewritePatternSet &patterns,
                                     MSAMPToRuntimeState &state);
 void populateFusedCastToRuntimePatterns(RewritePatternSet &patterns,
                                         MSAMPToRuntimeState &state);
+void populateQuantizeTransposeToRuntimePatterns(RewritePatternSet &patterns,
+                                                MSAMPToRuntimeState &state);
 
 /// Emits a missed remark at each just-in-time cast chain of `step` that
 /// cannot be fused, saying why (before the patterns run).
