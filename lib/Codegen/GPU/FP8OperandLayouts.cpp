@@ -28,8 +28,11 @@
 // serves every GEMM that reads it (the activation x of Q, K and V). An
 // operand with another producer (an FP8 value of the graph's own, a
 // reshape the call cannot write) or of a batched GEMM (out_t is one
-// [cols, rows] matrix, not one per batch) keeps its pack; a missed remark
-// says so. GPU only: the CPU's BLAS takes either layout, and a copy there
+// [cols, rows] matrix, not one per batch) keeps its pack, and so does one
+// with a dimension no multiple of 16, which msamp_rt_gemm pads anyway
+// (its plan, GemmPlan.h, decides: the padding copy transposes for free, and
+// a second layout would only cost a write; the LM head over a vocabulary of
+// 50,257); a missed remark says so. GPU only: the CPU's BLAS takes either layout, and a copy there
 // would be waste.
 //
 // Numbers: the GEMM multiplies the same FP8 values; cuBLASLt sees the same
@@ -42,6 +45,7 @@
 
 #include "MSAMP/Codegen/GPU/Passes.h"
 #include "MSAMP/Conversion/MSAMPToRuntime.h"
+#include "MSAMP/Conversion/RuntimeSymbols.h"
 #include "MSAMP/Dialect/MSAMPOps.h"
 #include "MSAMP/TrainStep/TrainStep.h"
 
@@ -50,6 +54,10 @@
 #include "mlir/IR/Remarks.h"
 
 #include "llvm/ADT/DenseMap.h"
+
+// The CUDA backend's GEMM plan (pure index logic): whether the GEMM would
+// read the transposed codes in place or pack them anyway.
+#include "GemmPlan.h"
 
 namespace mlir::msamp {
 #define GEN_PASS_DEF_MSAMPGPUFP8OPERANDLAYOUTS
@@ -66,8 +74,39 @@ bool isFP8(Value value) {
       cast<ShapedType>(value.getType()).getElementType());
 }
 
+/// Whether msamp_rt_gemm would still pack operand a (`side` "a") or b of
+/// `gemm` if that operand's transpose flag were flipped: a dimension that
+/// is no multiple of 16 is padded by the same pack, which then transposes
+/// at no extra cost (GemmPlan.h), and the quantize's second layout would
+/// be written for nothing.
+bool packedEvenIfFlipped(GemmOp gemm, StringRef side) {
+  namespace rtc = ::msamp::runtime::cuda;
+  auto a = cast<ShapedType>(gemm.getA().getType());
+  auto out = cast<ShapedType>(gemm.getResult().getType());
+  rtc::GemmProblem p;
+  p.aType = getRuntimeDTypeCode(a.getElementType());
+  p.bType = getRuntimeDTypeCode(
+      cast<ShapedType>(gemm.getB().getType()).getElementType());
+  p.outType = getRuntimeDTypeCode(out.getElementType());
+  p.transA = gemm.getTransposeA();
+  p.transB = gemm.getTransposeB();
+  int64_t rank = out.getRank();
+  p.m = out.getDimSize(rank - 2);
+  p.n = out.getDimSize(rank - 1);
+  p.k = a.getDimSize(p.transA ? a.getRank() - 2 : a.getRank() - 1);
+  if (side == "a")
+    p.transA = !p.transA;
+  else
+    p.transB = !p.transB;
+  rtc::GemmPlan plan;
+  const char *reason = nullptr;
+  if (!rtc::planGemm(p, plan, reason))
+    return true;
+  return side == "a" ? plan.packA.needed : plan.packB.needed;
+}
+
 struct FP8OperandLayouts
-    : msamp::impl::MSAMPGPUFP8OperandLayoutsBase<FP8OperandLayouts> {
+    : mlir::msamp::impl::MSAMPGPUFP8OperandLayoutsBase<FP8OperandLayouts> {
   void runOnOperation() override {
     SmallVector<GemmOp> gemms;
     getOperation().walk([&](GemmOp gemm) { gemms.push_back(gemm); });
@@ -107,6 +146,10 @@ struct FP8OperandLayouts
     if (cast<ShapedType>(operand.getType()).getRank() != 2)
       return missed("a batched GEMM (the quantize's transposed layout is one "
                     "[cols, rows] matrix, not one per batch)");
+    if (packedEvenIfFlipped(gemm, side))
+      return missed("a dimension is no multiple of 16, so msamp_rt_gemm "
+                    "pads it anyway, and that copy transposes at no extra "
+                    "cost");
     if (!getQuantizeOfRowsCols(operand))
       return missed("it is not the codes of an msamp.quantize as [rows, "
                     "cols] (its rank-2 result or a collapse_shape keeping "

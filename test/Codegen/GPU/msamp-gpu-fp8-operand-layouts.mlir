@@ -81,9 +81,9 @@ module {
 // Through a view: the rank-3 quantize's codes collapsed to [rows, cols]
 // keeping the last dimension are what out_t holds.
 // CHECK-LABEL: func.func @train_step(
-// CHECK: %[[Q:.+]] = msamp.quantize %{{.+}} : tensor<2x16x8xf32> to tensor<2x16x8xf8E4M3FN>
+// CHECK: %[[Q:.+]] = msamp.quantize %{{.+}} : tensor<2x16x16xf32> to tensor<2x16x16xf8E4M3FN>
 // CHECK: %[[C:.+]] = tensor.collapse_shape %[[Q]] {{\[}}[0, 1], [2]]
-// CHECK-NEXT: tensor.empty() : tensor<8x32xf8E4M3FN>
+// CHECK-NEXT: tensor.empty() : tensor<16x32xf8E4M3FN>
 // CHECK-NEXT: %[[CT:.+]] = linalg.transpose ins(%[[C]] :
 // CHECK: msamp.gemm %{{.+}}, %{{.+}}, %[[CT]], %{{.+}} {transpose_a, transpose_b}
 // g, an input of the step, keeps its pack (the first REMARK line of the
@@ -95,15 +95,15 @@ module {
 // CALLS: call @msamp_rt_gemm__
 module {
   func.func @train_step(
-      %x: tensor<2x16x8xf32> {msamp.role = "input", msamp.name = "x"},
+      %x: tensor<2x16x16xf32> {msamp.role = "input", msamp.name = "x"},
       %xs: tensor<f32> {msamp.role = "scaling_state", msamp.name = "x.scale", msamp.init = "ones"},
       %g: tensor<32x16xf8E5M2> {msamp.role = "input", msamp.name = "g"})
       -> (tensor<f32> {msamp.role = "loss"})
       attributes {msamp.kind = "train_step", msamp.level = "O2"} {
-    %q = msamp.quantize %x, %xs : tensor<2x16x8xf32> to tensor<2x16x8xf8E4M3FN>
-    %c = tensor.collapse_shape %q [[0, 1], [2]] : tensor<2x16x8xf8E4M3FN> into tensor<32x8xf8E4M3FN>
-    %dw = msamp.gemm %g, %xs, %c, %xs {transpose_a} : tensor<32x16xf8E5M2>, tensor<32x8xf8E4M3FN> -> tensor<16x8xf32>
-    %loss = msamp.amax %dw : tensor<16x8xf32>
+    %q = msamp.quantize %x, %xs : tensor<2x16x16xf32> to tensor<2x16x16xf8E4M3FN>
+    %c = tensor.collapse_shape %q [[0, 1], [2]] : tensor<2x16x16xf8E4M3FN> into tensor<32x16xf8E4M3FN>
+    %dw = msamp.gemm %g, %xs, %c, %xs {transpose_a} : tensor<32x16xf8E5M2>, tensor<32x16xf8E4M3FN> -> tensor<16x16xf32>
+    %loss = msamp.amax %dw : tensor<16x16xf32>
     return %loss : tensor<f32>
   }
 }
@@ -112,13 +112,15 @@ module {
 
 // Left to the pack, each with its remark: an FP8 operand that is a function
 // argument (no quantize to write it), a view that does not keep the last
-// dimension, a batched GEMM. A high-precision GEMM takes any layout.
+// dimension, a batched GEMM, a quantize's codes whose K = 40 msamp_rt_gemm
+// pads to 48 anyway (that copy transposes too: the LM head's case). A high-precision GEMM takes any layout.
 // CHECK-LABEL: func.func @train_step(
 // CHECK-NOT: linalg.transpose
 // CHECK: msamp.gemm %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} {transpose_a}
 // CHECK: msamp.gemm %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} {transpose_a}
 // CHECK: msamp.gemm %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} {transpose_a, transpose_b}
 // CHECK: msamp.gemm %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} {transpose_a}
+// CHECK: msamp.gemm %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} {transpose_a, transpose_b}
 // CHECK-NOT: linalg.transpose
 // REMARK: remark: [Missed] FP8OperandPacked | Category:msamp:gpu-fp8-operand-layouts | Remark="the GEMM's FP8 operand a is needed transposed and stays packed by msamp_rt_gemm: it is not the codes of an msamp.quantize
 // REMARK: remark: [Missed] FP8OperandPacked | Category:msamp:gpu-fp8-operand-layouts | Remark="the GEMM's FP8 operand a is needed transposed and stays packed by msamp_rt_gemm: it is not the codes of an msamp.quantize
@@ -126,31 +128,39 @@ module {
 // REMARK: remark: [Missed] FP8OperandPacked | Category:msamp:gpu-fp8-operand-layouts | Remark="the GEMM's FP8 operand a is needed transposed and stays packed by msamp_rt_gemm: it is not the codes of an msamp.quantize
 // REMARK: remark: [Missed] FP8OperandPacked | Category:msamp:gpu-fp8-operand-layouts | Remark="the GEMM's FP8 operand b is needed transposed and stays packed by msamp_rt_gemm: it is not the codes of an msamp.quantize
 // REMARK: remark: [Missed] FP8OperandPacked | Category:msamp:gpu-fp8-operand-layouts | Remark="the GEMM's FP8 operand a is needed transposed and stays packed by msamp_rt_gemm: a batched GEMM
+// REMARK: remark: [Missed] FP8OperandPacked | Category:msamp:gpu-fp8-operand-layouts | Remark="the GEMM's FP8 operand a is needed transposed and stays packed by msamp_rt_gemm: a dimension is no multiple of 16, so msamp_rt_gemm pads it anyway
 // REMARK-NOT: FP8OperandPacked
 module {
   func.func @train_step(
       %g: tensor<32x16xf8E5M2> {msamp.role = "input", msamp.name = "g"},
-      %w: tensor<32x8xf8E4M3FN> {msamp.role = "param", msamp.name = "w", msamp.init = "zeros"},
+      %w: tensor<32x16xf8E4M3FN> {msamp.role = "param", msamp.name = "w", msamp.init = "zeros"},
       %x: tensor<4x8x16xf32> {msamp.role = "input", msamp.name = "x"},
+      %x2: tensor<16x2x16xf32> {msamp.role = "input", msamp.name = "x2"},
       %b: tensor<4x8x8xf8E4M3FN> {msamp.role = "input", msamp.name = "b"},
       %h: tensor<32x16xbf16> {msamp.role = "input", msamp.name = "h"},
+      %x40: tensor<40x32xf32> {msamp.role = "input", msamp.name = "x40"},
+      %w40: tensor<16x40xf8E4M3FN> {msamp.role = "input", msamp.name = "w40"},
       %s: tensor<f32> {msamp.role = "scaling_state", msamp.name = "s", msamp.init = "ones"})
       -> (tensor<f32> {msamp.role = "loss"})
       attributes {msamp.kind = "train_step", msamp.level = "O2"} {
-    %dw = msamp.gemm %g, %s, %w, %s {transpose_a} : tensor<32x16xf8E5M2>, tensor<32x8xf8E4M3FN> -> tensor<16x8xf32>
-    %q = msamp.quantize %x, %s : tensor<4x8x16xf32> to tensor<4x8x16xf8E4M3FN>
-    %c = tensor.collapse_shape %q [[0], [1, 2]] : tensor<4x8x16xf8E4M3FN> into tensor<4x128xf8E4M3FN>
-    %r = msamp.gemm %c, %s, %c, %s {transpose_a} : tensor<4x128xf8E4M3FN>, tensor<4x128xf8E4M3FN> -> tensor<128x128xf32>
+    %dw = msamp.gemm %g, %s, %w, %s {transpose_a} : tensor<32x16xf8E5M2>, tensor<32x16xf8E4M3FN> -> tensor<16x16xf32>
+    %q = msamp.quantize %x2, %s : tensor<16x2x16xf32> to tensor<16x2x16xf8E4M3FN>
+    %c = tensor.collapse_shape %q [[0], [1, 2]] : tensor<16x2x16xf8E4M3FN> into tensor<16x32xf8E4M3FN>
+    %r = msamp.gemm %c, %s, %c, %s {transpose_a} : tensor<16x32xf8E4M3FN>, tensor<16x32xf8E4M3FN> -> tensor<32x32xf32>
     %bq = msamp.quantize %x, %s : tensor<4x8x16xf32> to tensor<4x8x16xf8E4M3FN>
     %bb = msamp.gemm %bq, %s, %b, %s {transpose_a, transpose_b} : tensor<4x8x16xf8E4M3FN>, tensor<4x8x8xf8E4M3FN> -> tensor<4x16x8xf32>
     %hp = msamp.gemm %h, %s, %h, %s {transpose_a} : tensor<32x16xbf16>, tensor<32x16xbf16> -> tensor<16x16xf32>
-    %l0 = msamp.amax %dw : tensor<16x8xf32>
-    %l1 = msamp.amax %r : tensor<128x128xf32>
+    %pq = msamp.quantize %x40, %s : tensor<40x32xf32> to tensor<40x32xf8E4M3FN>
+    %pg = msamp.gemm %pq, %s, %w40, %s {transpose_a, transpose_b} : tensor<40x32xf8E4M3FN>, tensor<16x40xf8E4M3FN> -> tensor<32x16xf32>
+    %l0 = msamp.amax %dw : tensor<16x16xf32>
+    %l1 = msamp.amax %r : tensor<32x32xf32>
     %l2 = msamp.amax %bb : tensor<4x16x8xf32>
     %l3 = msamp.amax %hp : tensor<16x16xf32>
     %s0 = arith.addf %l0, %l1 : tensor<f32>
+    %l4 = msamp.amax %pg : tensor<32x16xf32>
     %s1 = arith.addf %l2, %l3 : tensor<f32>
-    %loss = arith.addf %s0, %s1 : tensor<f32>
+    %s2 = arith.addf %s0, %s1 : tensor<f32>
+    %loss = arith.addf %s2, %l4 : tensor<f32>
     return %loss : tensor<f32>
   }
 }
