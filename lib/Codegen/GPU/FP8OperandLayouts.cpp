@@ -32,8 +32,8 @@
 // with a dimension no multiple of 16, which msamp_rt_gemm pads anyway
 // (its plan, GemmPlan.h, decides: the padding copy transposes for free, and
 // a second layout would only cost a write; the LM head over a vocabulary of
-// 50,257); a missed remark says so. GPU only: the CPU's BLAS takes either layout, and a copy there
-// would be waste.
+// 50,257); a missed remark says so. GPU only: the CPU's BLAS takes either
+// layout, and a copy there would be waste.
 //
 // Numbers: the GEMM multiplies the same FP8 values; cuBLASLt sees the same
 // bytes as with the pack (and, unpadded, in place), so on the GPU the result
