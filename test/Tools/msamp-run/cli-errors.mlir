@@ -61,7 +61,7 @@
 // INITRESUME: msamp-run: error: --init and --resume exclude each other
 // SAVEEVERY: msamp-run: error: --save-every needs --save FILE
 // THREADS: msamp-run: error: invalid value '-1' for --threads: expected a non-negative integer
-// VERSION: msamp-run (msamp 0.1.0, runtime ABI 4)
+// VERSION: msamp-run (msamp 0.1.0, runtime ABI 5)
 // HELP: usage: msamp-run MODEL [options]
 // NOGRAPH: has neither a forward_backward graph nor a compiled train_step
 // NOGRAPH: msamp-run: error: compiling '{{.*}}cli-errors.mlir' at O2 failed (msamp-compile exited with status 1)
