@@ -8,7 +8,9 @@ reads two cost reports (msamp-compile --target cuda) of the same model at
 two depths and prints, for every generated kernel's `op` and every library
 call's entry point, the count in each report and the difference per layer
 ((count at the deeper - count at the shallower) / layers added), then the
-totals kernels, library_calls and predicted_ms the same way. No GPU.
+totals kernels, library_calls, gemm_pack_launches (the pack kernels
+msamp_rt_gemm launches for FP8 operands not in cuBLASLt's TN layout) and
+predicted_ms the same way. No GPU.
 """
 import argparse
 import collections
@@ -39,8 +41,10 @@ def main():
         for name in sorted(set(a) | set(b), key=lambda n: (-(b[n] - a[n]), n)):
             print(f"| {title} {name} | {a[name]} | {b[name]} | "
                   f"{(b[name] - a[name]) / added:g} |")
-    for key in ("kernels", "library_calls", "predicted_ms"):
-        x, y = reports[0][key], reports[1][key]
+    for key in ("kernels", "library_calls", "gemm_pack_launches",
+                "predicted_ms"):
+        # Reports written before the GEMMs' packs were counted have none.
+        x, y = reports[0].get(key, 0), reports[1].get(key, 0)
         print(f"| **{key}** | {x:g} | {y:g} | {(y - x) / added:g} |")
 
 

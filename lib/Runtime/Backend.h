@@ -88,6 +88,16 @@ struct ScaleUpdateParams {
   bool reduceAmax = false, justInTime = false;
 };
 
+/// msamp_rt_quantize_transpose: out = Q(in * *scale) and outT, the same
+/// codes as [cols, rows] where `in` is viewed as [rows, cols].
+struct QuantizeTransposeParams {
+  TensorRef in;
+  const float *scale = nullptr;
+  TensorRef out;
+  void *outT = nullptr;
+  int64_t rows = 0, cols = 0;
+};
+
 /// msamp_rt_gemm, with shapes resolved: out[b] (m x n) =
 /// alpha * op(a[b]) (m x k) * op(b[b]) (k x n), row-major, where
 /// op(a[b]) is stored k x m when transA (likewise n x k for transB).
@@ -183,6 +193,10 @@ public:
   /// msamp_rt_compute_scale and 1 / scale in a row.
   virtual msamp_rt_status scaleUpdate(const ScaleUpdateParams &p,
                                       Collective &collective) = 0;
+
+  /// quantize() and its codes transposed, in one pass over the input.
+  virtual msamp_rt_status
+  quantizeTranspose(const QuantizeTransposeParams &p) = 0;
   virtual msamp_rt_status gemm(const GemmParams &p) = 0;
   /// Reduces through `collective` (the current one, Collective.h).
   virtual msamp_rt_status allReduce(const AllReduceParams &p,

@@ -3,7 +3,8 @@
 //
 // Shared by the _mlir_ciface_msamp_rt_* adapters of MemRefABI.cpp and
 // CollectiveABI.cpp: the dtype refusal, the current backend, the generic
-// failure message and the early return of a void adapter.
+// failure message and the early return of a void adapter (and the
+// transposed layout of the quantizing adapters).
 //
 //===----------------------------------------------------------------------===//
 
@@ -45,6 +46,14 @@ inline void finish(const char *fn, const Backend *backend,
 inline TensorRef tensor(const View &view, int32_t dtype) {
   return TensorRef{view.data, dtype, view.numel};
 }
+
+/// The transposed layout of msamp_rt_quantize_jit and
+/// msamp_rt_quantize_transpose: `outT` must be rank 2, [cols, rows] of `in`
+/// viewed as [rows, cols] (cols its last dimension), of `dtype`; sets
+/// `rows`, `cols` and `data` (QuantizeTransposeABI.cpp).
+msamp_rt_status unpackTransposed(const char *fn, msamp_rt_unranked_memref *outT,
+                                 int32_t dtype, const View &in, int64_t &rows,
+                                 int64_t &cols, void *&data);
 
 } // namespace msamp::runtime
 

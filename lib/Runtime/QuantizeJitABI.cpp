@@ -27,35 +27,6 @@
 
 using namespace msamp::runtime;
 
-namespace {
-
-/// The transposed layout's descriptor: rank 2, [cols, rows] of `in` viewed
-/// as [rows, cols], the output's dtype.
-msamp_rt_status unpackTransposed(const char *fn, UMR *outT, int32_t dtype,
-                                 const View &in, QuantizeJitParams &p) {
-  if (in.rank < 1)
-    return recordError(MSAMP_RT_ERROR_SHAPE_MISMATCH,
-                       "%s: a transposed layout needs an input of rank >= 1, "
-                       "got rank 0",
-                       fn);
-  View vt;
-  if (msamp_rt_status s = unpack(fn, "out_t", outT, dtype, vt))
-    return s;
-  p.cols = in.sizes[in.rank - 1];
-  p.rows = p.cols == 0 ? 0 : in.numel / p.cols;
-  if (vt.rank != 2 || vt.sizes[0] != p.cols || vt.sizes[1] != p.rows)
-    return recordError(MSAMP_RT_ERROR_SHAPE_MISMATCH,
-                       "%s: out_t must be [%lld, %lld] (the input as [rows, "
-                       "cols], transposed), got rank %lld",
-                       fn, static_cast<long long>(p.cols),
-                       static_cast<long long>(p.rows),
-                       static_cast<long long>(vt.rank));
-  p.outT = vt.data;
-  return MSAMP_RT_OK;
-}
-
-} // namespace
-
 extern "C" {
 
 MSAMP_RT_EXPORT void _mlir_ciface_msamp_rt_quantize_jit(
@@ -83,7 +54,8 @@ MSAMP_RT_EXPORT void _mlir_ciface_msamp_rt_quantize_jit(
   MSAMP_RT_TRY(unpack(fn, "output", out, out_dtype, vout));
   MSAMP_RT_TRY(sameShape(fn, "input", vin, "output", vout));
   if (flags & MSAMP_RT_QUANTIZE_JIT_TRANSPOSE)
-    MSAMP_RT_TRY(unpackTransposed(fn, out_t, out_dtype, vin, p));
+    MSAMP_RT_TRY(
+        unpackTransposed(fn, out_t, out_dtype, vin, p.rows, p.cols, p.outT));
   MSAMP_RT_TRY(unpackF32Scalar(fn, "out_scale", out_scale, p.outScale));
   MSAMP_RT_TRY(
       unpackF32Scalar(fn, "out_scale_inv", out_scale_inv, p.outScaleInv));

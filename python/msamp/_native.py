@@ -297,6 +297,8 @@ def _declare_runtime(lib):
     _proto(lib, "_mlir_ciface_msamp_rt_amax", None, umr, umr, i32)
     _proto(lib, "_mlir_ciface_msamp_rt_quantize_jit", None, umr, umr, umr, umr,
            umr, umr, i32, i32, i32, i32, i32)
+    _proto(lib, "_mlir_ciface_msamp_rt_quantize_transpose", None, umr, umr,
+           umr, umr, i32, i32)
 
 
 def available():

@@ -179,6 +179,28 @@ def quantize(x, scale=1.0, to="e4m3"):
     return out
 
 
+def quantize_transpose(x, scale=1.0, to="e4m3"):
+    """The runtime's scaled cast into both operand layouts
+    (msamp_rt_quantize_transpose): ``(codes, codes_t)``, ``codes`` as
+    :func:`quantize` writes them and ``codes_t`` the same codes of ``x``
+    viewed as [rows, last dim], transposed ([last dim, rows])."""
+    f = fmt(to)
+    array, in_code = _input(x)
+    code_type = np.float16 if f.name == "f16" else np.uint8
+    out = np.empty(array.shape, code_type)
+    cols = array.shape[-1] if array.ndim else 1
+    rows = array.size // cols if cols else 0
+    out_t = np.empty((cols, rows), code_type)
+    s = np.array(scale, np.float32)
+    rt = _runtime()
+    rt.msamp_rt_clear_error()
+    refs = [_MemRef(a) for a in (array, s, out, out_t)]
+    rt._mlir_ciface_msamp_rt_quantize_transpose(*(r.ptr for r in refs),
+                                                in_code, f.code)
+    _check_runtime(rt, "msamp_rt_quantize_transpose")
+    return out, out_t
+
+
 def dequantize(raw, scale_inv=1.0, dtype="e4m3"):
     """The runtime's widening: ``decode(raw) * scale_inv`` as f32."""
     f = fmt(dtype)

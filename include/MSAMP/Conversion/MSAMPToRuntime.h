@@ -56,6 +56,9 @@ public:
   /// erased when the walk reaches them (an op after the visited one must
   /// not be erased during the walk).
   llvm::SmallPtrSet<Operation *, 8> replacedScaleInverses;
+  /// The transposes of quantized codes whose result a quantize's call
+  /// writes as out_t (QuantizeTransposeToRuntime.cpp), erased likewise.
+  llvm::SmallPtrSet<Operation *, 8> replacedCodeTransposes;
   /// The order of the step's ops, kept by the walk's listener (BlockOrder.h):
   /// getInPlaceTarget's "before" queries in constant time. Null: they use
   /// isBeforeInBlock.
@@ -86,6 +89,20 @@ SmallVector<Operation *> getAdamGroupRun(Operation *op);
 /// `arith.divf` on the 0-d tensor or, once convert-elementwise-to-linalg has
 /// run, the 0-d `linalg.generic` made of it (FusedCastToRuntime.cpp).
 bool isScaleInverse(Operation *user, Value scale);
+
+/// The msamp.quantize whose codes `value` holds as [rows, cols] (cols the
+/// quantize's last dimension), the layout whose transpose
+/// msamp_rt_quantize_transpose and msamp_rt_quantize_jit write as out_t:
+/// a rank-2 quantize's result, or a tensor.collapse_shape (in the
+/// quantize's block) of a quantize's result to rank 2 that keeps its last
+/// dimension. Null otherwise
+/// (QuantizeTransposeToRuntime.cpp).
+Operation *getQuantizeOfRowsCols(Value value);
+
+/// The linalg.transpose (permutation [1, 0], in the quantize's block) of
+/// `quantize`'s codes as [rows, cols] (getQuantizeOfRowsCols) whose result
+/// the quantize's call writes as out_t, or null.
+Operation *getCodesTranspose(Operation *quantize);
 
 /// Adds the patterns that lower every msamp op, and every GEMM left in high
 /// precision, inside `state`'s step to runtime calls. They are written for

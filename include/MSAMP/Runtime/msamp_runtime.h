@@ -308,6 +308,20 @@ MSAMP_RT_EXPORT void _mlir_ciface_msamp_rt_scale_update(
     msamp_rt_unranked_memref *out_scale_inv,
     msamp_rt_unranked_memref *out_next_scale, int32_t in_dtype, int32_t kind,
     int32_t algo, int32_t format_dtype, int32_t margin, int32_t flags);
+/** Scaled cast into both operand layouts (docs/RuntimeABI.md 3.14): what
+ *  msamp_rt_quantize writes into `out`, and the same codes transposed into
+ *  `out_t`, from one pass over `in` (a GEMM whose FP8 operand is needed with
+ *  its other dimension innermost reads `out_t` instead of transposing).
+ *  @param in       rank >= 1, viewed as [R, C] (C its last dimension);
+ *                  in_dtype f32, bf16 or f16.
+ *  @param scale    one f32.
+ *  @param out      same shape as `in`; out_dtype f8E4M3FN, f8E5M2 or f16.
+ *  @param out_t    rank 2 [C, R], out_dtype: out_t[c][r] = out[r][c].
+ *  Neither output may overlap `in` or the other. */
+MSAMP_RT_EXPORT void _mlir_ciface_msamp_rt_quantize_transpose(
+    msamp_rt_unranked_memref *in, msamp_rt_unranked_memref *scale,
+    msamp_rt_unranked_memref *out, msamp_rt_unranked_memref *out_t,
+    int32_t in_dtype, int32_t out_dtype);
 
 /** Widening (msamp.dequantize): out[i] = cast(decode(in[i]) * scale_inv).
  *  @param in        any shape; in_dtype f8E4M3FN, f8E5M2 or f16.

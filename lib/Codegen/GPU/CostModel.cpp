@@ -9,6 +9,10 @@
 #include "MSAMP/Codegen/BufferPlan.h"
 #include "MSAMP/Runtime/msamp_runtime.h"
 
+// The CUDA backend's GEMM plan (pure index logic, no CUDA header), so that
+// the packs counted here are the ones the runtime launches.
+#include "GemmPlan.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -139,7 +143,8 @@ int64_t numElements(MemRefType type) {
 int64_t elementFlops(StringRef callee) {
   return llvm::StringSwitch<int64_t>(callee)
       .Cases({"msamp_rt_quantize", "msamp_rt_dequantize", "msamp_rt_amax",
-              "msamp_rt_compute_scale", "msamp_rt_scale_update"},
+              "msamp_rt_compute_scale", "msamp_rt_scale_update",
+              "msamp_rt_quantize_transpose"},
              1)
       .Case("msamp_rt_quantize_jit", 2)
       .Case("msamp_rt_adam_update", 16)
@@ -337,4 +342,53 @@ FailureOr<OpCost> gpucost::libraryCallCost(func::CallOp call, bool &isGemm) {
       cost.bytes -= *getStaticMemRefBytes(types[3]);
   }
   return cost;
+}
+
+FailureOr<SmallVector<OpCost, 2>>
+gpucost::gemmPackCosts(func::CallOp call, SmallVectorImpl<StringRef> &sides) {
+  SmallVector<OpCost, 2> packs;
+  sides.clear();
+  if (call.getCallee() != "msamp_rt_gemm")
+    return packs;
+  // (a, a_scale_inv, b, b_scale_inv, out, out_amax, a_dtype, b_dtype,
+  //  out_dtype, flags)
+  IntegerAttr aType, bType, outType, flags;
+  MemRefType a = tracedType(call.getOperand(0)),
+             out = tracedType(call.getOperand(4));
+  if (call.getNumOperands() != 10 || !a || !out || !a.hasStaticShape() ||
+      !out.hasStaticShape() || out.getRank() < 2 ||
+      !matchPattern(call.getOperand(6), m_Constant(&aType)) ||
+      !matchPattern(call.getOperand(7), m_Constant(&bType)) ||
+      !matchPattern(call.getOperand(8), m_Constant(&outType)) ||
+      !matchPattern(call.getOperand(9), m_Constant(&flags)))
+    return call.emitError("GPU cost model: unexpected msamp_rt_gemm call");
+  ::msamp::runtime::cuda::GemmProblem p;
+  p.aType = static_cast<int32_t>(aType.getInt());
+  p.bType = static_cast<int32_t>(bType.getInt());
+  p.outType = static_cast<int32_t>(outType.getInt());
+  p.transA = flags.getInt() & MSAMP_RT_GEMM_TRANSPOSE_A;
+  p.transB = flags.getInt() & MSAMP_RT_GEMM_TRANSPOSE_B;
+  p.wantAmax = flags.getInt() & MSAMP_RT_GEMM_WRITE_AMAX;
+  int64_t rank = out.getRank();
+  p.m = out.getDimSize(rank - 2);
+  p.n = out.getDimSize(rank - 1);
+  p.k = a.getDimSize(p.transA ? a.getRank() - 2 : a.getRank() - 1);
+  p.batch = p.m * p.n ? numElements(out) / (p.m * p.n) : 0;
+  ::msamp::runtime::cuda::GemmPlan plan;
+  const char *reason = nullptr;
+  if (!::msamp::runtime::cuda::planGemm(p, plan, reason))
+    return packs;
+  const int64_t size = ::msamp::runtime::cuda::gemmDTypeSize(p.aType);
+  auto add = [&](const ::msamp::runtime::cuda::PackStep &step, StringRef side) {
+    if (!step.needed)
+      return;
+    OpCost cost;
+    cost.bytes = p.batch * size *
+                 (step.srcRows * step.srcCols + step.dstRows * step.dstCols);
+    packs.push_back(cost);
+    sides.push_back(side);
+  };
+  add(plan.packA, "a");
+  add(plan.packB, "b");
+  return packs;
 }

@@ -86,7 +86,7 @@ struct CostReportPass : msamp::impl::MSAMPGPUCostReportBase<CostReportPass> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    SmallVector<Entry> launches, calls;
+    SmallVector<Entry> launches, calls, packs;
     llvm::StringSet<> distinct;
     int64_t hostSyncs = 0, managedAllocations = 0;
     DictionaryAttr floor;
@@ -156,6 +156,22 @@ struct CostReportPass : msamp::impl::MSAMPGPUCostReportBase<CostReportPass> {
         e.seconds = predictedSeconds(e.cost);
         e.fp8Gemm = isGemm && cost->unit == Unit::FP8;
         calls.push_back(std::move(e));
+        // The GEMM's own pack launches (a transposed or padded FP8 operand).
+        SmallVector<StringRef> sides;
+        FailureOr<SmallVector<OpCost, 2>> packCosts =
+            gemmPackCosts(call, sides);
+        if (failed(packCosts)) {
+          failedAny = true;
+          return;
+        }
+        for (auto [pack, side] : llvm::zip_equal(*packCosts, sides)) {
+          Entry p;
+          p.name = ("msamp_rt_gemm pack " + side).str();
+          p.op = "gemm_pack";
+          p.cost = pack;
+          p.seconds = predictedSeconds(p.cost);
+          packs.push_back(std::move(p));
+        }
       });
     }
     stripCostLocations(module);
@@ -169,6 +185,10 @@ struct CostReportPass : msamp::impl::MSAMPGPUCostReportBase<CostReportPass> {
     for (const Entry &e : launches) {
       predicted += e.seconds;
       flops += e.cost.flops;
+      bytes += e.cost.bytes;
+    }
+    for (const Entry &e : packs) {
+      predicted += e.seconds;
       bytes += e.cost.bytes;
     }
     for (const Entry &e : calls) {
@@ -240,6 +260,11 @@ struct CostReportPass : msamp::impl::MSAMPGPUCostReportBase<CostReportPass> {
     os << "  ],\n  \"calls\": [\n";
     for (size_t i = 0; i < calls.size(); ++i)
       printEntry(os, calls[i], i + 1 == calls.size());
+    // Launches inside the GEMM calls: not generated kernels, not calls.
+    os << "  ],\n  \"gemm_pack_launches\": " << packs.size()
+       << ",\n  \"gemm_packs\": [\n";
+    for (size_t i = 0; i < packs.size(); ++i)
+      printEntry(os, packs[i], i + 1 == packs.size());
     os << "  ]\n}\n";
     out->keep();
   }

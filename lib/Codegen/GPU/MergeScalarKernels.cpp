@@ -55,7 +55,7 @@ struct Accesses {
 };
 
 /// The parameters that runtime entry points only read (docs/RuntimeABI.md
-/// 3.1-3.7, 3.12, 3.13: the inputs, scales and histories; `out` may alias an
+/// 3.1-3.7, 3.12-3.14: the inputs, scales and histories; `out` may alias an
 /// input where the ABI allows it, and is then written through `out`). Every
 /// other memref parameter of a call is taken as read and written.
 llvm::ArrayRef<unsigned> readOnlyParameters(llvm::StringRef callee) {
@@ -65,7 +65,8 @@ llvm::ArrayRef<unsigned> readOnlyParameters(llvm::StringRef callee) {
   return llvm::StringSwitch<llvm::ArrayRef<unsigned>>(callee)
       .Cases({"msamp_rt_quantize", "msamp_rt_dequantize",
               "msamp_rt_compute_scale", "msamp_rt_update_amax_history",
-              "msamp_rt_all_reduce", "msamp_rt_quantize_jit"},
+              "msamp_rt_all_reduce", "msamp_rt_quantize_jit",
+              "msamp_rt_quantize_transpose"},
              kFirstTwo)
       .Case("msamp_rt_amax", kFirst)
       .Cases({"msamp_rt_gemm", "msamp_rt_scale_update"}, kFirstFour)

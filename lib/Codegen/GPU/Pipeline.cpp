@@ -6,8 +6,9 @@
 //  1. the tensor half of --msamp-lower-to-llvm: elementwise fusion, msamp
 //     ops and GEMMs to runtime calls (adjacent Adam updates grouped into
 //     multi-tensor calls first: GroupAdamUpdates.cpp; multi-use elementwise
-//     results recomputed by their consumers: FuseProducers.cpp), one-shot
-//     bufferization;
+//     results recomputed by their consumers: FuseProducers.cpp; FP8 GEMM
+//     operands in the other layout written by their quantize's call:
+//     FP8OperandLayouts.cpp), one-shot bufferization;
 //     then globals are copied into step buffers (a kernel cannot read the
 //     host image), buffers are deallocated, runtime calls finalized;
 //  2. buffer copies become linalg.copy; parallel dimensions are moved
@@ -94,6 +95,9 @@ void mlir::msamp::buildLowerToGPUPipeline(OpPassManager &pm,
         // Independent row reductions of one tensor read it once
         // (FuseSiblingReductions.cpp).
         pm.addNestedPass<func::FuncOp>(createMSAMPGPUFuseSiblingReductions());
+        // FP8 GEMM operands in the other layout: transposed codes written
+        // by their quantize's call instead of a pack in every GEMM.
+        pm.addNestedPass<func::FuncOp>(createMSAMPGPUFP8OperandLayouts());
       });
 
   // 2. linalg -> parallel loops -> gpu.launch -> gpu.module.

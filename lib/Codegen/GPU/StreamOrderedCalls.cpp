@@ -26,7 +26,8 @@ bool isStreamOrderedCall(llvm::StringRef callee) {
                                           "msamp_rt_adam_update_multi",
                                           "msamp_rt_sgd_update",
                                           "msamp_rt_quantize_jit",
-                                          "msamp_rt_scale_update"};
+                                          "msamp_rt_scale_update",
+                                          "msamp_rt_quantize_transpose"};
   return names.contains(callee);
 }
 

@@ -17,10 +17,12 @@
 //   msamp_rt_quantize_jit(%x, %prev, q, %x, s, i, dtypes, K, margin, 0)
 //
 // (docs/RuntimeABI.md 3.12; out_t, ignored without the transpose flag, is
-// %x's buffer again), bit-identical to the three calls: the runtime
-// composes the same functions. A lone `1.0 / %s` after %q (an arith.divf,
-// or the 0-d linalg.generic convert-elementwise-to-linalg made of it) reads
-// the call's scale_inv output instead (the same correctly rounded division).
+// %x's buffer again; when a linalg.transpose reads %q's codes transposed,
+// getCodesTranspose, its result is out_t and the flag is set), bit-identical to
+// the three calls: the runtime composes the same functions. A lone `1.0 / %s`
+// after %q (an arith.divf, or the 0-d linalg.generic
+// convert-elementwise-to-linalg made of it) reads the call's scale_inv output
+// instead (the same correctly rounded division).
 //
 // Chains that do not have this form are left to the per-op patterns, and
 // when they nearly do, a missed remark (-remarks-filter=msamp, emitted
@@ -165,9 +167,10 @@ bool mlir::msamp::isScaleInverse(Operation *user, Value scale) {
 namespace {
 
 struct FusedCastToRuntime : RuntimeCallPattern<QuantizeOp> {
-  // Benefit 2: tried before QuantizeToRuntime.
+  // Benefit 3: tried before QuantizeTransposeToRuntime and
+  // QuantizeToRuntime.
   FusedCastToRuntime(MLIRContext *ctx, MSAMPToRuntimeState &state)
-      : RuntimeCallPattern(ctx, state, /*benefit=*/2) {}
+      : RuntimeCallPattern(ctx, state, /*benefit=*/3) {}
 
   LogicalResult match(QuantizeOp op) const override {
     return success(fusableChain(op, state).has_value());
@@ -187,6 +190,8 @@ struct FusedCastToRuntime : RuntimeCallPattern<QuantizeOp> {
     if (inverses != 1)
       inverse = nullptr;
     auto scalarType = getScalarF32Type(op.getContext());
+    // The codes read transposed (QuantizeTransposeToRuntime.cpp) are out_t.
+    Operation *transpose = getCodesTranspose(op);
     call.replaceOp(
         RuntimeFn::QuantizeJit,
         {call.input(op.getInput()), call.input(chain.scale.getPrevScale()),
@@ -194,20 +199,24 @@ struct FusedCastToRuntime : RuntimeCallPattern<QuantizeOp> {
          // out_t, not looked at without the transpose flag: the input's
          // buffer again (a dummy() would be a constant copied into a fresh
          // buffer on every step).
-         call.input(op.getInput()), call.outputFor(scale),
+         transpose ? call.outputFor(transpose->getResult(0))
+                   : call.input(op.getInput()),
+         call.outputFor(scale),
          inverse ? call.outputFor(inverse->getResult(0))
                  : call.scratch(scalarType),
          call.i32(RuntimeCall::dtype(op.getInput())),
          call.i32(RuntimeCall::dtype(op.getResult())),
          call.i32(static_cast<int64_t>(chain.scale.getKind())),
          call.i32(chain.scale.getMarginAttr().getValue().getSExtValue()),
-         call.i32(0)});
+         call.i32(transpose ? MSAMP_RT_QUANTIZE_JIT_TRANSPOSE : 0)});
     PatternRewriter &rewriter = call.getRewriter();
     rewriter.eraseOp(chain.scale);
     rewriter.eraseOp(chain.history);
     rewriter.eraseOp(chain.amax);
     if (inverse)
       state.replacedScaleInverses.insert(inverse);
+    if (transpose)
+      state.replacedCodeTransposes.insert(transpose);
     ++state.numFusedCasts;
   }
 };

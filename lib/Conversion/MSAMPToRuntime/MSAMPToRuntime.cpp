@@ -129,6 +129,7 @@ void mlir::msamp::populateMSAMPToRuntimePatterns(RewritePatternSet &patterns,
   populateCheckToRuntimePatterns(patterns, state);
   populateFusedCastToRuntimePatterns(patterns, state);
   populateScaleUpdateToRuntimePatterns(patterns, state);
+  populateQuantizeTransposeToRuntimePatterns(patterns, state);
 }
 
 namespace {

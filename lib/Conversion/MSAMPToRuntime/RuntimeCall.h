@@ -147,6 +147,8 @@ void populateFusedCastToRuntimePatterns(RewritePatternSet &patterns,
                                         MSAMPToRuntimeState &state);
 void populateScaleUpdateToRuntimePatterns(RewritePatternSet &patterns,
                                           MSAMPToRuntimeState &state);
+void populateQuantizeTransposeToRuntimePatterns(RewritePatternSet &patterns,
+                                                MSAMPToRuntimeState &state);
 
 /// Emits a missed remark at each just-in-time cast chain of `step` that
 /// cannot be fused, saying why (before the patterns run).

@@ -124,6 +124,9 @@ public:
                               Collective &collective) override {
     return cpu::scaleUpdate(p, collective);
   }
+  msamp_rt_status quantizeTranspose(const QuantizeTransposeParams &p) override {
+    return cpu::quantizeTranspose(p);
+  }
   msamp_rt_status gemm(const GemmParams &p) override { return cpu::gemm(p); }
   msamp_rt_status broadcast(const void *in, void *out, int64_t bytes,
                             int32_t root, Collective &collective) override {

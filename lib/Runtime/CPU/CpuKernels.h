@@ -74,6 +74,9 @@ msamp_rt_status updateAmaxHistory(const float *history, int64_t length,
 msamp_rt_status quantizeJit(const QuantizeJitParams &p);
 /// In CpuScaleUpdate.cpp.
 msamp_rt_status scaleUpdate(const ScaleUpdateParams &p, Collective &collective);
+/// quantize() into p.out, then its codes transposed into p.outT (the
+/// reference of msamp_rt_quantize_transpose; CpuQuantizeJit.cpp).
+msamp_rt_status quantizeTranspose(const QuantizeTransposeParams &p);
 msamp_rt_status gemm(const GemmParams &p);
 msamp_rt_status adamUpdate(const AdamParams &p);
 msamp_rt_status sgdUpdate(const SgdParams &p);

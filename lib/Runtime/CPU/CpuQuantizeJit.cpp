@@ -11,7 +11,8 @@
 // results are those of the three separate entry points by construction;
 // the CUDA backend is tested bit for bit against this one. The transposed
 // layout copies the codes just written (a byte or f16 transpose: the same
-// codes, so no second quantization can differ).
+// codes, so no second quantization can differ). msamp_rt_quantize_transpose
+// is the same without the amax and scale: quantize, then that transpose.
 //
 //===----------------------------------------------------------------------===//
 
@@ -75,6 +76,14 @@ msamp_rt_status quantizeJit(const QuantizeJitParams &p) {
     transposeCodes(p.out.data, p.outT, p.rows, p.cols, dtypeSize(p.out.dtype));
   *p.outScale = scale;
   *p.outScaleInv = numerics::detail::divRn(1.0f, scale);
+  return MSAMP_RT_OK;
+}
+
+msamp_rt_status quantizeTranspose(const QuantizeTransposeParams &p) {
+  if (msamp_rt_status s = quantize(p.in, p.scale, p.out))
+    return s;
+  if (p.rows > 0 && p.cols > 0)
+    transposeCodes(p.out.data, p.outT, p.rows, p.cols, dtypeSize(p.out.dtype));
   return MSAMP_RT_OK;
 }
 

@@ -92,6 +92,7 @@ public:
   msamp_rt_status quantizeJit(const QuantizeJitParams &p) override;
   msamp_rt_status scaleUpdate(const ScaleUpdateParams &p,
                               Collective &collective) override;
+  msamp_rt_status quantizeTranspose(const QuantizeTransposeParams &p) override;
   msamp_rt_status gemm(const GemmParams &p) override;
   msamp_rt_status allReduce(const AllReduceParams &p,
                             Collective &collective) override;
@@ -327,6 +328,31 @@ msamp_rt_status CudaBackend::scaleUpdate(const ScaleUpdateParams &p,
                      "history length %lld, kind %d, algo %d, margin %d",
                      static_cast<long long>(p.length), static_cast<int>(p.kind),
                      static_cast<int>(p.algo), p.margin);
+  return st.finish();
+}
+
+/// Both layouts from one kernel: launchCastTranspose reads each input tile
+/// once, quantizes it once and stores the codes in both orientations.
+msamp_rt_status
+CudaBackend::quantizeTranspose(const QuantizeTransposeParams &p) {
+  Call call(*this, "msamp_rt_quantize_transpose");
+  MSAMP_RT_RETURN_IF_ERROR(call.status);
+  if (p.in.numel == 0)
+    return MSAMP_RT_OK;
+  Staging st(ctx);
+  const void *dIn = nullptr;
+  const float *dScale = nullptr;
+  void *dOut = nullptr, *dOutT = nullptr;
+  MSAMP_RT_RETURN_IF_ERROR(st.input(p.in.data, bytesOf(p.in), &dIn));
+  MSAMP_RT_RETURN_IF_ERROR(st.input(p.scale, sizeof(float), &dScale));
+  MSAMP_RT_RETURN_IF_ERROR(st.output(p.out.data, bytesOf(p.out), &dOut));
+  MSAMP_RT_RETURN_IF_ERROR(st.output(p.outT, bytesOf(p.out), &dOutT));
+  MSAMP_CUDA_TRY_CTX(
+      launchCastTranspose(dIn, p.in.dtype, p.rows, p.cols, dScale, dOut, dOutT,
+                          p.out.dtype, nullptr, ctx.stream),
+      "%s -> %s, [%lld, %lld] and transposed", dtypeName(p.in.dtype),
+      dtypeName(p.out.dtype), static_cast<long long>(p.rows),
+      static_cast<long long>(p.cols));
   return st.finish();
 }
 

@@ -80,6 +80,16 @@ FailureOr<OpCost> scalarKernelCost(ArrayRef<Operation *> ops);
 /// Fails on an operand whose static type cannot be traced.
 FailureOr<OpCost> libraryCallCost(func::CallOp call, bool &isGemm);
 
+/// The pack kernels an msamp_rt_gemm call launches before its cuBLASLt call
+/// (the runtime's own plan, GemmPlan.h: an FP8 operand not stored with K
+/// innermost, or with a dimension no multiple of 16, is copied transposed
+/// and/or zero-padded into scratch), one cost each: the operand read and
+/// its padded copy written, no FLOPs. `sides` receives "a" or "b" for each.
+/// Buffers are taken as aligned (the arena's slots are). Empty for a GEMM
+/// that runs in place, and for high precision.
+FailureOr<SmallVector<OpCost, 2>>
+gemmPackCosts(func::CallOp call, SmallVectorImpl<StringRef> &sides);
+
 /// The step's tensor-level floor inputs (msamp-gpu-step-floor), read and
 /// removed by msamp-gpu-cost-report.
 constexpr llvm::StringLiteral kStepFloorAttr = "msamp.gpu_step_floor";

@@ -482,6 +482,36 @@ def MSAMPGPUFuseSiblingReductions
   ];
 }
 
+def MSAMPGPUFP8OperandLayouts
+    : Pass<"msamp-gpu-fp8-operand-layouts", "::mlir::func::FuncOp"> {
+  let summary = "GEMMs read FP8 operands transposed from their quantize";
+  let description = [{
+    On the tensor-level train step, last before convert-msamp-to-runtime
+    (GPU only): cuBLASLt's FP8 GEMMs take only the TN layout (both operands
+    with K innermost), so msamp_rt_gemm byte-transposes an FP8 operand
+    stored the other way (a with transpose_a, b without transpose_b: the
+    wgrad's dY and activations, the dgrad's weight) in a pack kernel on
+    every call. Where that operand is the codes of an msamp.quantize as
+    [rows, cols] (its rank-2 result, or a collapse_shape of it that keeps
+    its last dimension), the GEMM reads `linalg.transpose` of it instead,
+    with the flag flipped; convert-msamp-to-runtime then has the quantize's
+    call write those codes too (msamp_rt_quantize_transpose, or
+    msamp_rt_quantize_jit's transposed layout), one kernel for both layouts.
+    One transpose per quantized value serves every GEMM that needs it. A
+    GEMM operand left to the pack gets a missed remark
+    (-remarks-filter=msamp) saying why. The bytes are the same codes, so
+    every GEMM multiplies the same values.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+  let statistics = [
+    Statistic<"numOperands", "num-operands",
+              "FP8 GEMM operands read from a quantize's transposed codes">,
+    Statistic<"numTransposes", "num-transposes",
+              "quantizes asked for their transposed codes">
+  ];
+}
+
 def MSAMPGPUKernelCosts
     : Pass<"msamp-gpu-kernel-costs", "::mlir::func::FuncOp"> {
   let summary = "attach each linalg op's kernel cost to its location";

@@ -2,7 +2,8 @@
 independently of the compiler: every entry's time_us is
 max(flops / (0.7 x peak of its unit), bytes / (0.8 x 3.35 TB/s)) + 4 us, and
 the totals are the sums of the entries (kernels, distinct_kernels,
-library_calls, flops, bytes, predicted_ms, fp8_gemm_share, floor_ms).
+library_calls, gemm_pack_launches, flops, bytes, predicted_ms,
+fp8_gemm_share, floor_ms).
 With a second argument, the step's train_step.ll (msamp-compile --emit-llvm):
 host_syncs must be the object's synchronizing call sites: its stream
 synchronizations plus two per SGD update call (the CUDA backend reads step
@@ -27,7 +28,8 @@ def close(a, b, what):
 def main(path, ll_path):
     with open(path) as f:
         report = json.load(f)
-    entries = report["launches"] + report["calls"]
+    # The GEMMs' pack launches count in the time and bytes (not as calls).
+    entries = report["launches"] + report["calls"] + report["gemm_packs"]
     total_s = fp8_s = gemm_floor_s = 0.0
     for e in entries:
         seconds = max(e["flops"] / (0.7 * PEAK[e["unit"]]),
@@ -46,6 +48,10 @@ def main(path, ll_path):
         sys.exit("gpu_cost.json: distinct_kernels is not the distinct names")
     if report["library_calls"] != len(report["calls"]):
         sys.exit("gpu_cost.json: library_calls is not the number of calls")
+    if report["gemm_pack_launches"] != len(report["gemm_packs"]):
+        sys.exit("gpu_cost.json: gemm_pack_launches is not the number of packs")
+    if any(e["op"] != "gemm_pack" or e["flops"] for e in report["gemm_packs"]):
+        sys.exit("gpu_cost.json: a gemm_packs entry is no FLOP-free pack")
     if report["flops"] != sum(e["flops"] for e in entries):
         sys.exit("gpu_cost.json: flops is not the sum")
     if report["bytes"] != sum(e["bytes"] for e in entries):
