@@ -104,6 +104,8 @@ void mlir::msamp::buildLowerToGPUPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createMSAMPGPUParallelDimsOuter());
   // Reduction accumulators start from their constant, not from a copy.
   pm.addNestedPass<func::FuncOp>(createMSAMPGPUReductionInits());
+  // Independent elementwise kernels over the same loops as one launch.
+  pm.addNestedPass<func::FuncOp>(createMSAMPGPUMergeSiblingKernels());
   // Each kernel's cost, while its linalg op still says it (KernelCosts.cpp).
   if (!options.hostEmulation)
     pm.addNestedPass<func::FuncOp>(createMSAMPGPUKernelCosts());
