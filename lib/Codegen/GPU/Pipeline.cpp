@@ -110,6 +110,8 @@ void mlir::msamp::buildLowerToGPUPipeline(OpPassManager &pm,
   if (!options.hostEmulation)
     pm.addNestedPass<func::FuncOp>(createMSAMPGPUKernelCosts());
   pm.addNestedPass<func::FuncOp>(createMSAMPGPUAtomicFullReductions());
+  // The gradient norm's sums, one per parameter, as one kernel.
+  pm.addNestedPass<func::FuncOp>(createMSAMPGPUMergeAtomicSums());
   // Shuffles have no host form: emulation keeps row reductions on loops.
   if (!options.hostEmulation)
     pm.addNestedPass<func::FuncOp>(createMSAMPGPURowReductions());

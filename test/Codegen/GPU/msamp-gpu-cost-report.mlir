@@ -106,8 +106,8 @@
 // The first GEMM of fc1: x[4,3] (quantized, 12 bytes) x w1[5,3]^T (15 bytes)
 // -> f32 [4,5] (80 bytes), K = 3: 2 x 20 x 3 = 120 FLOPs; 3 scale/amax
 // operands: 119 bytes.
-// MLP: "kernels": 25,
-// MLP: "distinct_kernels": 25,
+// MLP: "kernels": 22,
+// MLP: "distinct_kernels": 22,
 // MLP: "library_calls": 49,
 // MLP: "host_syncs": 0,
 // MLP: "managed_allocations": 0,

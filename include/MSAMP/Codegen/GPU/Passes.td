@@ -94,6 +94,28 @@ def MSAMPGPUAtomicFullReductions
                            "::mlir::arith::ArithDialect"];
 }
 
+def MSAMPGPUMergeAtomicSums
+    : Pass<"msamp-gpu-merge-atomic-sums", "::mlir::func::FuncOp"> {
+  let summary = "merge consecutive atomic full-sum kernels into one";
+  let description = [{
+    After msamp-gpu-atomic-full-reductions: two of its kernels (a 1-d
+    scf.parallel of T threads, each summing a strided loop and adding the
+    result to a 0-d buffer with memref.atomic_rmw addf) in one block, the
+    earlier movable down to the later past ops that do not conflict with it
+    (BufferAccesses.h), whose only common buffer is their accumulator,
+    become one kernel of max(T) threads running both bodies (each guarded
+    by its own thread count): the same partial sums and atomic adds, one
+    launch (the gradient norm's sums of squares, one per parameter). Within
+    the single-thread kernels' parameter budget; the merged cost is the
+    sum.
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect"];
+  let statistics = [
+    Statistic<"numMerged", "num-merged", "kernels merged into the next">
+  ];
+}
+
 def MSAMPGPURowReductions
     : Pass<"msamp-gpu-row-reductions", "::mlir::func::FuncOp"> {
   let summary = "f32 add/max reductions over contiguous rows -> a warp or a block per row with shuffles";
