@@ -32,7 +32,16 @@
 // and only into a consumer that indexes the producer's result with a
 // permutation of all its loops, so each consumer computes each producer
 // element once (never a broadcast into a larger loop nest, such as a
-// one-hot reduction or a contraction, whose work it would multiply).
+// one-hot reduction or a contraction, whose work it would multiply) --
+// except for a producer of at most four arith ops or square roots
+// (kMaxBroadcastOps): the finishing arithmetic of a row statistic, which
+// the elementwise ops and row reductions that broadcast it over the row
+// recompute per element (issue 23: LayerNorm's mean and rstd, two
+// launches per LayerNorm, which its normalization and its backward's four
+// kernels read):
+//
+//   %mean = %sum * 1/n          [rows]
+//   %y = (%x - %mean) * ...     [rows, n]   -> %y = (%x - %sum * 1/n) * ...
 //
 // Numbers: the recomputed ops are the producer's own, in the same order on
 // the same operands, so each consumer sees the values the producer wrote
@@ -47,8 +56,10 @@
 #include "MSAMP/Codegen/GPU/RowForm.h"
 #include "MSAMP/Conversion/AsGeneric.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/SmallPtrSet.h"
 
@@ -83,28 +94,65 @@ bool isRecomputable(linalg::GenericOp op) {
          !op.payloadUsesValueFromOperand(init);
 }
 
+/// The most ops (besides the yield) of a producer that a consumer may
+/// recompute through a broadcast, once per element of its larger loop nest:
+/// the finishing arithmetic of a row statistic (LayerNorm's mean = sum *
+/// 1/n; its rstd = 1 / sqrt(var * 1/n + eps), four ops), a few FLOPs per
+/// element of a memory-bound kernel, against a launch of its own and its
+/// result written and read back.
+constexpr unsigned kMaxBroadcastOps = 4;
+
+/// Whether consumers may recompute `producer` through a broadcast: at
+/// most kMaxBroadcastOps ops, each arith or a square root (no exp, log or
+/// tanh, whose cost per element a broadcast would multiply).
+bool isCheapToBroadcast(linalg::GenericOp producer) {
+  unsigned numOps = 0;
+  for (Operation &op : producer.getBody()->without_terminator()) {
+    if (!isa<arith::ArithDialect>(op.getDialect()) &&
+        !isa<math::SqrtOp, math::RsqrtOp>(op))
+      return false;
+    ++numOps;
+  }
+  return numOps <= kMaxBroadcastOps;
+}
+
 /// Whether `use` may take the producer: an input of a linalg.generic or
-/// linalg.reduce on tensors, indexed by a permutation of all its loops; of
-/// a reduction, only a row reduction ([parallel..., reduction...], at least
-/// one of each, the operand read in loop order). A column or full reduction
-/// is split by later passes on both targets alike
-/// (msamp-split-column-reductions, msamp-gpu-atomic-full-reductions) only
-/// while its form is theirs, and that split fixes its summation order:
-/// fusing there would leave the GPU summing in another order than the CPU.
-bool isFusableUse(OpOperand &use) {
+/// linalg.reduce on tensors, indexed by a permutation of all its loops or,
+/// for a producer that is cheap to recompute (isCheapToBroadcast), by a
+/// broadcast (a projected permutation); of a reduction, only a row
+/// reduction ([parallel..., reduction...], at least one of each) reading
+/// the producer in loop order, or through a broadcast of its parallel
+/// loops when another input is read in loop order (one value per row, as
+/// LayerNorm's variance reads its mean; never a contraction, whose
+/// operands each miss a loop: the GEMM would be lost and its work
+/// multiplied). A column or full reduction is split by later passes on
+/// both targets alike (msamp-split-column-reductions,
+/// msamp-gpu-atomic-full-reductions) only while its form is theirs, and
+/// that split fixes its summation order: fusing there would leave the GPU
+/// summing in another order than the CPU.
+bool isFusableUse(OpOperand &use, bool broadcastOk) {
   auto consumer = dyn_cast<linalg::LinalgOp>(use.getOwner());
   if (!consumer || !isa<linalg::GenericOp, linalg::ReduceOp>(consumer) ||
       !consumer.hasPureTensorSemantics() || !consumer.isDpsInput(&use))
     return false;
   AffineMap map = consumer.getMatchingIndexingMap(&use);
-  if (!map.isPermutation())
+  bool broadcast = !map.isPermutation();
+  if (broadcast && !(broadcastOk && map.isProjectedPermutation()))
     return false;
   unsigned numParallel = consumer.getNumParallelLoops();
   if (numParallel == consumer.getNumLoops())
     return true;
-  return numParallel > 0 &&
-         msamp::hasParallelThenReductionLoops(consumer, numParallel) &&
-         map.isIdentity();
+  if (numParallel == 0 ||
+      !msamp::hasParallelThenReductionLoops(consumer, numParallel))
+    return false;
+  if (!broadcast)
+    return map.isIdentity();
+  for (unsigned r = 0; r < map.getNumResults(); ++r)
+    if (map.getDimPosition(r) >= numParallel)
+      return false;
+  return llvm::any_of(consumer.getDpsInputOperands(), [&](OpOperand *in) {
+    return consumer.getMatchingIndexingMap(in).isIdentity();
+  });
 }
 
 /// Bytes saved by recomputing `producer` in each of its uses (negative:
@@ -164,7 +212,10 @@ struct FuseProducersPass
   FailureOr<bool> fuseIntoUses(IRRewriter &rewriter,
                                linalg::GenericOp producer) {
     Value result = producer->getResult(0);
-    if (!llvm::all_of(result.getUses(), isFusableUse) ||
+    bool broadcastOk = isCheapToBroadcast(producer);
+    if (!llvm::all_of(
+            result.getUses(),
+            [&](OpOperand &use) { return isFusableUse(use, broadcastOk); }) ||
         bytesSaved(producer) <= 0)
       return false;
     // linalg.reduce consumers as generics (fusion takes generics only).

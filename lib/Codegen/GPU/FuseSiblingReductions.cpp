@@ -35,13 +35,13 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "MSAMP/Codegen/GPU/MergeGenerics.h"
 #include "MSAMP/Codegen/GPU/Passes.h"
 #include "MSAMP/Codegen/GPU/RowForm.h"
 #include "MSAMP/Conversion/AsGeneric.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/Dominance.h"
-#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/RegionUtils.h"
 
@@ -87,74 +87,6 @@ bool shareAnInput(linalg::LinalgOp a, linalg::LinalgOp b) {
   return false;
 }
 
-/// `a` and the later `b` as one generic at `a`'s place.
-void merge(IRRewriter &rewriter, linalg::GenericOp a, linalg::GenericOp b) {
-  SmallVector<Value> inputs, inits;
-  SmallVector<AffineMap> inputMaps, initMaps;
-  // b's inputs that a reads already (same value, same map) are a's.
-  SmallVector<int> bInputToA;
-  for (OpOperand *in : a.getDpsInputOperands()) {
-    inputs.push_back(in->get());
-    inputMaps.push_back(a.getMatchingIndexingMap(in));
-  }
-  for (OpOperand *in : b.getDpsInputOperands()) {
-    AffineMap map = b.getMatchingIndexingMap(in);
-    int same = -1;
-    for (unsigned i = 0; i < a.getNumDpsInputs(); ++i)
-      if (inputs[i] == in->get() && inputMaps[i] == map)
-        same = static_cast<int>(i);
-    bInputToA.push_back(same);
-    if (same < 0) {
-      inputs.push_back(in->get());
-      inputMaps.push_back(map);
-    }
-  }
-  for (linalg::GenericOp op : {a, b})
-    for (OpOperand &init : op.getDpsInitsMutable()) {
-      inits.push_back(init.get());
-      initMaps.push_back(op.getMatchingIndexingMap(&init));
-    }
-  SmallVector<AffineMap> maps(inputMaps);
-  maps.append(initMaps);
-
-  rewriter.setInsertionPoint(a);
-  auto merged = linalg::GenericOp::create(
-      rewriter, a.getLoc(), ValueRange(inits).getTypes(), inputs, inits, maps,
-      a.getIteratorTypesArray());
-  Block *body = rewriter.createBlock(&merged.getRegion());
-  for (Value v : inputs)
-    body->addArgument(cast<ShapedType>(v.getType()).getElementType(),
-                      a.getLoc());
-  for (Value v : inits)
-    body->addArgument(cast<ShapedType>(v.getType()).getElementType(),
-                      a.getLoc());
-  const unsigned numInputs = inputs.size();
-  IRMapping mapA, mapB;
-  for (unsigned i = 0; i < a.getNumDpsInputs(); ++i)
-    mapA.map(a.getBody()->getArgument(i), body->getArgument(i));
-  unsigned next = a.getNumDpsInputs();
-  for (unsigned i = 0; i < b.getNumDpsInputs(); ++i)
-    mapB.map(b.getBody()->getArgument(i),
-             body->getArgument(bInputToA[i] >= 0 ? bInputToA[i] : next++));
-  for (unsigned i = 0; i < a.getNumDpsInits(); ++i)
-    mapA.map(a.getBody()->getArgument(a.getNumDpsInputs() + i),
-             body->getArgument(numInputs + i));
-  for (unsigned i = 0; i < b.getNumDpsInits(); ++i)
-    mapB.map(b.getBody()->getArgument(b.getNumDpsInputs() + i),
-             body->getArgument(numInputs + a.getNumDpsInits() + i));
-  SmallVector<Value> yields;
-  rewriter.setInsertionPointToEnd(body);
-  for (auto [op, mapping] : {std::pair{a, &mapA}, std::pair{b, &mapB}}) {
-    for (Operation &inner : op.getBody()->without_terminator())
-      rewriter.clone(inner, *mapping);
-    for (Value v : op.getBody()->getTerminator()->getOperands())
-      yields.push_back(mapping->lookupOrDefault(v));
-  }
-  linalg::YieldOp::create(rewriter, a.getLoc(), yields);
-  rewriter.replaceOp(a, merged->getResults().take_front(a.getNumResults()));
-  rewriter.replaceOp(b, merged->getResults().drop_front(a.getNumResults()));
-}
-
 struct FuseSiblingReductionsPass
     : msamp::impl::MSAMPGPUFuseSiblingReductionsBase<
           FuseSiblingReductionsPass> {
@@ -192,7 +124,8 @@ struct FuseSiblingReductionsPass
         FailureOr<linalg::GenericOp> gb = msamp::asGeneric(rewriter, b);
         if (failed(ga) || failed(gb))
           return false; // (linalg.reduce always generalizes)
-        merge(rewriter, *ga, *gb);
+        rewriter.setInsertionPoint(*ga);
+        msamp::mergeGenerics(rewriter, *ga, *gb);
         ++numMerged;
         return true;
       }

@@ -110,10 +110,14 @@ void mlir::msamp::buildLowerToGPUPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createMSAMPGPUParallelDimsOuter());
   // Reduction accumulators start from their constant, not from a copy.
   pm.addNestedPass<func::FuncOp>(createMSAMPGPUReductionInits());
+  // Independent elementwise kernels over the same loops as one launch.
+  pm.addNestedPass<func::FuncOp>(createMSAMPGPUMergeSiblingKernels());
   // Each kernel's cost, while its linalg op still says it (KernelCosts.cpp).
   if (!options.hostEmulation)
     pm.addNestedPass<func::FuncOp>(createMSAMPGPUKernelCosts());
   pm.addNestedPass<func::FuncOp>(createMSAMPGPUAtomicFullReductions());
+  // The gradient norm's sums, one per parameter, as one kernel.
+  pm.addNestedPass<func::FuncOp>(createMSAMPGPUMergeAtomicSums());
   // Shuffles have no host form: emulation keeps row reductions on loops.
   if (!options.hostEmulation)
     pm.addNestedPass<func::FuncOp>(createMSAMPGPURowReductions());

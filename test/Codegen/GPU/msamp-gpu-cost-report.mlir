@@ -107,8 +107,8 @@
 // -> f32 [4,5] (80 bytes), K = 3: 2 x 20 x 3 = 120 FLOPs; 3 scale/amax
 // operands: 119 bytes. Each FP8 cast's scaling is one msamp_rt_scale_update
 // (msamp-gpu-fuse-scale-updates: 49 calls and 25 kernels before it).
-// MLP: "kernels": 19,
-// MLP: "distinct_kernels": 19,
+// MLP: "kernels": 16,
+// MLP: "distinct_kernels": 16,
 // MLP: "library_calls": 29,
 // MLP: "host_syncs": 0,
 // MLP: "managed_allocations": 0,

@@ -202,3 +202,80 @@ func.func @column(%x: tensor<64x32xf32>, %r: tensor<64xf32>) -> (tensor<64x32xf3
     }
   return %neg, %sum : tensor<64x32xf32>, tensor<32xf32>
 }
+
+// A row statistic's finishing arithmetic (at most four arith ops or square
+// roots) is recomputed through a broadcast: LayerNorm's mean in its
+// variance (a row reduction that reads a row of %x in loop order) and in
+// the normalization, its rstd in the normalization; neither is a kernel
+// of its own any more.
+// CHECK-LABEL: func.func @row_values(
+// CHECK: linalg.generic
+// CHECK-SAME: iterator_types = ["parallel", "reduction"]
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: arith.mulf
+// CHECK-NEXT: arith.subf
+// CHECK: linalg.generic
+// CHECK-SAME: iterator_types = ["parallel", "parallel"]
+// CHECK: math.sqrt
+// CHECK-NOT: linalg.generic
+// CHECK: return
+func.func @row_values(%x: tensor<8x16xf32>, %sum: tensor<8xf32>) -> tensor<8x16xf32> {
+  %e8 = tensor.empty() : tensor<8xf32>
+  %e = tensor.empty() : tensor<8x16xf32>
+  %c = arith.constant 0.0625 : f32
+  %eps = arith.constant 1.0e-5 : f32
+  %one = arith.constant 1.0 : f32
+  %zero = arith.constant 0.0 : f32
+  %mean = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%sum : tensor<8xf32>) outs(%e8 : tensor<8xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %m = arith.mulf %in, %c : f32
+    linalg.yield %m : f32
+  } -> tensor<8xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e8 : tensor<8xf32>) -> tensor<8xf32>
+  %var = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%x, %mean : tensor<8x16xf32>, tensor<8xf32>) outs(%z : tensor<8xf32>) {
+  ^bb0(%in: f32, %m: f32, %o: f32):
+    %d = arith.subf %in, %m : f32
+    %q = arith.mulf %d, %d : f32
+    %s = arith.addf %q, %o : f32
+    linalg.yield %s : f32
+  } -> tensor<8xf32>
+  %rstd = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%var : tensor<8xf32>) outs(%e8 : tensor<8xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %v = arith.mulf %in, %c : f32
+    %a = arith.addf %v, %eps : f32
+    %r = math.sqrt %a : f32
+    %i = arith.divf %one, %r : f32
+    linalg.yield %i : f32
+  } -> tensor<8xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x, %mean, %rstd : tensor<8x16xf32>, tensor<8xf32>, tensor<8xf32>) outs(%e : tensor<8x16xf32>) {
+  ^bb0(%in: f32, %m: f32, %r: f32, %o: f32):
+    %d = arith.subf %in, %m : f32
+    %n = arith.mulf %d, %r : f32
+    linalg.yield %n : f32
+  } -> tensor<8x16xf32>
+  return %y : tensor<8x16xf32>
+}
+
+// Not into a contraction, whose operands each miss a loop (no operand read
+// in loop order): the row value stays a kernel, the GEMM a GEMM.
+// CHECK-LABEL: func.func @row_value_contraction(
+// CHECK: %[[S:.+]] = linalg.generic
+// CHECK: ins(%arg0, %[[S]], %arg2 :
+func.func @row_value_contraction(%a: tensor<8x16xf32>, %s: tensor<8xf32>, %b: tensor<16x4xf32>) -> tensor<8x4xf32> {
+  %e8 = tensor.empty() : tensor<8xf32>
+  %e = tensor.empty() : tensor<8x4xf32>
+  %c = arith.constant 0.5 : f32
+  %scaled = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%s : tensor<8xf32>) outs(%e8 : tensor<8xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %m = arith.mulf %in, %c : f32
+    linalg.yield %m : f32
+  } -> tensor<8xf32>
+  %p = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d0)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%a, %scaled, %b : tensor<8x16xf32>, tensor<8xf32>, tensor<16x4xf32>) outs(%e : tensor<8x4xf32>) {
+  ^bb0(%x: f32, %y: f32, %w: f32, %o: f32):
+    %m = arith.mulf %x, %y : f32
+    %n = arith.mulf %m, %w : f32
+    %t = arith.addf %n, %o : f32
+    linalg.yield %t : f32
+  } -> tensor<8x4xf32>
+  return %p : tensor<8x4xf32>
+}

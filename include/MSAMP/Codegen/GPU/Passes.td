@@ -94,6 +94,28 @@ def MSAMPGPUAtomicFullReductions
                            "::mlir::arith::ArithDialect"];
 }
 
+def MSAMPGPUMergeAtomicSums
+    : Pass<"msamp-gpu-merge-atomic-sums", "::mlir::func::FuncOp"> {
+  let summary = "merge consecutive atomic full-sum kernels into one";
+  let description = [{
+    After msamp-gpu-atomic-full-reductions: two of its kernels (a 1-d
+    scf.parallel of T threads, each summing a strided loop and adding the
+    result to a 0-d buffer with memref.atomic_rmw addf) in one block, the
+    earlier movable down to the later past ops that do not conflict with it
+    (BufferAccesses.h), whose only common buffer is their accumulator,
+    become one kernel of max(T) threads running both bodies (each guarded
+    by its own thread count): the same partial sums and atomic adds, one
+    launch (the gradient norm's sums of squares, one per parameter). Within
+    the single-thread kernels' parameter budget; the merged cost is the
+    sum.
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect"];
+  let statistics = [
+    Statistic<"numMerged", "num-merged", "kernels merged into the next">
+  ];
+}
+
 def MSAMPGPURowReductions
     : Pass<"msamp-gpu-row-reductions", "::mlir::func::FuncOp"> {
   let summary = "f32 add/max reductions over contiguous rows -> a warp or a block per row with shuffles";
@@ -447,13 +469,17 @@ def MSAMPGPUFuseProducers
     result's every use is an input of a linalg.generic or linalg.reduce
     that indexes it by a permutation of all its loops (of a reduction: only
     a row reduction reading it in loop order, so that column and full
-    reductions keep the split and summation order they have on the CPU), is
+    reductions keep the split and summation order they have on the CPU) or,
+    for a producer of at most four arith ops or square roots, by a
+    broadcast (in a row reduction only of its parallel loops, next to an
+    input read in loop order), is
     copied into every use and fused there (linalg::fuseElementwiseOps), when
     that moves fewer bytes than writing its result once and reading it in
     every consumer. Softmax's exp(s - max) then is never written (its row
     sum and its division each recompute it), nor its backward's dP * P
-    (recomputed in the row sum). GPU only: the CPU pipeline keeps its
-    kernels.
+    (recomputed in the row sum), nor LayerNorm's mean and rstd (recomputed
+    per element by the normalization and the backward). GPU only: the CPU
+    pipeline keeps its kernels.
   }];
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
   let statistics = [
@@ -509,6 +535,31 @@ def MSAMPGPUFP8OperandLayouts
               "FP8 GEMM operands read from a quantize's transposed codes">,
     Statistic<"numTransposes", "num-transposes",
               "quantizes asked for their transposed codes">
+  ];
+}
+
+def MSAMPGPUMergeSiblingKernels
+    : Pass<"msamp-gpu-merge-sibling-kernels", "::mlir::func::FuncOp"> {
+  let summary = "merge independent kernels over the same loops";
+  let description = [{
+    On buffers, before the linalg ops become loops: two linalg.generic ops
+    of one block with at least one parallel loop, the same static loop
+    ranges and iterator types (of reductions: both or neither a row
+    reduction of msamp-gpu-row-reductions' form) that do not depend on each
+    other become one linalg.generic with the outputs of both (one launch;
+    each thread computes every output at its index, each with its own body
+    and order of terms). The later one moves up to the earlier one, or the
+    earlier one down to the later one, past the ops in between when none
+    of them writes a buffer it reads or writes or reads a buffer it writes
+    (the buffer model of msamp-gpu-merge-scalar-kernels:
+    BufferAccesses.h); allocations, pure ops that define values it uses
+    and the fills of its outputs move up with it. A merge whose memref
+    descriptors would pass the single-thread kernels' parameter budget is
+    not made. Bits are unchanged.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+  let statistics = [
+    Statistic<"numMerged", "num-merged", "kernels merged into another">
   ];
 }
 

@@ -1,0 +1,252 @@
+//===- MergeSiblingKernels.cpp - --msamp-gpu-merge-sibling-kernels --------===//
+//
+// Part of the msamp project.
+//
+// Every linalg op of the bufferized step is a kernel launch of its own
+// (4 us each in the cost model, and a launch on the device). Many of them
+// are independent kernels over the same iteration space: the gradient
+// clipping multiplies each parameter's gradient by one coefficient (ten
+// kernels of 768 or 3,072 threads per layer), attention's three bias adds
+// run over the same [batch, seq, heads, head_dim] space between their
+// GEMMs, LayerNorm's weight and bias gradients and the biases' gradients
+// are column sums of the same [tokens, features] shape, each split into
+// the same two stages (msamp-split-column-reductions). Two such kernels
+// become one linalg.generic with the outputs of both (MergeGenerics.h):
+// one launch in which each thread computes every output at its index,
+// each with its own body (a reduction accumulates each output's terms in
+// its own order).
+//
+// Which ops: linalg.generic on buffers with at least one parallel loop
+// and static loop ranges; two of them in one block with the same loop
+// ranges and iterator types, and of reductions either both or neither in
+// the form msamp-gpu-row-reductions runs with a warp per row (a merged op
+// it cannot take would lose the warp for both). Full reductions (no
+// parallel loop) stay msamp-gpu-atomic-full-reductions' single-output
+// kernels. The later one, B, moves up to the earlier one, A, when no op in
+// between conflicts with it (below) and every value it uses is defined
+// before A or by an allocation or a pure op that moves up with it (as do
+// the fills of its outputs that msamp-gpu-reduction-inits left before
+// it, so that the reduction kernels still fold them into their start);
+// otherwise A moves down to B when no op in between conflicts with A. A
+// and B must not conflict with each other. Ops conflict when one writes a
+// buffer the other reads or writes: the conservative model of
+// msamp-gpu-merge-scalar-kernels (BufferAccesses.h: views traced to their
+// buffer, arguments and globals may alias each other, runtime calls read
+// only their inputs, scales and histories, a table of addresses may reach
+// anything). A merge that would pass the kernel parameter budget of the
+// single-thread kernels (kMaxSingleThreadParamBytes of memref
+// descriptors) is not made.
+//
+// Numbers: every output element is computed by its own op's body from the
+// same operands, and every op keeps its order relative to every op it
+// depends on, so the bits are those of the separate kernels (and of the
+// CPU: host emulation runs this pass).
+//
+//===----------------------------------------------------------------------===//
+
+#include "MSAMP/Codegen/GPU/BufferAccesses.h"
+#include "MSAMP/Codegen/GPU/MergeGenerics.h"
+#include "MSAMP/Codegen/GPU/Passes.h"
+#include "MSAMP/Codegen/GPU/RowForm.h"
+#include "MSAMP/Codegen/GPU/SingleThreadKernels.h"
+
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/SetVector.h"
+
+#include <map>
+
+namespace mlir::msamp {
+#define GEN_PASS_DEF_MSAMPGPUMERGESIBLINGKERNELS
+#include "MSAMP/Codegen/GPU/Passes.h.inc"
+} // namespace mlir::msamp
+
+using namespace mlir;
+using namespace mlir::msamp;
+
+namespace {
+
+/// How many earlier kernels over the same loops a kernel tries to join:
+/// bounds the pass's work on deep steps (each try walks the ops between).
+constexpr unsigned kMaxPartners = 16;
+
+/// A kernel this pass merges (see the file comment).
+bool isCandidate(linalg::GenericOp op) {
+  return op.hasPureBufferSemantics() && op.getNumParallelLoops() > 0 &&
+         llvm::none_of(op.getStaticLoopRanges(), ShapedType::isDynamic);
+}
+
+/// Whether msamp-gpu-row-reductions gives `op` a warp or a block per row
+/// (its form, RowForm.h; f32 accumulators).
+bool isRowReduction(linalg::GenericOp op) {
+  unsigned numParallel = op.getNumParallelLoops();
+  if (numParallel == op.getNumLoops() ||
+      !hasParallelThenReductionLoops(op, numParallel))
+    return false;
+  for (Value init : op.getDpsInits())
+    if (!cast<ShapedType>(init.getType()).getElementType().isF32())
+      return false;
+  return llvm::all_of(op.getDpsInputOperands(), [&](OpOperand *in) {
+    return succeeded(
+        innermostReductionDims(op.getMatchingIndexingMap(in), numParallel));
+  });
+}
+
+/// Whether `a` and `b` can be one kernel: the same loops, and of
+/// reductions the same kernel form (a row reduction merged with another
+/// reduction would lose its warp per row).
+bool sameLoops(linalg::GenericOp a, linalg::GenericOp b) {
+  if (a.getStaticLoopRanges() != b.getStaticLoopRanges() ||
+      a.getIteratorTypesArray() != b.getIteratorTypesArray())
+    return false;
+  return a.getNumReductionLoops() == 0 ||
+         isRowReduction(a) == isRowReduction(b);
+}
+
+/// Whether `op` is a fill of one of `kernel`'s outputs (its start value,
+/// which msamp-gpu-reduction-inits left right before it): it moves with
+/// the kernel.
+bool isInitFill(Operation *op, linalg::GenericOp kernel) {
+  auto fill = dyn_cast<linalg::FillOp>(op);
+  return fill && fill.hasPureBufferSemantics() &&
+         llvm::is_contained(kernel.getDpsInits(), fill.getDpsInits()[0]);
+}
+
+/// The values `op` uses that are defined outside it.
+llvm::SetVector<Value> usedValues(Operation *op) {
+  llvm::SetVector<Value> used(op->getOperands().begin(),
+                              op->getOperands().end());
+  for (Region &region : op->getRegions())
+    getUsedValuesDefinedAbove(region, used);
+  return used;
+}
+
+/// An op that may move anywhere its operands are defined: no memory
+/// effects other than a fresh allocation, no regions.
+bool isMovable(Operation *op) {
+  return (isa<memref::AllocOp>(op) || isMemoryEffectFree(op)) &&
+         op->getNumRegions() == 0;
+}
+
+/// The merged kernel's memref descriptors fit the parameter budget.
+bool fitsParameters(linalg::GenericOp a, linalg::GenericOp b) {
+  llvm::SetVector<Value> memrefs;
+  for (linalg::GenericOp op : {a, b})
+    for (Value v : usedValues(op))
+      if (isa<MemRefType>(v.getType()))
+        memrefs.insert(v);
+  int64_t bytes = 0;
+  for (Value v : memrefs)
+    bytes += descriptorBytes(cast<MemRefType>(v.getType()));
+  return bytes <= kMaxSingleThreadParamBytes;
+}
+
+struct MergeSiblingKernelsPass
+    : msamp::impl::MSAMPGPUMergeSiblingKernelsBase<MergeSiblingKernelsPass> {
+  /// Each op's accesses; a std::map, whose references stay valid while
+  /// later lookups insert.
+  std::map<Operation *, BufferAccesses> accessCache;
+
+  const BufferAccesses &accessesOf(Operation *op) {
+    auto it = accessCache.find(op);
+    if (it == accessCache.end())
+      it = accessCache.emplace(op, collectBufferAccesses(op)).first;
+    return it->second;
+  }
+
+  void runOnOperation() override {
+    SmallVector<Block *> blocks;
+    getOperation().walk([&](Block *block) { blocks.push_back(block); });
+    for (Block *block : blocks)
+      mergeInBlock(*block);
+  }
+
+  void mergeInBlock(Block &block) {
+    // In block order; a merged op takes the place of the one it was put
+    // at, the other's entry is cleared.
+    SmallVector<linalg::GenericOp> kernels;
+    for (Operation &op : block)
+      if (auto generic = dyn_cast<linalg::GenericOp>(op))
+        if (isCandidate(generic))
+          kernels.push_back(generic);
+    IRRewriter rewriter(&getContext());
+    for (size_t j = 0; j < kernels.size(); ++j) {
+      unsigned tries = 0;
+      for (size_t i = j; i-- > 0 && tries < kMaxPartners;) {
+        linalg::GenericOp a = kernels[i], b = kernels[j];
+        if (!a || !sameLoops(a, b))
+          continue;
+        ++tries;
+        if (!fitsParameters(a, b) || dependsOn(accessesOf(b), accessesOf(a)))
+          continue;
+        Operation *at;
+        if (FailureOr<SmallVector<Operation *>> hoist = canMoveUp(b, a);
+            succeeded(hoist)) {
+          for (Operation *op : *hoist)
+            op->moveBefore(a);
+          at = a;
+        } else if (canMoveDown(a, b)) {
+          at = b;
+        } else {
+          continue;
+        }
+        accessCache.erase(a);
+        accessCache.erase(b);
+        rewriter.setInsertionPoint(at);
+        linalg::GenericOp merged = mergeGenerics(rewriter, a, b);
+        kernels[i] = at == a.getOperation() ? merged : nullptr;
+        kernels[j] = at == a.getOperation() ? nullptr : merged;
+        ++numMerged;
+        break;
+      }
+    }
+  }
+
+  /// The ops between `a` and `b` that `b` moving up before `a` takes
+  /// along (allocations and pure ops defining values it uses, fills of its
+  /// outputs), in block order; failure when an op in between conflicts with `b`
+  /// or a value `b` uses cannot be defined before `a`.
+  FailureOr<SmallVector<Operation *>> canMoveUp(linalg::GenericOp b,
+                                                linalg::GenericOp a) {
+    const BufferAccesses &own = accessesOf(b);
+    llvm::SetVector<Operation *> hoist;
+    SmallVector<Value> worklist(usedValues(b).takeVector());
+    for (Operation *op = b->getPrevNode(); op != a; op = op->getPrevNode()) {
+      if (isInitFill(op, b)) {
+        hoist.insert(op);
+        llvm::append_range(worklist, op->getOperands());
+        continue;
+      }
+      if (!isMovable(op) && dependsOn(own, accessesOf(op)))
+        return failure();
+    }
+    while (!worklist.empty()) {
+      Operation *def = worklist.pop_back_val().getDefiningOp();
+      if (!def || def->getBlock() != b->getBlock() || def->isBeforeInBlock(a) ||
+          hoist.contains(def))
+        continue;
+      if (!isMovable(def))
+        return failure();
+      hoist.insert(def);
+      llvm::append_range(worklist, def->getOperands());
+    }
+    SmallVector<Operation *> ordered = hoist.takeVector();
+    llvm::sort(ordered, [](Operation *x, Operation *y) {
+      return x->isBeforeInBlock(y);
+    });
+    return ordered;
+  }
+
+  /// Whether `a` may move down to `b`: no op in between conflicts with it
+  /// (its operands are defined before it, and it has no results).
+  bool canMoveDown(linalg::GenericOp a, linalg::GenericOp b) {
+    const BufferAccesses &own = accessesOf(a);
+    for (Operation *op = a->getNextNode(); op != b; op = op->getNextNode())
+      if (!isMovable(op) && dependsOn(accessesOf(op), own))
+        return false;
+    return true;
+  }
+};
+
+} // namespace
