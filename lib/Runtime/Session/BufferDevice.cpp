@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "BufferDevice.h"
+#include "Error.h"
 
 #include "MSAMP/Runtime/msamp_gpu_host.h"
 #include "MSAMP/Runtime/msamp_runtime.h"
@@ -24,35 +25,26 @@ void BufferDevice::unregisterHostCopy(const void *device) {
 
 namespace {
 
-/// The runtime's message for a failed call, cleared.
-std::string failure(msamp_rt_status status) {
-  if (status == MSAMP_RT_OK)
-    return "";
-  std::string message = msamp_rt_get_last_error_message();
-  msamp_rt_clear_error();
-  return message.empty() ? "error " + std::to_string(status) : message;
-}
-
 class RuntimeBufferDevice : public BufferDevice {
 public:
   void *allocate(size_t bytes, std::string &error) override {
     void *ptr = nullptr;
-    error = failure(msamp_rt_gpu_device_alloc(bytes, &ptr));
+    error = runtimeFailure(msamp_rt_gpu_device_alloc(bytes, &ptr));
     return error.empty() ? ptr : nullptr;
   }
   void release(void *ptr) override { msamp_rt_gpu_device_free(ptr); }
   std::string copy(void *const *dst, const void *const *src,
                    const size_t *bytes, int64_t n) override {
-    return failure(msamp_rt_gpu_copy_buffers(dst, src, bytes, n));
+    return runtimeFailure(msamp_rt_gpu_copy_buffers(dst, src, bytes, n));
   }
   std::string findAllOnes(const void *const *data, const int64_t *counts,
                           const int32_t *widths, const uint64_t *masks,
                           int64_t n, int64_t *first) override {
-    return failure(
+    return runtimeFailure(
         msamp_rt_gpu_find_all_ones(data, counts, widths, masks, n, first));
   }
   std::string memoryInfo(size_t &freeBytes, size_t &totalBytes) override {
-    return failure(msamp_rt_gpu_memory_info(&freeBytes, &totalBytes));
+    return runtimeFailure(msamp_rt_gpu_memory_info(&freeBytes, &totalBytes));
   }
   void synchronize() override {
     msamp_rt_gpu_stream_synchronize(msamp_rt_gpu_stream_create());

@@ -32,4 +32,12 @@ std::string systemError(int errnum) {
 #endif
 }
 
+std::string runtimeFailure(msamp_rt_status status) {
+  if (status == MSAMP_RT_OK)
+    return "";
+  std::string message = msamp_rt_get_last_error_message();
+  msamp_rt_clear_error();
+  return message.empty() ? "error " + std::to_string(status) : message;
+}
+
 } // namespace msamp::session

@@ -15,6 +15,7 @@
 #ifndef MSAMP_LIB_RUNTIME_SESSION_ERROR_H
 #define MSAMP_LIB_RUNTIME_SESSION_ERROR_H
 
+#include "MSAMP/Runtime/msamp_runtime.h"
 #include "MSAMP/Runtime/msamp_session.h"
 
 #include <cstdint>
@@ -54,6 +55,11 @@ std::string shapeToString(const std::vector<int64_t> &shape);
 
 /// strerror(errnum) as a std::string.
 std::string systemError(int errnum);
+
+/// "" for MSAMP_RT_OK; else the runtime's last error message (cleared), or
+/// "error N" when it left none: what the session's device wrappers
+/// (BufferDevice, StepGraph) report for a failed runtime call.
+std::string runtimeFailure(msamp_rt_status status);
 
 } // namespace msamp::session
 

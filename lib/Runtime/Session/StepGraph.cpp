@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "StepGraph.h"
+#include "Error.h"
 
 #include "MSAMP/Runtime/msamp_gpu_host.h"
 #include "MSAMP/Runtime/msamp_runtime.h"
@@ -15,25 +16,16 @@ GraphDevice::~GraphDevice() = default;
 
 namespace {
 
-/// The runtime's message for a failed call, cleared.
-std::string failure(msamp_rt_status status) {
-  if (status == MSAMP_RT_OK)
-    return "";
-  std::string message = msamp_rt_get_last_error_message();
-  msamp_rt_clear_error();
-  return message.empty() ? "error " + std::to_string(status) : message;
-}
-
 class RuntimeGraphDevice : public GraphDevice {
 public:
   std::string beginCapture() override {
-    return failure(msamp_rt_gpu_graph_begin_capture());
+    return runtimeFailure(msamp_rt_gpu_graph_begin_capture());
   }
   std::string endCapture(void *&graph) override {
-    return failure(msamp_rt_gpu_graph_end_capture(&graph));
+    return runtimeFailure(msamp_rt_gpu_graph_end_capture(&graph));
   }
   std::string launch(void *graph) override {
-    return failure(msamp_rt_gpu_graph_launch(graph));
+    return runtimeFailure(msamp_rt_gpu_graph_launch(graph));
   }
   void destroy(void *graph) override { msamp_rt_gpu_graph_destroy(graph); }
 };
