@@ -45,3 +45,18 @@ FailureOr<float> mlir::msamp::getMaxFinite(Type elementType) {
 bool mlir::msamp::isLowPrecisionStorage(Type elementType) {
   return succeeded(getMaxFinite(elementType));
 }
+
+LogicalResult mlir::msamp::verifyScaleParameters(Operation *op, Type format,
+                                                 IntegerAttr margin,
+                                                 ShapedType amaxHistory) {
+  if (failed(getMaxFinite(format)))
+    return op->emitOpError("format must be f8E4M3FN, f8E5M2 or f16, got ")
+           << format;
+  // The I64Attr getter is unsigned: read the signed value.
+  int64_t signedMargin = margin.getValue().getSExtValue();
+  if (signedMargin < 0)
+    return op->emitOpError("margin must be non-negative, got ") << signedMargin;
+  if (amaxHistory.getDimSize(0) == 0)
+    return op->emitOpError("amax history must have at least one entry");
+  return success();
+}

@@ -37,17 +37,8 @@ static bool dimsCompatible(int64_t a, int64_t b) {
 //===----------------------------------------------------------------------===//
 
 LogicalResult ComputeScaleOp::verify() {
-  if (failed(getMaxFinite(getFormat())))
-    return emitOpError("format must be f8E4M3FN, f8E5M2 or f16, got ")
-           << getFormat();
-  // The I64Attr getter is unsigned: read the signed value.
-  int64_t margin = getMarginAttr().getValue().getSExtValue();
-  if (margin < 0)
-    return emitOpError("margin must be non-negative, got ") << margin;
-  int64_t len = getAmaxHistory().getType().getDimSize(0);
-  if (len == 0)
-    return emitOpError("amax history must have at least one entry");
-  return success();
+  return verifyScaleParameters(*this, getFormat(), getMarginAttr(),
+                               getAmaxHistory().getType());
 }
 
 //===----------------------------------------------------------------------===//

@@ -11,15 +11,9 @@ using namespace mlir;
 using namespace mlir::msamp;
 
 LogicalResult ScaleUpdateOp::verify() {
-  if (failed(getMaxFinite(getFormat())))
-    return emitOpError("format must be f8E4M3FN, f8E5M2 or f16, got ")
-           << getFormat();
-  // The I64Attr getter is unsigned: read the signed value.
-  int64_t margin = getMarginAttr().getValue().getSExtValue();
-  if (margin < 0)
-    return emitOpError("margin must be non-negative, got ") << margin;
-  if (getAmaxHistory().getType().getDimSize(0) == 0)
-    return emitOpError("amax history must have at least one entry");
+  if (failed(verifyScaleParameters(*this, getFormat(), getMarginAttr(),
+                                   getAmaxHistory().getType())))
+    return failure();
   if (getUseJit() && getJustInTime())
     return emitOpError("use_jit and just_in_time exclude each other: a "
                        "just-in-time scale has no warm-up select");

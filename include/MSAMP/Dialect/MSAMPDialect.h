@@ -20,6 +20,12 @@ namespace mlir::msamp {
 FailureOr<float> getMaxFinite(Type elementType);
 /// True for the element types msamp stores scaled tensors in.
 bool isLowPrecisionStorage(Type elementType);
+/// The checks every op that derives a scale shares (msamp.compute_scale,
+/// msamp.scale_update): a scaled `format` (getMaxFinite), a non-negative
+/// `margin` and an amax history of at least one entry; each failure is an
+/// error on `op`.
+LogicalResult verifyScaleParameters(Operation *op, Type format,
+                                    IntegerAttr margin, ShapedType amaxHistory);
 } // namespace mlir::msamp
 
 #endif // MSAMP_DIALECT_MSAMPDIALECT_H
