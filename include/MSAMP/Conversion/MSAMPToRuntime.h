@@ -52,13 +52,12 @@ public:
   /// Whether just-in-time cast chains become one msamp_rt_quantize_jit call
   /// (the pass's fuse-casts option; FusedCastToRuntime.cpp).
   bool fuseCasts = true;
-  /// The `1 / scale` divisions a fused call's scale_inv output replaced:
-  /// erased when the walk reaches them (an op after the visited one must
-  /// not be erased during the walk).
-  llvm::SmallPtrSet<Operation *, 8> replacedScaleInverses;
-  /// The transposes of quantized codes whose result a quantize's call
-  /// writes as out_t (QuantizeTransposeToRuntime.cpp), erased likewise.
-  llvm::SmallPtrSet<Operation *, 8> replacedCodeTransposes;
+  /// Ops after the one being lowered whose results its call writes (the
+  /// `1 / scale` a fused cast's scale_inv replaces, the transpose of codes a
+  /// quantize writes as out_t): erased when the walk reaches them, since an
+  /// op after the visited one must not be erased during the walk
+  /// (populateMSAMPToRuntimePatterns' EraseReplacedOps).
+  llvm::SmallPtrSet<Operation *, 8> replacedOps;
   /// The order of the step's ops, kept by the walk's listener (BlockOrder.h):
   /// getInPlaceTarget's "before" queries in constant time. Null: they use
   /// isBeforeInBlock.

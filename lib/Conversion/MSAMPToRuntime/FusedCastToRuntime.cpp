@@ -214,29 +214,11 @@ struct FusedCastToRuntime : RuntimeCallPattern<QuantizeOp> {
     rewriter.eraseOp(chain.history);
     rewriter.eraseOp(chain.amax);
     if (inverse)
-      state.replacedScaleInverses.insert(inverse);
+      state.replacedOps.insert(inverse);
     if (transpose)
-      state.replacedCodeTransposes.insert(transpose);
+      state.replacedOps.insert(transpose);
     ++state.numFusedCasts;
   }
-};
-
-/// Erases a `1 / scale` whose uses a fused call's scale_inv took over, when
-/// the walk reaches it (an arith.divf or a linalg.generic).
-struct EraseReplacedScaleInverse : RewritePattern {
-  EraseReplacedScaleInverse(MLIRContext *ctx, MSAMPToRuntimeState &state)
-      : RewritePattern(MatchAnyOpTypeTag(), /*benefit=*/3, ctx), state(state) {}
-
-  LogicalResult matchAndRewrite(Operation *op,
-                                PatternRewriter &rewriter) const override {
-    if (!state.replacedScaleInverses.erase(op))
-      return failure();
-    rewriter.eraseOp(op);
-    return success();
-  }
-
-private:
-  MSAMPToRuntimeState &state;
 };
 
 } // namespace
@@ -289,6 +271,5 @@ void mlir::msamp::remarkUnfusedJitCasts(func::FuncOp step,
 
 void mlir::msamp::populateFusedCastToRuntimePatterns(
     RewritePatternSet &patterns, MSAMPToRuntimeState &state) {
-  patterns.add<FusedCastToRuntime, EraseReplacedScaleInverse>(
-      patterns.getContext(), state);
+  patterns.add<FusedCastToRuntime>(patterns.getContext(), state);
 }

@@ -119,8 +119,29 @@ Value MSAMPToRuntimeState::lookupInPlaceBuffer(Value value,
   return buffer;
 }
 
+namespace {
+/// Erases an op whose results a call lowered before it already writes
+/// (MSAMPToRuntimeState::replacedOps), when the walk reaches it.
+struct EraseReplacedOps : RewritePattern {
+  EraseReplacedOps(MLIRContext *ctx, MSAMPToRuntimeState &state)
+      : RewritePattern(MatchAnyOpTypeTag(), /*benefit=*/3, ctx), state(state) {}
+
+  LogicalResult matchAndRewrite(Operation *op,
+                                PatternRewriter &rewriter) const override {
+    if (!state.replacedOps.erase(op))
+      return failure();
+    rewriter.eraseOp(op);
+    return success();
+  }
+
+private:
+  MSAMPToRuntimeState &state;
+};
+} // namespace
+
 void mlir::msamp::populateMSAMPToRuntimePatterns(RewritePatternSet &patterns,
                                                  MSAMPToRuntimeState &state) {
+  patterns.add<EraseReplacedOps>(patterns.getContext(), state);
   populateScalingToRuntimePatterns(patterns, state);
   populateGemmToRuntimePatterns(patterns, state);
   populateCollectiveToRuntimePatterns(patterns, state);

@@ -102,31 +102,13 @@ struct QuantizeTransposeToRuntime : RuntimeCallPattern<QuantizeOp> {
                     call.outputFor(transpose->getResult(0)),
                     call.i32(RuntimeCall::dtype(op.getInput())),
                     call.i32(RuntimeCall::dtype(op.getResult()))});
-    state.replacedCodeTransposes.insert(transpose);
+    state.replacedOps.insert(transpose);
   }
-};
-
-/// Erases a transpose whose result a quantize's call wrote as out_t.
-struct EraseReplacedCodeTranspose : OpRewritePattern<linalg::TransposeOp> {
-  EraseReplacedCodeTranspose(MLIRContext *ctx, MSAMPToRuntimeState &state)
-      : OpRewritePattern(ctx, /*benefit=*/3), state(state) {}
-
-  LogicalResult matchAndRewrite(linalg::TransposeOp op,
-                                PatternRewriter &rewriter) const override {
-    if (!state.replacedCodeTransposes.erase(op))
-      return failure();
-    rewriter.eraseOp(op);
-    return success();
-  }
-
-private:
-  MSAMPToRuntimeState &state;
 };
 
 } // namespace
 
 void mlir::msamp::populateQuantizeTransposeToRuntimePatterns(
     RewritePatternSet &patterns, MSAMPToRuntimeState &state) {
-  patterns.add<QuantizeTransposeToRuntime, EraseReplacedCodeTranspose>(
-      patterns.getContext(), state);
+  patterns.add<QuantizeTransposeToRuntime>(patterns.getContext(), state);
 }
