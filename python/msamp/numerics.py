@@ -179,6 +179,17 @@ def quantize(x, scale=1.0, to="e4m3"):
     return out
 
 
+def _code_buffers(array, f, transpose):
+    """The codes of a scaled cast of ``array`` to format ``f`` (its shape),
+    and their transposed layout: ``array`` viewed as [rows, last dim], so
+    [last dim, rows] (a 0-d placeholder unless ``transpose``)."""
+    code_type = np.float16 if f.name == "f16" else np.uint8
+    cols = array.shape[-1] if array.ndim else 1
+    rows = array.size // cols if cols else 0
+    return (np.empty(array.shape, code_type),
+            np.empty((cols, rows) if transpose else (), code_type))
+
+
 def quantize_transpose(x, scale=1.0, to="e4m3"):
     """The runtime's scaled cast into both operand layouts
     (msamp_rt_quantize_transpose): ``(codes, codes_t)``, ``codes`` as
@@ -186,11 +197,7 @@ def quantize_transpose(x, scale=1.0, to="e4m3"):
     viewed as [rows, last dim], transposed ([last dim, rows])."""
     f = fmt(to)
     array, in_code = _input(x)
-    code_type = np.float16 if f.name == "f16" else np.uint8
-    out = np.empty(array.shape, code_type)
-    cols = array.shape[-1] if array.ndim else 1
-    rows = array.size // cols if cols else 0
-    out_t = np.empty((cols, rows), code_type)
+    out, out_t = _code_buffers(array, f, transpose=True)
     s = np.array(scale, np.float32)
     rt = _runtime()
     rt.msamp_rt_clear_error()
@@ -239,11 +246,7 @@ def quantize_jit(x, to="e4m3", kind="pow2", margin=0, previous=1.0,
     the codes of ``x`` viewed as [rows, last dim], transposed."""
     f = fmt(to)
     array, in_code = _input(x)
-    code_type = np.float16 if f.name == "f16" else np.uint8
-    out = np.empty(array.shape, code_type)
-    cols = array.shape[-1] if array.ndim else 1
-    rows = array.size // cols if cols else 0
-    out_t = np.empty((cols, rows) if transpose else (), code_type)
+    out, out_t = _code_buffers(array, f, transpose)
     prev = np.array(previous, np.float32)
     scale, scale_inv = np.zeros((), np.float32), np.zeros((), np.float32)
     rt = _runtime()
