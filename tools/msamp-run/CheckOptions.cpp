@@ -62,6 +62,8 @@ int checkOptions(const Options &o) {
                 "every state tensor)");
   if (o.saveEvery && !o.save)
     return fail(kUsageError, "--save-every needs --save FILE");
+  if (o.logStepTime && !o.logJson)
+    return fail(kUsageError, "--log-step-time needs --log-json FILE");
   if (o.exportWeights && o.eval)
     return fail(kUsageError,
                 "--export-weights writes trained weights and --eval trains "

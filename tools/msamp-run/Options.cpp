@@ -77,6 +77,10 @@ or a directory written by msamp-compile.
                              backend ignores it
   --threads N                worker threads of the CPU kernels (0: default)
   --log-json FILE            one JSON object per step
+  --log-step-time            add "step_ms" to each --log-json line: the
+                             wall time of the step (on a GPU, until its
+                             work finished); off by default, so that logs
+                             of identical runs stay identical
   --log-every N              progress line every N steps (default 10)
   --quiet                    no progress lines or reports
   --check-replicas           under mpirun: after the run, check that every
@@ -241,6 +245,7 @@ bool parseOptions(int argc, char **argv, Options &o, std::string &error) {
        "on or off"},
       {"threads", true, optIntFlag(o.threads, 0), "a non-negative integer"},
       {"log-json", true, pathFlag(o.logJson), "a file name"},
+      {"log-step-time", false, boolFlag(o.logStepTime), ""},
       {"log-every", true, intFlag(o.logEvery, 1), "a positive integer"},
       {"quiet", false, boolFlag(o.quiet), ""},
       {"check-replicas", false, boolFlag(o.checkReplicas), ""},

@@ -51,6 +51,7 @@ struct Options {
   std::optional<bool> cudaGraphs;
   std::optional<int64_t> threads;
   std::optional<std::string> logJson;
+  bool logStepTime = false; // "step_ms" in --log-json
   int64_t logEvery = 10;
   bool quiet = false;
   bool checkReplicas = false; // compare the final state across ranks

@@ -78,6 +78,8 @@ void writeLogLine(FILE *log, int64_t step, float loss, double lr, bool eval,
   if (metrics.peakBytes)
     std::fprintf(log, ", \"peak_bytes\": %lld",
                  static_cast<long long>(*metrics.peakBytes));
+  if (metrics.stepMs)
+    std::fprintf(log, ", \"step_ms\": %.3f", *metrics.stepMs);
   std::fprintf(log, eval ? ", \"eval\": true}\n" : "}\n");
   // A run that dies later keeps every line written so far.
   std::fflush(log);

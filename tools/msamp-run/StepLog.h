@@ -38,6 +38,9 @@ struct StepMetrics {
   /// (memory_report.json) and the measured one (session buffers + the
   /// step's heap, msamp_session_peak_bytes).
   std::optional<int64_t> plannedPeakBytes, peakBytes;
+  /// Wall time of msamp_session_step on this rank, in milliseconds (its
+  /// checks, the step and, on a GPU, the wait for it).
+  std::optional<double> stepMs;
 };
 
 /// The step's "grad_norm" and "nonfinite" metrics, where it has them.
@@ -49,7 +52,7 @@ void readPeaks(msamp_session *session, const std::string &dir,
 
 /// One line of --log-json: docs/Interfaces.md 5's keys, then "grad_norm" when
 /// the step reports it (null when not finite) and, with several ranks,
-/// "comm_bytes". "nonfinite" is true when the input data, the loss, the
+/// "comm_bytes", and with --log-step-time "step_ms". "nonfinite" is true when the input data, the loss, the
 /// gradients or the updated state were not finite (the update is not
 /// applied, or the run stops); only a non-finite loss is null. Numbers are
 /// printed with 9 significant digits, enough to round-trip an f32 exactly.

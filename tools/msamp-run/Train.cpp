@@ -46,8 +46,12 @@ int train(RunContext &ctx, TrainResult &result) {
     if (!bindBatch(ctx, s))
       return fail(kRunError, msamp_last_error_message());
     const int64_t bytesBefore = msamp_rt_collective_bytes();
+    const double stepStart = now();
     msamp_status status =
         msamp_session_step(session.get(), static_cast<float>(lr), flags, &loss);
+    // A GPU step returns after its one wait, so this is the step's time on
+    // the device too (the GPU kit times steps from it).
+    const double stepMs = (now() - stepStart) * 1000.0;
     const int64_t commBytes = msamp_rt_collective_bytes() - bytesBefore;
     totalCommBytes += commBytes;
     // The session made every rank agree on a non-finite step (it stops or
@@ -57,6 +61,8 @@ int train(RunContext &ctx, TrainResult &result) {
       loss = meanOverRanks(loss);
       StepMetrics metrics = readMetrics(session.get());
       metrics.nonFiniteStep = true;
+      if (o.logStepTime)
+        metrics.stepMs = stepMs;
       writeLogLine(log, s, loss, lr, false, metrics, commBytes);
       if (int rc = logWritten(ctx))
         return rc;
@@ -83,6 +89,8 @@ int train(RunContext &ctx, TrainResult &result) {
     }
     loss = meanOverRanks(loss);
     StepMetrics metrics = readMetrics(session.get());
+    if (o.logStepTime)
+      metrics.stepMs = stepMs;
     // A committed step resets the count: a positive one means this step
     // was skipped.
     const int64_t inARow = msamp_session_num_consecutive_skipped(session.get());

@@ -20,6 +20,7 @@
 // RUN: not msamp-run %s --data %t/data.safetensors --synthetic 2>&1 | FileCheck %s --check-prefix=BOTH
 // RUN: not msamp-run %s --init %t/init.safetensors --resume %t/x 2>&1 | FileCheck %s --check-prefix=INITRESUME
 // RUN: not msamp-run %s --save-every 2 2>&1 | FileCheck %s --check-prefix=SAVEEVERY
+// RUN: not msamp-run %s --log-step-time 2>&1 | FileCheck %s --check-prefix=STEPTIME
 // RUN: not msamp-run %s --threads -1 2>&1 | FileCheck %s --check-prefix=THREADS
 // RUN: msamp-run --version | FileCheck %s --check-prefix=VERSION
 // RUN: msamp-run --help | FileCheck %s --check-prefix=HELP
@@ -60,6 +61,7 @@
 // BOTH: msamp-run: error: --data and --synthetic exclude each other
 // INITRESUME: msamp-run: error: --init and --resume exclude each other
 // SAVEEVERY: msamp-run: error: --save-every needs --save FILE
+// STEPTIME: msamp-run: error: --log-step-time needs --log-json FILE
 // THREADS: msamp-run: error: invalid value '-1' for --threads: expected a non-negative integer
 // VERSION: msamp-run (msamp 0.1.0, runtime ABI 5)
 // HELP: usage: msamp-run MODEL [options]
