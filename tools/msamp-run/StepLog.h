@@ -52,10 +52,11 @@ void readPeaks(msamp_session *session, const std::string &dir,
 
 /// One line of --log-json: docs/Interfaces.md 5's keys, then "grad_norm" when
 /// the step reports it (null when not finite) and, with several ranks,
-/// "comm_bytes", and with --log-step-time "step_ms". "nonfinite" is true when the input data, the loss, the
-/// gradients or the updated state were not finite (the update is not
-/// applied, or the run stops); only a non-finite loss is null. Numbers are
-/// printed with 9 significant digits, enough to round-trip an f32 exactly.
+/// "comm_bytes", and with --log-step-time "step_ms". "nonfinite" is true when
+/// the input data, the loss, the gradients or the updated state were not finite
+/// (the update is not applied, or the run stops); only a non-finite loss is
+/// null. Numbers are printed with 9 significant digits, enough to round-trip an
+/// f32 exactly.
 void writeLogLine(FILE *log, int64_t step, float loss, double lr, bool eval,
                   const StepMetrics &metrics, int64_t commBytes);
 
