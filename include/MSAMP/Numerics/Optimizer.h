@@ -15,12 +15,12 @@
 //    never contracted into an FMA, whatever the flags);
 //  - the step's constants are derived in double from the integer step, as
 //    PyTorch does from Python floats, and each is rounded to f32 once
-//    (makeAdamConstants). The CPU computes them on the host, the CUDA
-//    kernels on the device from the step and lr in device memory; every
-//    double operation is again an IEEE-rounded helper (detail::d*Rn) and
-//    beta^step is powStep, exponentiation by squaring in double-double,
-//    not the platform's pow (glibc and CUDA differ in the last bits), so
-//    the two backends derive the same f32 constants.
+//    (makeAdamConstants, makeSgdConstants). The CPU computes them on the
+//    host, the CUDA kernels on the device from the step and lr in device
+//    memory; every double operation is again an IEEE-rounded helper
+//    (detail::d*Rn) and beta^step is powStep, exponentiation by squaring
+//    in double-double, not the platform's pow (glibc and CUDA differ in the
+//    last bits), so the two backends derive the same f32 constants.
 //
 //===----------------------------------------------------------------------===//
 
@@ -187,10 +187,11 @@ makeAdamConstants(float lrF32, int64_t step, double beta1, double beta2,
   return c;
 }
 
-#if !defined(__CUDA_ARCH__)
-inline SgdConstants makeSgdConstants(float lr, int64_t step, double momentum,
-                                     double weightDecay, bool hasBuffer,
-                                     bool nesterov) {
+/// The same function on the host (CPU backend) and in the CUDA kernels,
+/// which read lr and step from device memory.
+MSAMP_HOST_DEVICE inline SgdConstants
+makeSgdConstants(float lr, int64_t step, double momentum, double weightDecay,
+                 bool hasBuffer, bool nesterov) {
   SgdConstants c;
   c.lr = lr;
   c.momentum = static_cast<float>(momentum);
@@ -201,7 +202,6 @@ inline SgdConstants makeSgdConstants(float lr, int64_t step, double momentum,
   c.nesterov = nesterov;
   return c;
 }
-#endif
 
 /// One element of Adam/AdamW (PyTorch order), or of AdamW mode 1 (Hugging
 /// Face order: eps is added to the uncorrected sqrt(v'), the decay follows

@@ -47,8 +47,6 @@ std::string blockerOf(Operation &op) {
       return ("calls @" + callee +
               ", which is not ordered on the runtime's stream")
           .str();
-    if (msamp::syncsOfLibraryCall(callee))
-      return ("@" + callee + " reads values back to the host").str();
     return "";
   }
   if (isa<memref::AllocOp>(op))

@@ -31,10 +31,4 @@ bool isStreamOrderedCall(llvm::StringRef callee) {
   return names.contains(callee);
 }
 
-int64_t syncsOfLibraryCall(llvm::StringRef callee) {
-  if (callee == "msamp_rt_sgd_update")
-    return 2;
-  return 0;
-}
-
 } // namespace mlir::msamp

@@ -13,9 +13,9 @@
 //   4. finishes: copies staged outputs back and synchronizes when host
 //      memory is involved; on device and managed memory only it returns
 //      without waiting (common/Staging.h).
-// Scalars (scales, amaxes, inverse scales) stay on the device. SGD still
-// reads lr and step back to the host for its constants; Adam's kernels
-// derive theirs on the device (optimizer/adam.cu).
+// Scalars (scales, amaxes, inverse scales) stay on the device; the
+// optimizers' kernels derive their step's constants from lr and step in
+// device memory (optimizer/adam.cu, optimizer/sgd.cu).
 //
 // Creation fails cleanly, recording why, when there is no driver or device
 // ("no CUDA device: cudaGetDeviceCount returned 35 (...)"), when the
@@ -746,15 +746,15 @@ msamp_rt_status CudaBackend::allReduce(const AllReduceParams &p,
 // Optimizers
 //===----------------------------------------------------------------------===//
 
-/// Reads the step counter and learning rate an optimizer update folds into its
-/// launch constants, rejecting a step before the first (steps count from 1,
-/// as on the CPU backend).
-msamp_rt_status readStepAndLr(const DeviceContext &ctx, const char *entry,
-                              const int64_t *stepPtr, const float *lrPtr,
-                              int64_t *step, float *lr) {
-  MSAMP_RT_RETURN_IF_ERROR(readToHost(ctx, stepPtr, step, sizeof(*step)));
-  MSAMP_RT_RETURN_IF_ERROR(readToHost(ctx, lrPtr, lr, sizeof(*lr)));
-  if (*step < 1)
+/// A step counter in host memory is checked here, as the CPU does (with
+/// its message), at no cost; one in device memory is the kernels' to read
+/// (a step below 1 then makes the weights NaN, docs/RuntimeABI.md 3.8):
+/// reading it here would be a host synchronization inside the step.
+msamp_rt_status checkHostStep(const DeviceContext &ctx, const char *entry,
+                              const int64_t *step) {
+  MemoryKind kind;
+  MSAMP_RT_RETURN_IF_ERROR(classifyPointer(ctx, step, kind));
+  if (kind == MemoryKind::Host && *step < 1)
     return recordError(MSAMP_RT_ERROR_INVALID_ARGUMENT,
                        "%s: step is %lld; the first update is step 1", entry,
                        static_cast<long long>(*step));
@@ -811,16 +811,8 @@ msamp_rt_status CudaBackend::adamUpdateMulti(const AdamParams *updates,
   if (count == 0)
     return MSAMP_RT_OK;
   const AdamParams &first = updates[0];
-  // A step counter in host memory is checked here, as the CPU does (with
-  // its message, which names the update every row is), at no cost; one in
-  // device memory is the kernels' to read (a step below 1 then makes the
-  // weights NaN, docs/RuntimeABI.md 3.8).
-  MemoryKind stepKind;
-  MSAMP_RT_RETURN_IF_ERROR(classifyPointer(ctx, first.step, stepKind));
-  if (stepKind == MemoryKind::Host && *first.step < 1)
-    return recordError(MSAMP_RT_ERROR_INVALID_ARGUMENT,
-                       "%s: step is %lld; the first update is step 1", entry,
-                       static_cast<long long>(*first.step));
+  // The CPU's message names the update every row is.
+  MSAMP_RT_RETURN_IF_ERROR(checkHostStep(ctx, entry, first.step));
   AdamGroupArgs group;
   group.gradType = first.grad.dtype;
   group.paramType = first.param.dtype;
@@ -853,15 +845,16 @@ msamp_rt_status CudaBackend::adamUpdateMulti(const AdamParams *updates,
 msamp_rt_status CudaBackend::sgdUpdate(const SgdParams &p) {
   Call call(*this, "msamp_rt_sgd_update");
   MSAMP_RT_RETURN_IF_ERROR(call.status);
-  int64_t step = 0;
-  float lr = 0.0f;
-  MSAMP_RT_RETURN_IF_ERROR(
-      readStepAndLr(ctx, "msamp_rt_sgd_update", p.step, p.lr, &step, &lr));
+  MSAMP_RT_RETURN_IF_ERROR(checkHostStep(ctx, "msamp_rt_sgd_update", p.step));
   SgdLaunchArgs args;
   args.n = p.numel;
-  args.constants = makeSgdConstants(lr, step, p.momentum, p.weightDecay,
-                                    p.hasMomentumBuffer, p.nesterov);
+  args.momentum = p.momentum;
+  args.weightDecay = p.weightDecay;
+  args.hasBuffer = p.hasMomentumBuffer;
+  args.nesterov = p.nesterov;
   Staging st(ctx);
+  MSAMP_RT_RETURN_IF_ERROR(st.input(p.lr, sizeof(float), &args.lr));
+  MSAMP_RT_RETURN_IF_ERROR(st.input(p.step, sizeof(int64_t), &args.step));
   args.gradType = p.grad.dtype;
   MSAMP_RT_RETURN_IF_ERROR(stageGradient(st, p.grad, p.gradScaleInv, &args.grad,
                                          &args.gradScaleInv));

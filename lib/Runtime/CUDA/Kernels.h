@@ -259,6 +259,9 @@ cudaError_t launchAdam(const AdamGroupArgs &group,
 /// parameters every CUDA version accepts.
 constexpr int kAdamBatchTensors = 24;
 
+/// One SGD update. lr and step are device pointers, as for Adam: every
+/// block derives the step's constants (makeSgdConstants), so no value
+/// comes back to the host and the call can be captured in a CUDA graph.
 struct SgdLaunchArgs {
   int64_t n = 0;
   StateTensorArgs param;
@@ -267,7 +270,10 @@ struct SgdLaunchArgs {
   const void *grad = nullptr;
   int32_t gradType = MSAMP_RT_F32;
   const float *gradScaleInv = nullptr;
-  SgdConstants constants{};
+  const float *lr = nullptr;
+  const int64_t *step = nullptr;
+  double momentum = 0.0, weightDecay = 0.0;
+  bool hasBuffer = false, nesterov = false;
   OptimizerScratch *scratch = nullptr;
 };
 

@@ -624,8 +624,8 @@ def MSAMPGPUGraphCheck
     After msamp-gpu-async-launches: a CUDA graph replays the work a step
     enqueued on the stream when it was captured, and nothing of its host
     code. The step's host code may therefore only enqueue: launches,
-    stream-ordered runtime calls that do not wait (`msamp_rt_sgd_update`
-    reads step and lr back), the arenas' bases, arithmetic on values that do
+    stream-ordered runtime calls (none waits: the optimizers read step and
+    lr on the device), the arenas' bases, arithmetic on values that do
     not change between steps, and stores into its own stack (a multi-tensor
     Adam call's table of buffer addresses). A blocking `gpu.wait`, a load or
     store of a buffer, a `memref.alloc`, another call or a host-level loop

@@ -17,23 +17,15 @@
 
 #include "llvm/ADT/StringRef.h"
 
-#include <cstdint>
-
 namespace mlir::msamp {
 
 /// Runtime entry points the CUDA backend runs as work on its stream: ordered
 /// after earlier launches without the step waiting, and returning before
-/// that work is done (any value it reads on the host, SGD's lr and step, it
-/// copies after a stream synchronization of its own).
+/// that work is done. None reads a value back to the host with a compiled
+/// step's buffers (device memory): the optimizers read lr and step on the
+/// device (lib/Runtime/CUDA/optimizer), so each is capturable in a CUDA
+/// graph and costs no host synchronization.
 bool isStreamOrderedCall(llvm::StringRef callee);
-
-/// Host synchronizations of one runtime entry point on the CUDA backend
-/// with a compiled step's buffers (device or managed memory): its
-/// Staging::finish does not wait (Staging.h), and Adam reads step and lr on
-/// the device (optimizer/adam.cu), but SGD still reads them back to the
-/// host first, one synchronization each (lib/Runtime/CUDA/CudaBackend.cpp,
-/// readStepAndLr).
-int64_t syncsOfLibraryCall(llvm::StringRef callee);
 
 } // namespace mlir::msamp
 

@@ -71,21 +71,6 @@ msamp_rt_status classifyPointer(const DeviceContext &ctx, const void *ptr,
   }
 }
 
-msamp_rt_status readToHost(const DeviceContext &ctx, const void *ptr, void *dst,
-                           size_t bytes) {
-  MemoryKind kind;
-  MSAMP_RT_RETURN_IF_ERROR(classifyPointer(ctx, ptr, kind));
-  if (kind == MemoryKind::Host) {
-    std::memcpy(dst, ptr, bytes);
-    return MSAMP_RT_OK;
-  }
-  MSAMP_CUDA_TRY_CTX(
-      cudaMemcpyAsync(dst, ptr, bytes, cudaMemcpyDeviceToHost, ctx.stream),
-      "src=%p, bytes=%zu", ptr, bytes);
-  MSAMP_CUDA_TRY(cudaStreamSynchronize(ctx.stream));
-  return MSAMP_RT_OK;
-}
-
 Staging::~Staging() {
   for (void *buffer : buffers)
     ctx.release(buffer);

@@ -72,12 +72,6 @@ enum class MemoryKind { Host, Device, Managed };
 msamp_rt_status classifyPointer(const DeviceContext &ctx, const void *ptr,
                                 MemoryKind &kind);
 
-/// Reads `bytes` at host-or-device `ptr` into host `dst` (for the few
-/// scalars the host needs: lr and step, which feed double-precision bias
-/// corrections computed exactly as on the CPU).
-msamp_rt_status readToHost(const DeviceContext &ctx, const void *ptr, void *dst,
-                           size_t bytes);
-
 class Staging {
 public:
   explicit Staging(const DeviceContext &ctx) : ctx(ctx) {}

@@ -27,11 +27,9 @@ namespace msamp::runtime::cuda {
 using numerics::AdamConstants;
 using numerics::adamElement;
 using numerics::makeAdamConstants;
+using numerics::makeSgdConstants;
 using numerics::SgdConstants;
 using numerics::sgdElement;
-#if !defined(__CUDA_ARCH__)
-using numerics::makeSgdConstants;
-#endif
 
 /// The just-in-time power-of-two scale of docs/Numerics.md 5.2 for a tensor of
 /// `dtype` whose new values have magnitude bits `amaxBits` (the integer max

@@ -8,7 +8,9 @@
 // momentum buffer and Nesterov), per element sgdElement (OptimizerMath.h).
 // A scaled (f16/FP8) param is re-scaled just in time with the same two
 // passes as Adam (adam.cu); the momentum buffer is always f32. Outputs may
-// alias inputs (see adam.cu).
+// alias inputs (see adam.cu). As in adam.cu, thread 0 of every block
+// derives the step's constants from lr and step in device memory, so
+// nothing is read back to the host.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,23 +19,40 @@
 namespace msamp::runtime::cuda {
 namespace {
 
+/// The step's constants, derived by thread 0 from lr and step in device
+/// memory. A step below 1 (the CPU rejects it; the device cannot report it
+/// without a host synchronization) makes every new weight NaN, as Adam's.
+__device__ void loadConstants(const SgdLaunchArgs &a, SgdConstants &out) {
+  if (threadIdx.x == 0) {
+    const int64_t step = *a.step;
+    SgdConstants c = makeSgdConstants(*a.lr, step, a.momentum, a.weightDecay,
+                                      a.hasBuffer, a.nesterov);
+    if (step < 1)
+      c.lr = nd::bitsToFloat(nd::kF32QuietNaN);
+    out = c;
+  }
+  __syncthreads();
+}
+
 template <bool Store>
 __global__ void __launch_bounds__(kThreads)
     sgdPassKernel(SgdLaunchArgs a, OptimizerScratch *s) {
+  __shared__ SgdConstants constants;
+  loadConstants(a, constants);
   const float gradScaleInv = s->gradScaleInv;
   const float loadInv = s->loadScaleInv[0];
   const float newScale = s->newScale[0];
-  const bool readBuffer = a.constants.hasBuffer && !a.constants.firstStep;
+  const bool readBuffer = constants.hasBuffer && !constants.firstStep;
   unsigned largest = 0u;
   for (int64_t i = globalThread(); i < a.n; i += gridStride()) {
     const float g = loadElement(a.grad, a.gradType, i, gradScaleInv);
     float w = loadElement(a.param.in, a.param.dtype, i, loadInv);
     // At step 1 the old buffer is not read: it may hold garbage.
     float b = readBuffer ? a.buf[i] : 0.0f;
-    sgdElement(a.constants, g, w, b);
+    sgdElement(constants, g, w, b);
     if constexpr (Store) {
       storeState(a.param.out, a.param.dtype, i, w, newScale);
-      if (a.constants.hasBuffer)
+      if (constants.hasBuffer)
         a.outBuf[i] = b;
     } else {
       const unsigned mag = magnitudeBits(w);
