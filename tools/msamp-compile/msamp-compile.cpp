@@ -388,6 +388,15 @@ int main(int argc, char **argv) {
     graphBlocker = attr.getValue().str();
     (*module)->removeAttr(msamp::kCudaGraphBlockerAttr);
   }
+  // Not an error (the step is correct), but slower, and the one case left
+  // where the session uses managed memory (docs/GPU.md "Session buffers in
+  // device memory"): say so rather than fall back silently.
+  if (cuda && !graphBlocker.empty())
+    llvm::errs() << "msamp-compile: warning: the step cannot run as a CUDA "
+                    "graph: "
+                 << graphBlocker
+                 << "; the session runs it eagerly, its buffers in CUDA "
+                    "managed memory\n";
   if (failed(msamp::writeMemoryReport(*memoryReport, bufferPlan, memoryPath)))
     return 1;
   if (cuda && failed(writeKernels(*module, outputDir)))

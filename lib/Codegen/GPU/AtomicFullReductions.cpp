@@ -13,6 +13,8 @@
 //
 // The addition is reassociated (partial sums, atomics in any order); the
 // accumulator's initial value is kept (it is in %acc before the kernel).
+// `linalg.index` in the body (a gather's column) becomes the delinearized
+// loop index, so a full sum over a lookup runs on the device too.
 //
 //===----------------------------------------------------------------------===//
 
@@ -48,8 +50,6 @@ bool isAtomicSum(linalg::GenericOp op, SmallVector<int64_t> &ranges) {
   auto yield = cast<linalg::YieldOp>(body->getTerminator());
   auto add = yield.getOperand(0).getDefiningOp<arith::AddFOp>();
   if (!add || !acc.hasOneUse() || (add.getLhs() != acc && add.getRhs() != acc))
-    return false;
-  if (!body->getOps<linalg::IndexOp>().empty())
     return false;
   ranges = op.getStaticLoopRanges();
   for (int64_t r : ranges)
@@ -114,8 +114,15 @@ void rewrite(linalg::GenericOp op, ArrayRef<int64_t> ranges, int64_t threads) {
   }
   mapping.map(op.getMatchingBlockArgument(init), loop.getRegionIterArgs()[0]);
   Block *body = op.getBody();
-  for (Operation &inner : body->without_terminator())
+  for (Operation &inner : body->without_terminator()) {
+    // A loop index (an embedding's gathered column) is the element's
+    // delinearized index in that dimension.
+    if (auto loopIndex = dyn_cast<linalg::IndexOp>(inner)) {
+      mapping.map(loopIndex.getResult(), ivs[loopIndex.getDim()]);
+      continue;
+    }
     b.clone(inner, mapping);
+  }
   scf::YieldOp::create(b, loc,
                        mapping.lookup(body->getTerminator()->getOperand(0)));
   b.setInsertionPointAfter(loop);
