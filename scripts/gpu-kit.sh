@@ -112,10 +112,14 @@ trap 'rm -rf "$TMP"' EXIT
 export MSAMP_CACHE_DIR="$TMP/cache"
 PYTHONPATH="$ROOT/python" "$MSAMP_PYTHON" -m msamp.graphs transformer-lm \
   -o "$TMP/lm.mlir"
+# An SGD step (SGD reads step and lr on the device: a CUDA graph too).
+PYTHONPATH="$ROOT/python" "$MSAMP_PYTHON" -m msamp.graphs mlp --optimizer sgd \
+  -o "$TMP/mlp-sgd.mlir"
 GPT2=(--layers 12 --dim 768 --heads 12 --ffn 3072 --vocab 50257 --seq 1024 --batch 1)
 STEPS=(
   "mlp-o0 $ROOT/test/Transforms/Inputs/mlp.mlir O0 5 1e-5"
   "mlp-o2 $ROOT/test/Transforms/Inputs/mlp.mlir O2 5 2e-2"
+  "mlp-sgd-o2 $TMP/mlp-sgd.mlir O2 5 2e-2"
   "lm-o0 $TMP/lm.mlir O0 5 1e-5"
   "lm-o2 $TMP/lm.mlir O2 5 2e-2"
 )

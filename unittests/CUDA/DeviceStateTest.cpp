@@ -72,8 +72,9 @@ std::string scratchDir(const std::string &name) {
   return dir;
 }
 
-/// The directory of step `name` (mlp-o2, lm-o2): the kit's, or for the MLP
-/// one compiled into `scratch`; "" with `why` when there is none.
+/// The directory of step `name` (mlp-o2, mlp-sgd-o2, lm-o2): the kit's, or
+/// for the MLP one compiled into `scratch`; "" with `why` when there is
+/// none.
 std::string stepDir(const std::string &name, const std::string &scratch,
                     std::string &why) {
   if (const char *steps = std::getenv("MSAMP_TEST_CUDA_STEPS");
@@ -141,8 +142,10 @@ bool isDeviceMemory(const void *ptr) {
   return attributes.type == cudaMemoryTypeDevice;
 }
 
-TEST_F(CudaDeviceState, EverySessionBufferIsDeviceMemory) {
-  MSAMP_REQUIRE_STEP(dir, "mlp-o2", scratch_);
+/// Opens step `dir`, checks that every session buffer is device memory
+/// with a host copy, and runs one step (the caller checks the runtime's
+/// recorded error).
+void expectEveryBufferOnDevice(const std::string &dir) {
   std::unique_ptr<Session> s;
   ASSERT_OK(Session::open(dir, s));
   std::vector<const TensorBuffer *> buffers = {&s->lossBuffer()};
@@ -164,6 +167,19 @@ TEST_F(CudaDeviceState, EverySessionBufferIsDeviceMemory) {
   float norm = -1;
   ASSERT_OK(s->metricValue("grad_norm", norm));
   EXPECT_GT(norm, 0.0f);
+}
+
+TEST_F(CudaDeviceState, EverySessionBufferIsDeviceMemory) {
+  MSAMP_REQUIRE_STEP(dir, "mlp-o2", scratch_);
+  expectEveryBufferOnDevice(dir);
+  expectNoError("the session's step");
+}
+
+// An SGD step (the kit's mlp-sgd-o2): SGD reads step and lr on the device,
+// so its step has no graph blocker and no managed memory either.
+TEST_F(CudaDeviceState, AnSgdStepsBuffersAreDeviceMemoryToo) {
+  MSAMP_REQUIRE_STEP(dir, "mlp-sgd-o2", scratch_);
+  expectEveryBufferOnDevice(dir);
   expectNoError("the session's step");
 }
 

@@ -223,8 +223,9 @@ Error Session::open(const std::string &dir, std::unique_ptr<Session> &out,
   // A step compiled with --target cuda runs kernels on its buffers: they
   // are device memory, which needs the CUDA backend now. A step whose own
   // host code reads or writes a buffer (msamp-gpu-graph-check recorded it
-  // as the blocker of its CUDA graph: SGD's read-back of step and lr) keeps
-  // them in managed memory, which that code reaches too.
+  // as the blocker of its CUDA graph; msamp-compile warned: only a host
+  // check of a computed index is left, docs/GPU.md) keeps them in managed
+  // memory, which that code reaches too.
   BufferMemory memory = BufferMemory::Host;
   auto *blocker = static_cast<const char *>(
       dlsym(library, "msamp_train_step_graph_blocker"));

@@ -38,8 +38,8 @@ class SafeTensorsReader;
 /// compiled with --target cuda (BufferDevice.h), which the host reaches only
 /// through the buffer's host copy; or CUDA managed memory (msamp_rt_gpu_alloc)
 /// for a CUDA step whose own host code reads or writes buffers (its
-/// msamp_train_step_graph_blocker says so), which kernels and that host
-/// code both reach.
+/// msamp_train_step_graph_blocker says so: a host check of a computed
+/// index), which kernels and that host code both reach.
 enum class BufferMemory { Host, Managed, Device };
 
 class TensorBuffer {
