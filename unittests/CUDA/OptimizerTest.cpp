@@ -266,96 +266,61 @@ TEST_F(CudaOptimizer, MultiTensorAdamMatchesCpuSingleUpdates) {
 }
 
 TEST_F(CudaOptimizer, SgdMatchesCpu) {
-  for (int32_t pt : {MSAMP_RT_F32, MSAMP_RT_F16, MSAMP_RT_F8E4M3FN})
-    for (int32_t flags :
-         {0, MSAMP_RT_SGD_HAS_MOMENTUM_BUFFER,
-          MSAMP_RT_SGD_HAS_MOMENTUM_BUFFER | MSAMP_RT_SGD_NESTEROV})
-      for (int64_t step : {1, 2}) {
-        const double momentum =
-            flags & MSAMP_RT_SGD_HAS_MOMENTUM_BUFFER ? 0.9 : 0.0;
-        Rng rng(static_cast<uint64_t>(pt * 10 + flags));
-        const StateInit param = makeState(pt, {20001}, rng, -1, 1);
-        const StateInit grad =
-            makeState(MSAMP_RT_F8E4M3FN, {20001}, rng, -1, 1);
-        const StateInit buf = makeState(MSAMP_RT_F32, {20001}, rng, -1, 1);
-        Raw outs[2] = {Raw(pt, {20001}), Raw(pt, {20001})};
-        Raw bufs[2] = {Raw(MSAMP_RT_F32, {20001}), Raw(MSAMP_RT_F32, {20001})};
-        float scales[2] = {0, 0};
-        onBoth([&](bool cuda) {
-          Raw p(param.data), g(grad.data), b(buf.data);
-          auto ps = msamp_rt_test::scalar(param.scale);
-          auto gs = msamp_rt_test::scalar(1.0f / grad.scale);
-          auto ops = msamp_rt_test::scalar(0.0f);
-          auto lr = msamp_rt_test::scalar(0.01f);
-          auto st = msamp_rt_test::scalar<int64_t>(step);
-          _mlir_ciface_msamp_rt_sgd_update(
-              p, ps, g, gs, b, lr, st, outs[cuda], ops, bufs[cuda], pt,
-              MSAMP_RT_F8E4M3FN, momentum, 1e-2, flags);
-          scales[cuda] = ops[0];
-        });
-        const std::string what = std::string(rt::dtypeName(pt)) + " flags " +
-                                 std::to_string(flags) + " step " +
-                                 std::to_string(step);
-        expectSameValues(outs[0], outs[1], what);
-        if (flags & MSAMP_RT_SGD_HAS_MOMENTUM_BUFFER)
-          expectSameValues(bufs[0], bufs[1], what + " buffer");
-        if (pt != MSAMP_RT_F32)
-          expectSameFloat(scales[0], scales[1], what + " scale");
-      }
-}
-
-TEST_F(CudaOptimizer, SgdReadsStepAndLrOnTheDevice) {
-  // lr and step in device memory, as a compiled step passes them: the
-  // kernels derive the constants (makeSgdConstants) without reading them
-  // back, bit for bit the CPU's, at the first step (the buffer is not read)
-  // and later ones, with a scaled and an f32 param.
-  for (int32_t pt : {MSAMP_RT_F32, MSAMP_RT_F16})
-    for (int32_t flags :
-         {0, MSAMP_RT_SGD_HAS_MOMENTUM_BUFFER,
-          MSAMP_RT_SGD_HAS_MOMENTUM_BUFFER | MSAMP_RT_SGD_NESTEROV})
-      for (int64_t step : {int64_t(1), int64_t(2), int64_t(1000003)}) {
-        const double momentum =
-            flags & MSAMP_RT_SGD_HAS_MOMENTUM_BUFFER ? 0.9 : 0.0;
-        Rng rng(static_cast<uint64_t>(pt * 10 + flags + 7));
-        const StateInit param = makeState(pt, {9001}, rng, -1, 1);
-        const StateInit grad = makeState(MSAMP_RT_F8E5M2, {9001}, rng, -1, 1);
-        const StateInit buf = makeState(MSAMP_RT_F32, {9001}, rng, -1, 1);
-        Raw outs[2] = {Raw(pt, {9001}), Raw(pt, {9001})};
-        Raw bufs[2] = {Raw(MSAMP_RT_F32, {9001}), Raw(MSAMP_RT_F32, {9001})};
-        float scales[2] = {0, 0};
-        const float lrValue = 0.0125f;
-        DeviceBuffer deviceLr(sizeof(float)), deviceStep(sizeof(int64_t));
-        deviceLr.upload(&lrValue);
-        deviceStep.upload(&step);
-        onBoth([&](bool cuda) {
-          Raw p(param.data), g(grad.data), b(buf.data);
-          auto ps = msamp_rt_test::scalar(param.scale);
-          auto gs = msamp_rt_test::scalar(1.0f / grad.scale);
-          auto ops = msamp_rt_test::scalar(0.0f);
-          auto hostLr = msamp_rt_test::scalar(lrValue);
-          auto hostStep = msamp_rt_test::scalar<int64_t>(step);
-          MemRef lrRef(deviceLr.get(), {}), stepRef(deviceStep.get(), {});
-          msamp_rt_unranked_memref *lr = hostLr, *st = hostStep;
-          if (cuda) {
-            lr = lrRef.get();
-            st = stepRef.get();
-          }
-          _mlir_ciface_msamp_rt_sgd_update(p, ps, g, gs, b, lr, st, outs[cuda],
-                                           ops, bufs[cuda], pt, MSAMP_RT_F8E5M2,
-                                           momentum, 1e-2, flags);
-          scales[cuda] = ops[0];
-        });
-        const std::string what = std::string(rt::dtypeName(pt)) + " flags " +
-                                 std::to_string(flags) + " device step " +
-                                 std::to_string(step);
-        expectSameValues(outs[0], outs[1], what);
-        if (flags & MSAMP_RT_SGD_HAS_MOMENTUM_BUFFER)
-          expectSameValues(bufs[0], bufs[1], what + " buffer");
-        if (pt != MSAMP_RT_F32)
-          expectSameFloat(scales[0], scales[1], what + " scale");
-        if (::testing::Test::HasFailure())
-          return;
-      }
+  // lr and step in host memory, and in device memory as a compiled step
+  // passes them: there the kernels derive the constants
+  // (makeSgdConstants) without reading them back, bit for bit the CPU's,
+  // at the first step (the buffer is not read) and later ones.
+  for (bool deviceScalars : {false, true})
+    for (int32_t pt : {MSAMP_RT_F32, MSAMP_RT_F16, MSAMP_RT_F8E4M3FN})
+      for (int32_t flags :
+           {0, MSAMP_RT_SGD_HAS_MOMENTUM_BUFFER,
+            MSAMP_RT_SGD_HAS_MOMENTUM_BUFFER | MSAMP_RT_SGD_NESTEROV})
+        for (int64_t step : {int64_t(1), int64_t(2), int64_t(1000003)}) {
+          const double momentum =
+              flags & MSAMP_RT_SGD_HAS_MOMENTUM_BUFFER ? 0.9 : 0.0;
+          Rng rng(static_cast<uint64_t>(pt * 10 + flags));
+          const StateInit param = makeState(pt, {20001}, rng, -1, 1);
+          const StateInit grad =
+              makeState(MSAMP_RT_F8E4M3FN, {20001}, rng, -1, 1);
+          const StateInit buf = makeState(MSAMP_RT_F32, {20001}, rng, -1, 1);
+          Raw outs[2] = {Raw(pt, {20001}), Raw(pt, {20001})};
+          Raw bufs[2] = {Raw(MSAMP_RT_F32, {20001}),
+                         Raw(MSAMP_RT_F32, {20001})};
+          float scales[2] = {0, 0};
+          const float lrValue = 0.01f;
+          DeviceBuffer deviceLr(sizeof(float)), deviceStep(sizeof(int64_t));
+          deviceLr.upload(&lrValue);
+          deviceStep.upload(&step);
+          onBoth([&](bool cuda) {
+            Raw p(param.data), g(grad.data), b(buf.data);
+            auto ps = msamp_rt_test::scalar(param.scale);
+            auto gs = msamp_rt_test::scalar(1.0f / grad.scale);
+            auto ops = msamp_rt_test::scalar(0.0f);
+            auto hostLr = msamp_rt_test::scalar(lrValue);
+            auto hostStep = msamp_rt_test::scalar<int64_t>(step);
+            MemRef lrRef(deviceLr.get(), {}), stepRef(deviceStep.get(), {});
+            msamp_rt_unranked_memref *lr = hostLr, *st = hostStep;
+            if (cuda && deviceScalars) {
+              lr = lrRef.get();
+              st = stepRef.get();
+            }
+            _mlir_ciface_msamp_rt_sgd_update(
+                p, ps, g, gs, b, lr, st, outs[cuda], ops, bufs[cuda], pt,
+                MSAMP_RT_F8E4M3FN, momentum, 1e-2, flags);
+            scales[cuda] = ops[0];
+          });
+          const std::string what = std::string(rt::dtypeName(pt)) + " flags " +
+                                   std::to_string(flags) +
+                                   (deviceScalars ? " device" : " host") +
+                                   " step " + std::to_string(step);
+          expectSameValues(outs[0], outs[1], what);
+          if (flags & MSAMP_RT_SGD_HAS_MOMENTUM_BUFFER)
+            expectSameValues(bufs[0], bufs[1], what + " buffer");
+          if (pt != MSAMP_RT_F32)
+            expectSameFloat(scales[0], scales[1], what + " scale");
+          if (::testing::Test::HasFailure())
+            return;
+        }
 }
 
 TEST_F(CudaOptimizer, SgdStepBelowOneInDeviceMemoryMakesWeightsNaN) {
