@@ -174,6 +174,7 @@ UNIT=(
   "$ROOT/test/Transforms/Inputs/mlp.mlir O0" "$ROOT/test/Transforms/Inputs/mlp.mlir O2"
   "$TMP/lm.mlir O0" "$TMP/lm.mlir O2"
   "$ROOT/test/Codegen/GPU/Inputs/embedding-grad-step.mlir O0"
+  "$ROOT/test/Codegen/GPU/Inputs/split-column-sum.mlir O0"
 )
 for spec in "${UNIT[@]}"; do
   read -r model level <<<"$spec"

@@ -24,8 +24,7 @@
 // names others (MSAMP_RUN, MSAMP_TEST_MLP_MODEL,
 // MSAMP_TEST_EMBEDDING_GRAD_MODEL, MSAMP_TEST_PYTHON). The GPU kit has no
 // compiler: there every test runs the kit's steps compiled ahead for both
-// backends ($MSAMP_TEST_CUDA_STEPS/unit, scripts/gpu-kit.sh), except the
-// one whose graph the test writes, which skips by name.
+// backends ($MSAMP_TEST_CUDA_STEPS/unit, scripts/gpu-kit.sh).
 //
 //===----------------------------------------------------------------------===//
 
@@ -110,14 +109,6 @@ std::string missingTools() {
     const std::string missing_ = missingTools();                               \
     if (!missing_.empty())                                                     \
       GTEST_SKIP() << missing_;                                                \
-  } while (false)
-
-/// A test whose graph is written by the test itself needs the compiler.
-#define MSAMP_REQUIRE_COMPILER()                                               \
-  do {                                                                         \
-    if (::access(msampCompile().c_str(), X_OK) != 0)                           \
-      GTEST_SKIP() << "msamp-compile not found at " << msampCompile()          \
-                   << " (this test compiles a graph it writes)";               \
   } while (false)
 
 /// The model's graph, or with the kit's steps the step of `level` for
@@ -288,6 +279,11 @@ void compareCheckpointsWithCpu(const std::string &name,
   (void)std::system(cleanup.c_str());
 }
 
+std::string splitColumnSumModel() {
+  return fromEnv("MSAMP_TEST_SPLIT_COLUMN_SUM_MODEL",
+                 MSAMP_SPLIT_COLUMN_SUM_MODEL);
+}
+
 std::string embeddingGradModel() {
   return fromEnv("MSAMP_TEST_EMBEDDING_GRAD_MODEL", MSAMP_EMBEDDING_GRAD_MODEL);
 }
@@ -354,39 +350,9 @@ std::string safetensorsData(const std::string &path) {
 TEST(CudaCompiledStep, SplitColumnSumMatchesCpuExactly) {
   MSAMP_REQUIRE_CUDA_DEVICE();
   MSAMP_REQUIRE_TOOLS();
-  MSAMP_REQUIRE_COMPILER();
+  MSAMP_REQUIRE_STEP(splitColumnSumModel(), "O0");
   const std::string dir = testDir("split-column-sum");
-  const std::string model = dir + "/colsum.mlir";
-  std::ofstream(model) << R"(
-module attributes {msamp.optimizer = {kind = "sgd", lr = 1.0 : f64}} {
-  func.func @fwd_bwd(%w: tensor<48xf32> {msamp.role = "param", msamp.name = "w"},
-                     %x: tensor<1024x48xf32> {msamp.role = "input", msamp.name = "x"})
-      -> (tensor<f32> {msamp.role = "loss"}, tensor<48xf32> {msamp.role = "grad", msamp.name = "w"})
-      attributes {msamp.kind = "forward_backward"} {
-    %z = arith.constant 0.0 : f32
-    %e = tensor.empty() : tensor<48xf32>
-    %f = linalg.fill ins(%z : f32) outs(%e : tensor<48xf32>) -> tensor<48xf32>
-    %y = linalg.generic {indexing_maps = [affine_map<(r, p) -> (r, p)>, affine_map<(r, p) -> (p)>],
-                         iterator_types = ["reduction", "parallel"]}
-        ins(%x : tensor<1024x48xf32>) outs(%f : tensor<48xf32>) {
-        ^bb0(%a: f32, %acc: f32):
-          %s = arith.addf %a, %acc : f32
-          linalg.yield %s : f32
-    } -> tensor<48xf32>
-    %e0 = tensor.empty() : tensor<f32>
-    %f0 = linalg.fill ins(%z : f32) outs(%e0 : tensor<f32>) -> tensor<f32>
-    %l = linalg.generic {indexing_maps = [affine_map<(p) -> (p)>, affine_map<(p) -> (p)>, affine_map<(p) -> ()>],
-                         iterator_types = ["reduction"]}
-        ins(%w, %y : tensor<48xf32>, tensor<48xf32>) outs(%f0 : tensor<f32>) {
-        ^bb0(%p: f32, %q: f32, %acc: f32):
-          %m = arith.mulf %p, %q : f32
-          %t = arith.addf %m, %acc : f32
-          linalg.yield %t : f32
-    } -> tensor<f32>
-    return %l, %y : tensor<f32>, tensor<48xf32>
-  }
-}
-)";
+  const std::string model = splitColumnSumModel();
   runOnBothBackends(dir, model, "O0", 1,
                     "--save '" + dir + "/BACKEND.safetensors'");
   if (::testing::Test::HasFatalFailure())
