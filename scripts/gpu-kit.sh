@@ -169,6 +169,33 @@ PY
 done
 (IFS=,; printf '[%s]\n' "${entries[*]}") | "$MSAMP_PYTHON" -m json.tool >"$OUT/steps/steps.json"
 
+# ---- the compiled-step device tests' steps (MSAMPCudaStepTests) -------------
+# The kit has no compiler: those tests run these, compiled ahead for both
+# backends and named <graph's file name>-<level>-<backend>
+# (unittests/CUDA/CompiledStepTest.cpp, stepFor). Their kernels are
+# JIT-compiled from the PTX the step embeds.
+UNIT=(
+  "$ROOT/test/Transforms/Inputs/mlp.mlir O0" "$ROOT/test/Transforms/Inputs/mlp.mlir O2"
+  "$TMP/lm.mlir O0" "$TMP/lm.mlir O2"
+  "$ROOT/test/Codegen/GPU/Inputs/embedding-grad-step.mlir O0"
+  "$ROOT/test/Codegen/GPU/Inputs/split-column-sum.mlir O0"
+  "$ROOT/test/Tools/msamp-run/Inputs/computed-index.mlir O0"
+)
+for spec in "${UNIT[@]}"; do
+  read -r model level <<<"$spec"
+  stem=$(basename "$model" .mlir)
+  for backend in cpu cuda; do
+    dir="$OUT/steps/unit/$stem-$level-$backend"
+    target=(--target cpu)
+    [ "$backend" = cuda ] && target=(--target cuda --chip sm_90)
+    say "unit-test step $stem-$level-$backend"
+    "$BUILD/bin/msamp-compile" "${target[@]}" --host-cpu x86-64-v3 \
+      --opt-level "$level" "$model" -o "$dir" >"$TMP/unit.log" 2>&1 ||
+      { cat "$TMP/unit.log"; exit 1; }
+    rm -rf "$dir/kernels"
+  done
+done
+
 # ---- the multi-rank check: the test LM on 2 data-parallel ranks -------------
 # On the GPU host the ranks meet through NCCL (one GPU each); the reference
 # is the same 2-rank job on the CPU under Open MPI (the build's runtime

@@ -658,16 +658,20 @@ def step(model):
         model(ids, mask).float().view(-1, cfg["vocab"]), tgt.view(-1))
     loss.backward()
     opt.step()
-def timed(model, n=10):
-    for _ in range(3):
+def timed(model, n=20):
+    # The median of n steps, each until its work finished (as msamp-run's
+    # step_ms), after warm-up steps that also let torch.compile settle.
+    for _ in range(5):
         step(model)
     torch.cuda.synchronize()
     torch.cuda.reset_peak_memory_stats()
-    t = time.time()
+    times = []
     for _ in range(n):
+        t = time.perf_counter()
         step(model)
-    torch.cuda.synchronize()
-    return (time.time() - t) / n * 1000, torch.cuda.max_memory_allocated()
+        torch.cuda.synchronize()
+        times.append((time.perf_counter() - t) * 1000)
+    return sorted(times)[n // 2], torch.cuda.max_memory_allocated()
 out = {"torch": torch.__version__, "device": torch.cuda.get_device_name()}
 ms, mem = timed(m)
 out["eager_bf16_ms"], out["eager_peak_mib"] = round(ms, 2), mem >> 20

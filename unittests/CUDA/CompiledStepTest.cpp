@@ -22,9 +22,9 @@
 // Without an sm_89+ device every test skips by name with the reason. The
 // tools and inputs are found at the build's paths unless the environment
 // names others (MSAMP_RUN, MSAMP_TEST_MLP_MODEL,
-// MSAMP_TEST_EMBEDDING_GRAD_MODEL, MSAMP_TEST_PYTHON); a
-// copy without them (the GPU kit, which runs precompiled steps instead)
-// skips by name, saying which is missing.
+// MSAMP_TEST_EMBEDDING_GRAD_MODEL, MSAMP_TEST_PYTHON). The GPU kit has no
+// compiler: there every test runs the kit's steps compiled ahead for both
+// backends ($MSAMP_TEST_CUDA_STEPS/unit, scripts/gpu-kit.sh).
 //
 //===----------------------------------------------------------------------===//
 
@@ -65,15 +65,42 @@ std::string msampCompile() {
              : run.substr(0, run.rfind('/') + 1) + "msamp-compile";
 }
 
-/// Why this copy cannot compile steps ("" when it can): msamp-run needs
-/// msamp-compile next to it or as $MSAMP_COMPILE.
+/// The GPU kit's steps for these tests ($MSAMP_TEST_CUDA_STEPS/unit, each
+/// model compiled ahead for both backends by scripts/gpu-kit.sh), used
+/// where this copy has no msamp-compile: the kit carries no compiler (its
+/// MLIR and LLVM libraries alone are several times the kit's size).
+std::string precompiledSteps() {
+  const char *steps = std::getenv("MSAMP_TEST_CUDA_STEPS");
+  if (!steps || !*steps || ::access(msampCompile().c_str(), X_OK) == 0)
+    return "";
+  const std::string unit = std::string(steps) + "/unit";
+  return ::access(unit.c_str(), R_OK) == 0 ? unit : "";
+}
+
+/// What msamp-run is given for `model` at `level` on `backend`: the graph,
+/// compiled when the run starts, or the kit's step compiled ahead from it,
+/// named <model's file name without extension>-<level>-<backend>.
+std::string stepFor(const std::string &model, const std::string &level,
+                    const std::string &backend) {
+  const std::string unit = precompiledSteps();
+  if (unit.empty())
+    return model;
+  std::string stem = model.substr(model.rfind('/') + 1);
+  stem = stem.substr(0, stem.rfind('.'));
+  return unit + "/" + stem + "-" + level + "-" + backend;
+}
+
+/// Why this copy cannot run the steps ("" when it can): msamp-run needs
+/// msamp-compile next to it or as $MSAMP_COMPILE, or the kit's steps.
 std::string missingTools() {
   const std::string run = msampRun();
   if (::access(run.c_str(), X_OK) != 0)
     return "msamp-run not found at " + run + " (set MSAMP_RUN)";
   const std::string compiler = msampCompile();
-  if (::access(compiler.c_str(), X_OK) != 0)
-    return "msamp-compile not found at " + compiler + " (set MSAMP_COMPILE)";
+  if (::access(compiler.c_str(), X_OK) != 0 && precompiledSteps().empty())
+    return "msamp-compile not found at " + compiler +
+           " (set MSAMP_COMPILE, or MSAMP_TEST_CUDA_STEPS to the GPU kit's "
+           "steps)";
   return "";
 }
 
@@ -82,6 +109,17 @@ std::string missingTools() {
     const std::string missing_ = missingTools();                               \
     if (!missing_.empty())                                                     \
       GTEST_SKIP() << missing_;                                                \
+  } while (false)
+
+/// The model's graph, or with the kit's steps the step of `level` for
+/// both backends.
+#define MSAMP_REQUIRE_STEP(model, level)                                       \
+  do {                                                                         \
+    for (const char *backend_ : {"cpu", "cuda"}) {                             \
+      const std::string path_ = stepFor(model, level, backend_);               \
+      if (::access(path_.c_str(), R_OK) != 0)                                  \
+        GTEST_SKIP() << "input not found: " << path_;                          \
+    }                                                                          \
   } while (false)
 
 std::string testDir(const std::string &name) {
@@ -132,10 +170,6 @@ std::string chipOfDevice() {
 void runOnBothBackends(const std::string &dir, const std::string &model,
                        const std::string &level, int steps,
                        const std::string &args) {
-  const std::string common =
-      std::string("MSAMP_CACHE_DIR='") + dir + "/cache' '" + msampRun() +
-      "' '" + model + "' --opt-level " + level + " --steps " +
-      std::to_string(steps) + " --synthetic --seed 7 --quiet";
   for (std::string backend : {"cpu", "cuda"}) {
     std::string extra = args;
     for (size_t at; (at = extra.find("BACKEND")) != std::string::npos;)
@@ -143,7 +177,11 @@ void runOnBothBackends(const std::string &dir, const std::string &model,
     if (backend == "cuda")
       extra += " --cuda-chip " + chipOfDevice();
     const std::string log = dir + "/" + backend + ".log";
-    ASSERT_EQ(run(common + " --backend " + backend + " " + extra, log), 0)
+    const std::string cmd =
+        std::string("MSAMP_CACHE_DIR='") + dir + "/cache' '" + msampRun() +
+        "' '" + stepFor(model, level, backend) + "' --opt-level " + level +
+        " --steps " + std::to_string(steps) + " --synthetic --seed 7 --quiet";
+    ASSERT_EQ(run(cmd + " --backend " + backend + " " + extra, log), 0)
         << readFile(log);
   }
 }
@@ -177,8 +215,10 @@ std::string mlpModel() {
 std::string python() { return fromEnv("MSAMP_TEST_PYTHON", MSAMP_PYTHON); }
 
 /// A transformer LM graph from python/msamp/graphs (2 blocks, the tests'
-/// default sizes).
+/// default sizes); with the kit's steps only its name, "lm".
 std::string transformerModel() {
+  if (!precompiledSteps().empty())
+    return "lm.mlir";
   static const std::string path = [] {
     std::string dir = testDir("lm-graph");
     std::string out = dir + "/lm.mlir";
@@ -190,16 +230,11 @@ std::string transformerModel() {
   return path;
 }
 
-#define MSAMP_REQUIRE_FILE(path)                                               \
-  do {                                                                         \
-    if (::access(std::string(path).c_str(), R_OK) != 0)                        \
-      GTEST_SKIP() << "input not found: " << (path);                           \
-  } while (false)
-
 #define MSAMP_REQUIRE_PYTHON()                                                 \
   do {                                                                         \
-    if (::access(python().c_str(), X_OK) != 0 ||                               \
-        ::access(MSAMP_PYTHON_DIR "/msamp/graphs", R_OK) != 0)                 \
+    if (precompiledSteps().empty() &&                                          \
+        (::access(python().c_str(), X_OK) != 0 ||                              \
+         ::access(MSAMP_PYTHON_DIR "/msamp/graphs", R_OK) != 0))               \
       GTEST_SKIP() << "no " << python() << " with " MSAMP_PYTHON_DIR           \
                    << "/msamp (set MSAMP_TEST_PYTHON)";                        \
   } while (false)
@@ -213,16 +248,18 @@ void compareCheckpointsWithCpu(const std::string &name,
                                const std::string &model,
                                const std::string &extra) {
   const std::string dir = testDir(name);
-  const std::string common = std::string("MSAMP_CACHE_DIR='") + dir +
-                             "/cache' '" + msampRun() + "' '" + model +
-                             "' --opt-level O0 --steps 1 --synthetic --seed " +
-                             "7 --quiet " + extra;
-  ASSERT_EQ(run(common + " --backend cpu --save '" + dir + "/cpu.safetensors'",
-                dir + "/cpu.log"),
-            0)
+  auto common = [&](const std::string &backend) {
+    return std::string("MSAMP_CACHE_DIR='") + dir + "/cache' '" + msampRun() +
+           "' '" + stepFor(model, "O0", backend) +
+           "' --opt-level O0 --steps 1 --synthetic --seed 7 --quiet " + extra;
+  };
+  ASSERT_EQ(
+      run(common("cpu") + " --backend cpu --save '" + dir + "/cpu.safetensors'",
+          dir + "/cpu.log"),
+      0)
       << readFile(dir + "/cpu.log");
-  ASSERT_EQ(run(common + " --backend cuda --cuda-chip " + chipOfDevice() +
-                    " --save '" + dir + "/cuda.safetensors'",
+  ASSERT_EQ(run(common("cuda") + " --backend cuda --cuda-chip " +
+                    chipOfDevice() + " --save '" + dir + "/cuda.safetensors'",
                 dir + "/cuda.log"),
             0)
       << readFile(dir + "/cuda.log");
@@ -242,6 +279,11 @@ void compareCheckpointsWithCpu(const std::string &name,
   (void)std::system(cleanup.c_str());
 }
 
+std::string splitColumnSumModel() {
+  return fromEnv("MSAMP_TEST_SPLIT_COLUMN_SUM_MODEL",
+                 MSAMP_SPLIT_COLUMN_SUM_MODEL);
+}
+
 std::string embeddingGradModel() {
   return fromEnv("MSAMP_TEST_EMBEDDING_GRAD_MODEL", MSAMP_EMBEDDING_GRAD_MODEL);
 }
@@ -256,7 +298,7 @@ std::string computedIndexModel() {
 TEST(CudaCompiledStep, EmbeddingGradMatchesCpuBitwise) {
   MSAMP_REQUIRE_CUDA_DEVICE();
   MSAMP_REQUIRE_TOOLS();
-  MSAMP_REQUIRE_FILE(embeddingGradModel());
+  MSAMP_REQUIRE_STEP(embeddingGradModel(), "O0");
   compareCheckpointsWithCpu("embedding-grad", embeddingGradModel(),
                             "--synthetic-classes 4099");
 }
@@ -264,14 +306,14 @@ TEST(CudaCompiledStep, EmbeddingGradMatchesCpuBitwise) {
 TEST(CudaCompiledStep, MlpO0MatchesCpu) {
   MSAMP_REQUIRE_CUDA_DEVICE();
   MSAMP_REQUIRE_TOOLS();
-  MSAMP_REQUIRE_FILE(mlpModel());
+  MSAMP_REQUIRE_STEP(mlpModel(), "O0");
   compareCudaWithCpu("mlp-o0", mlpModel(), "O0", 5, 1e-4);
 }
 
 TEST(CudaCompiledStep, MlpO2MatchesCpu) {
   MSAMP_REQUIRE_CUDA_DEVICE();
   MSAMP_REQUIRE_TOOLS();
-  MSAMP_REQUIRE_FILE(mlpModel());
+  MSAMP_REQUIRE_STEP(mlpModel(), "O2");
   compareCudaWithCpu("mlp-o2", mlpModel(), "O2", 5, 2e-2);
 }
 
@@ -279,6 +321,7 @@ TEST(CudaCompiledStep, TransformerLmO0MatchesCpu) {
   MSAMP_REQUIRE_CUDA_DEVICE();
   MSAMP_REQUIRE_TOOLS();
   MSAMP_REQUIRE_PYTHON();
+  MSAMP_REQUIRE_STEP(transformerModel(), "O0");
   compareCudaWithCpu("lm-o0", transformerModel(), "O0", 3, 1e-4);
 }
 
@@ -286,6 +329,7 @@ TEST(CudaCompiledStep, TransformerLmO2MatchesCpu) {
   MSAMP_REQUIRE_CUDA_DEVICE();
   MSAMP_REQUIRE_TOOLS();
   MSAMP_REQUIRE_PYTHON();
+  MSAMP_REQUIRE_STEP(transformerModel(), "O2");
   compareCudaWithCpu("lm-o2", transformerModel(), "O2", 3, 2e-2);
 }
 
@@ -313,38 +357,9 @@ std::string safetensorsData(const std::string &path) {
 TEST(CudaCompiledStep, SplitColumnSumMatchesCpuExactly) {
   MSAMP_REQUIRE_CUDA_DEVICE();
   MSAMP_REQUIRE_TOOLS();
+  MSAMP_REQUIRE_STEP(splitColumnSumModel(), "O0");
   const std::string dir = testDir("split-column-sum");
-  const std::string model = dir + "/colsum.mlir";
-  std::ofstream(model) << R"(
-module attributes {msamp.optimizer = {kind = "sgd", lr = 1.0 : f64}} {
-  func.func @fwd_bwd(%w: tensor<48xf32> {msamp.role = "param", msamp.name = "w"},
-                     %x: tensor<1024x48xf32> {msamp.role = "input", msamp.name = "x"})
-      -> (tensor<f32> {msamp.role = "loss"}, tensor<48xf32> {msamp.role = "grad", msamp.name = "w"})
-      attributes {msamp.kind = "forward_backward"} {
-    %z = arith.constant 0.0 : f32
-    %e = tensor.empty() : tensor<48xf32>
-    %f = linalg.fill ins(%z : f32) outs(%e : tensor<48xf32>) -> tensor<48xf32>
-    %y = linalg.generic {indexing_maps = [affine_map<(r, p) -> (r, p)>, affine_map<(r, p) -> (p)>],
-                         iterator_types = ["reduction", "parallel"]}
-        ins(%x : tensor<1024x48xf32>) outs(%f : tensor<48xf32>) {
-        ^bb0(%a: f32, %acc: f32):
-          %s = arith.addf %a, %acc : f32
-          linalg.yield %s : f32
-    } -> tensor<48xf32>
-    %e0 = tensor.empty() : tensor<f32>
-    %f0 = linalg.fill ins(%z : f32) outs(%e0 : tensor<f32>) -> tensor<f32>
-    %l = linalg.generic {indexing_maps = [affine_map<(p) -> (p)>, affine_map<(p) -> (p)>, affine_map<(p) -> ()>],
-                         iterator_types = ["reduction"]}
-        ins(%w, %y : tensor<48xf32>, tensor<48xf32>) outs(%f0 : tensor<f32>) {
-        ^bb0(%p: f32, %q: f32, %acc: f32):
-          %m = arith.mulf %p, %q : f32
-          %t = arith.addf %m, %acc : f32
-          linalg.yield %t : f32
-    } -> tensor<f32>
-    return %l, %y : tensor<f32>, tensor<48xf32>
-  }
-}
-)";
+  const std::string model = splitColumnSumModel();
   runOnBothBackends(dir, model, "O0", 1,
                     "--save '" + dir + "/BACKEND.safetensors'");
   if (::testing::Test::HasFatalFailure())
@@ -376,6 +391,13 @@ int64_t jsonInteger(const std::string &text, const std::string &key) {
 // step's own request at its entry gets that same block.
 /// Compiles the MLP at O2 for this device into DIR/step.
 void compileMlpForCuda(const std::string &dir) {
+  if (!precompiledSteps().empty()) { // the kit's, copied: tests edit it
+    const std::string copy =
+        "cp -r '" + stepFor(mlpModel(), "O2", "cuda") + "' '" + dir + "/step'";
+    ASSERT_EQ(run(copy, dir + "/compile.log"), 0)
+        << readFile(dir + "/compile.log");
+    return;
+  }
   ASSERT_EQ(run("'" + msampCompile() + "' '" + mlpModel() +
                     "' --opt-level O2 --target cuda --chip " + chipOfDevice() +
                     " -o '" + dir + "/step'",
@@ -387,7 +409,7 @@ void compileMlpForCuda(const std::string &dir) {
 TEST(CudaCompiledStep, SessionReservesTheArenaInDeviceMemory) {
   MSAMP_REQUIRE_CUDA_DEVICE();
   MSAMP_REQUIRE_TOOLS();
-  MSAMP_REQUIRE_FILE(mlpModel());
+  MSAMP_REQUIRE_STEP(mlpModel(), "O2");
   const std::string dir = testDir("arena");
   ASSERT_NO_FATAL_FAILURE(compileMlpForCuda(dir));
   const std::string manifest = readFile(dir + "/step/manifest.json");
@@ -421,7 +443,7 @@ TEST(CudaCompiledStep, SessionReservesTheArenaInDeviceMemory) {
 TEST(CudaCompiledStep, AnArenaThatDoesNotFitIsRefusedAtOpen) {
   MSAMP_REQUIRE_CUDA_DEVICE();
   MSAMP_REQUIRE_TOOLS();
-  MSAMP_REQUIRE_FILE(mlpModel());
+  MSAMP_REQUIRE_STEP(mlpModel(), "O2");
   const std::string dir = testDir("arena-too-big");
   ASSERT_NO_FATAL_FAILURE(compileMlpForCuda(dir));
   const std::string path = dir + "/step/manifest.json";
@@ -460,8 +482,9 @@ void runCudaSteps(const std::string &dir, const std::string &model,
                   const std::string &env, const std::string &args) {
   const std::string cmd =
       env + " MSAMP_CACHE_DIR='" + dir + "/cache' '" + msampRun() + "' '" +
-      model + "' --opt-level " + level + " --backend cuda --cuda-chip " +
-      chipOfDevice() + " --steps " + std::to_string(steps) +
+      stepFor(model, level, "cuda") + "' --opt-level " + level +
+      " --backend cuda --cuda-chip " + chipOfDevice() + " --steps " +
+      std::to_string(steps) +
       " --synthetic --seed 7 --lr-schedule cosine --warmup 2 --log-json '" +
       dir + "/" + tag + ".jsonl' --save '" + dir + "/" + tag +
       ".safetensors' " + args;
@@ -508,7 +531,7 @@ void expectSameStateCloseLosses(const std::string &dir, const std::string &a,
 TEST(CudaGraphStep, ReplayedStepsMatchEagerStepsBitwise) {
   MSAMP_REQUIRE_CUDA_DEVICE();
   MSAMP_REQUIRE_TOOLS();
-  MSAMP_REQUIRE_FILE(mlpModel());
+  MSAMP_REQUIRE_STEP(mlpModel(), "O2");
   const std::string dir = testDir("graph-bitwise");
   ASSERT_NO_FATAL_FAILURE(runCudaSteps(dir, mlpModel(), "O2", 6, "eager1",
                                        "MSAMP_CUDA_GRAPHS=0", ""));
@@ -532,7 +555,7 @@ TEST(CudaGraphStep, ReplayedStepsMatchEagerStepsBitwise) {
 TEST(CudaGraphStep, TheSwitchRunsEagerSteps) {
   MSAMP_REQUIRE_CUDA_DEVICE();
   MSAMP_REQUIRE_TOOLS();
-  MSAMP_REQUIRE_FILE(mlpModel());
+  MSAMP_REQUIRE_STEP(mlpModel(), "O2");
   const std::string dir = testDir("graph-off");
   ASSERT_NO_FATAL_FAILURE(
       runCudaSteps(dir, mlpModel(), "O2", 3, "env", "MSAMP_CUDA_GRAPHS=0", ""));
@@ -565,7 +588,7 @@ TEST(CudaGraphStep, TheSwitchRunsEagerSteps) {
 TEST(CudaGraphStep, TheEmbeddingGradSgdStepIsReplayedFromAGraph) {
   MSAMP_REQUIRE_CUDA_DEVICE();
   MSAMP_REQUIRE_TOOLS();
-  MSAMP_REQUIRE_FILE(embeddingGradModel());
+  MSAMP_REQUIRE_STEP(embeddingGradModel(), "O0");
   const std::string dir = testDir("graph-sgd");
   ASSERT_NO_FATAL_FAILURE(runCudaSteps(dir, embeddingGradModel(), "O0", 3,
                                        "graph", "",
@@ -590,7 +613,7 @@ TEST(CudaGraphStep, TheEmbeddingGradSgdStepIsReplayedFromAGraph) {
 TEST(CudaGraphStep, AStepThatCannotBeCapturedFallsBackWithANote) {
   MSAMP_REQUIRE_CUDA_DEVICE();
   MSAMP_REQUIRE_TOOLS();
-  MSAMP_REQUIRE_FILE(computedIndexModel());
+  MSAMP_REQUIRE_STEP(computedIndexModel(), "O0");
   const std::string dir = testDir("graph-fallback");
   // Ids below 7: position = id + 3 stays inside the 10-row table.
   ASSERT_NO_FATAL_FAILURE(runCudaSteps(dir, computedIndexModel(), "O0", 3,
