@@ -23,13 +23,14 @@
 //                                                     thread 0: atomic_add acc,
 //                                                     s[0]
 //
-// Parts guarded by `t < T_k` (merged kernels) contribute -0.0 where the
-// guard is false (x + -0.0 == x for every x), so that every thread of the
-// block reaches every barrier. The partial sums of the threads are those of
-// the loop form, and they are combined in a fixed tree per block, then the
-// blocks' sums by atomic adds in any order: a reassociation of the same sum
-// (as the atomic form's order already was). Several accumulators: one
-// workgroup buffer each, reduced side by side.
+// Parts guarded by `t < T_k` (merged kernels; nested guards when a merged
+// kernel was merged again) contribute -0.0 where the guard is false (x + -0.0
+// == x for every x), so that every thread of the block reaches every barrier.
+// The partial sums of the threads are those of the loop form, and they are
+// combined in a fixed tree per block, then the blocks' sums by atomic adds in
+// any order: a reassociation of the same sum (as the atomic form's order
+// already was). Several accumulators: one workgroup buffer each, reduced side
+// by side.
 //
 // GPU only: host emulation runs the loop form (its threads one after
 // another cannot meet at a barrier); the per-thread partial sums are the
@@ -63,7 +64,7 @@ constexpr size_t kMaxAccumulators = 8;
 
 /// An atomic-sum kernel: an scf.parallel of `threads` threads whose body
 /// writes nothing but atomic adds into 0-d accumulators, each in the body
-/// or in an scf.if (no results) directly in it.
+/// or under scf.if guards (no results, no else) only.
 struct AtomicSumKernel {
   scf::ParallelOp op;
   int64_t threads = 0;
@@ -92,12 +93,17 @@ FailureOr<AtomicSumKernel> matchKernel(scf::ParallelOp parallel) {
   bool ok = true;
   body->walk([&](Operation *op) {
     if (isAtomicAdd(op)) {
-      Operation *parent = op->getParentOp();
-      auto guard = dyn_cast<scf::IfOp>(parent);
-      if (parent != parallel &&
-          !(guard && guard->getBlock() == body && guard.getNumResults() == 0 &&
-            guard.getElseRegion().empty()))
-        ok = false;
+      // Under guards only (a merged kernel's, nested when a merged kernel
+      // was merged again): no loop or other region in between.
+      for (Operation *parent = op->getParentOp(); parent != parallel;
+           parent = parent->getParentOp()) {
+        auto guard = dyn_cast<scf::IfOp>(parent);
+        if (!guard || guard.getNumResults() != 0 ||
+            !guard.getElseRegion().empty())
+          ok = false;
+        if (!guard)
+          break;
+      }
       Value acc = cast<memref::AtomicRMWOp>(op).getMemref();
       if (!llvm::is_contained(kernel.accumulators, acc))
         kernel.accumulators.push_back(acc);
@@ -219,76 +225,69 @@ private:
   /// Thread t's partial sum per accumulator: the loop form's body, its
   /// atomic adds summed in their order instead; -0.0 for t >= T.
   SmallVector<Value> threadPartials(OpBuilder &b, Value t) {
-    SmallVector<Value> partials;
-    Value inRange;
-    scf::IfOp outer;
-    if (kernel.threads % block != 0) {
-      inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, t,
-                                      index(b, kernel.threads));
-      outer = scf::IfOp::create(b, loc, types, inRange, /*withElse=*/true);
-      b.setInsertionPointToStart(outer.elseBlock());
-      SmallVector<Value> zeros;
-      for (Type type : types)
-        zeros.push_back(negativeZero(b, type));
-      scf::YieldOp::create(b, loc, zeros);
-      b.setInsertionPointToStart(outer.thenBlock());
-    }
+    IRMapping mapping;
+    mapping.map(kernel.op.getInductionVars()[0], t);
+    if (kernel.threads % block == 0)
+      return orZeros(b, cloneSums(b, *kernel.op.getBody(), mapping));
+    Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, t,
+                                          index(b, kernel.threads));
+    return guarded(b, inRange, *kernel.op.getBody(), mapping);
+  }
+
+  /// `block`'s ops cloned, each atomic add's value added to its
+  /// accumulator's sum instead (null: no add).
+  SmallVector<Value> cloneSums(OpBuilder &b, Block &from, IRMapping &mapping) {
     SmallVector<Value> sums(types.size());
-    auto add = [&](Value acc, Value value) {
-      size_t k =
-          llvm::find(kernel.accumulators, acc) - kernel.accumulators.begin();
+    auto add = [&](size_t k, Value value) {
       sums[k] = sums[k]
                     ? arith::AddFOp::create(b, loc, sums[k], value).getResult()
                     : value;
     };
-    IRMapping mapping;
-    mapping.map(kernel.op.getInductionVars()[0], t);
-    for (Operation &op : kernel.op.getBody()->without_terminator()) {
+    for (Operation &op : from.without_terminator()) {
       if (auto atomic = dyn_cast<memref::AtomicRMWOp>(op)) {
-        add(atomic.getMemref(), mapping.lookupOrDefault(atomic.getValue()));
+        add(llvm::find(kernel.accumulators, atomic.getMemref()) -
+                kernel.accumulators.begin(),
+            mapping.lookupOrDefault(atomic.getValue()));
         continue;
       }
       auto guard = dyn_cast<scf::IfOp>(op);
-      if (!guard || guard.thenBlock()->getOps<memref::AtomicRMWOp>().empty()) {
+      bool holdsAtomics = guard && guard
+                                       ->walk([](memref::AtomicRMWOp) {
+                                         return WalkResult::interrupt();
+                                       })
+                                       .wasInterrupted();
+      if (!holdsAtomics) {
         b.clone(op, mapping);
         continue;
       }
-      // A guarded part: its atomic adds' values, -0.0 where it is off.
-      SmallVector<memref::AtomicRMWOp> atomics(
-          guard.thenBlock()->getOps<memref::AtomicRMWOp>());
-      SmallVector<Type> valueTypes;
-      for (memref::AtomicRMWOp atomic : atomics)
-        valueTypes.push_back(atomic.getValue().getType());
-      auto part = scf::IfOp::create(
-          b, loc, valueTypes, mapping.lookupOrDefault(guard.getCondition()),
-          true);
-      {
-        OpBuilder::InsertionGuard g(b);
-        b.setInsertionPointToStart(part.thenBlock());
-        SmallVector<Value> values;
-        for (Operation &inner : guard.thenBlock()->without_terminator())
-          if (!isa<memref::AtomicRMWOp>(inner))
-            b.clone(inner, mapping);
-        for (memref::AtomicRMWOp atomic : atomics)
-          values.push_back(mapping.lookupOrDefault(atomic.getValue()));
-        scf::YieldOp::create(b, loc, values);
-        b.setInsertionPointToStart(part.elseBlock());
-        SmallVector<Value> zeros;
-        for (Type type : valueTypes)
-          zeros.push_back(negativeZero(b, type));
-        scf::YieldOp::create(b, loc, zeros);
-      }
-      for (auto [atomic, value] : llvm::zip(atomics, part.getResults()))
-        add(atomic.getMemref(), value);
+      // A guarded part: its sums, -0.0 where it is off.
+      SmallVector<Value> inner =
+          guarded(b, mapping.lookupOrDefault(guard.getCondition()),
+                  *guard.thenBlock(), mapping);
+      for (auto [k, value] : llvm::enumerate(inner))
+        add(k, value);
     }
-    for (auto [k, sum] : llvm::enumerate(sums))
-      partials.push_back(sum);
-    if (outer) {
-      scf::YieldOp::create(b, loc, partials);
-      b.setInsertionPointAfter(outer);
-      partials.assign(outer.getResults().begin(), outer.getResults().end());
-    }
-    return partials;
+    return sums;
+  }
+
+  /// scf.if (cond) { `from`'s sums } else { -0.0 each }.
+  SmallVector<Value> guarded(OpBuilder &b, Value cond, Block &from,
+                             IRMapping &mapping) {
+    auto ifOp = scf::IfOp::create(b, loc, types, cond, /*withElse=*/true);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    scf::YieldOp::create(b, loc, orZeros(b, cloneSums(b, from, mapping)));
+    b.setInsertionPointToStart(ifOp.elseBlock());
+    scf::YieldOp::create(b, loc, orZeros(b, SmallVector<Value>(types.size())));
+    return SmallVector<Value>(ifOp.getResults());
+  }
+
+  /// The sums with -0.0 for the accumulators without one.
+  SmallVector<Value> orZeros(OpBuilder &b, SmallVector<Value> sums) {
+    for (size_t k = 0; k < sums.size(); ++k)
+      if (!sums[k])
+        sums[k] = negativeZero(b, types[k]);
+    return sums;
   }
 };
 

@@ -101,6 +101,57 @@ func.func @two(%a: memref<100xf32>, %b: memref<100xf32>) -> (f32, f64) {
   return %r32, %r64 : f32, f64
 }
 
+// Three sums (50, 100 and 1200 elements): the first two merged, then that
+// kernel into the third, so the 50-element part is guarded inside the
+// 100-element part's guard; each guard yields its sum or -0.0.
+// CHECK-LABEL: func.func @nested(
+// CHECK: gpu.launch
+// CHECK: %[[T:.+]] = arith.addi
+// CHECK: %[[IN100:.+]] = arith.cmpi ult, %[[T]], %c100
+// CHECK: %[[P100:.+]] = scf.if %[[IN100]] -> (f64) {
+// CHECK: %[[IN50:.+]] = arith.cmpi ult, %[[T]], %c50
+// CHECK: %[[P50:.+]] = scf.if %[[IN50]] -> (f64) {
+// CHECK: scf.for %{{.+}} = %[[T]] to %c50
+// CHECK: } else {
+// CHECK: arith.constant -0.000000e+00 : f64
+// CHECK: scf.for %{{.+}} = %[[T]] to %c100
+// CHECK: arith.addf %[[P50]], %{{.+}} : f64
+// CHECK: } else {
+// CHECK: arith.constant -0.000000e+00 : f64
+// CHECK: %[[P1200:.+]] = scf.for %{{.+}} = %[[T]] to %c1200
+// CHECK: arith.addf %[[P100]], %[[P1200]] : f64
+// CHECK-COUNT-8: gpu.barrier
+// CHECK-NOT: gpu.barrier
+// CHECK: memref.atomic_rmw addf
+// CHECK-NOT: memref.atomic_rmw
+// CHECK: gpu.terminator
+func.func @nested(%a: memref<50xf32>, %b: memref<100xf32>, %c: memref<1200xf32>) -> f64 {
+  %acc = memref.alloc() : memref<f64>
+  linalg.generic {indexing_maps = [#v, #v0], iterator_types = ["reduction"]}
+      ins(%a : memref<50xf32>) outs(%acc : memref<f64>) {
+  ^bb0(%x: f32, %o: f64):
+    %e = arith.extf %x : f32 to f64
+    %t = arith.addf %e, %o : f64
+    linalg.yield %t : f64
+  }
+  linalg.generic {indexing_maps = [#v, #v0], iterator_types = ["reduction"]}
+      ins(%b : memref<100xf32>) outs(%acc : memref<f64>) {
+  ^bb0(%x: f32, %o: f64):
+    %e = arith.extf %x : f32 to f64
+    %t = arith.addf %e, %o : f64
+    linalg.yield %t : f64
+  }
+  linalg.generic {indexing_maps = [#v, #v0], iterator_types = ["reduction"]}
+      ins(%c : memref<1200xf32>) outs(%acc : memref<f64>) {
+  ^bb0(%x: f32, %o: f64):
+    %e = arith.extf %x : f32 to f64
+    %t = arith.addf %e, %o : f64
+    linalg.yield %t : f64
+  }
+  %r = memref.load %acc[] : memref<f64>
+  return %r : f64
+}
+
 // Not an atomic sum: a kernel that stores is left alone.
 // CHECK-LABEL: func.func @stores(
 // CHECK: scf.parallel

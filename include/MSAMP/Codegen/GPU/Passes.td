@@ -137,8 +137,9 @@ def MSAMPGPUBlockAtomicSums
     After msamp-gpu-atomic-full-reductions and msamp-gpu-merge-atomic-sums:
     an outermost 1-d `scf.parallel` from 0 to a constant T, step 1, whose
     body writes nothing but `memref.atomic_rmw addf` into 0-d f32/f64
-    accumulators (each in the body or in an `scf.if` directly in it; at
-    most 8 accumulators, which nothing else in the kernel names) becomes a
+    accumulators (each in the body or under `scf.if` guards only, nested
+    when a merged kernel was merged again; at most 8 accumulators, which
+    nothing else in the kernel names) becomes a
     `gpu.launch` of ceil(T / B) blocks of B threads (B = min(block-size,
     the power of two >= max(T, 32))): thread t = block * B + thread
     computes the loop body's partial sums, the atomic adds of one
