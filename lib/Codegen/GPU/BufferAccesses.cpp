@@ -10,6 +10,7 @@
 #include "MSAMP/Codegen/GPU/SingleThreadKernels.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Interfaces/CallInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -37,6 +38,14 @@ llvm::ArrayRef<unsigned> readOnlyParameters(llvm::StringRef callee) {
       .Case("msamp_rt_amax", kFirst)
       .Cases({"msamp_rt_gemm", "msamp_rt_scale_update"}, kFirstFour)
       .Default({});
+}
+
+/// Workgroup or private memory of a kernel (a gpu.launch's attributions):
+/// no other op can reach it.
+bool isKernelLocal(Value memref) {
+  auto space = dyn_cast_or_null<gpu::AddressSpaceAttr>(
+      cast<BaseMemRefType>(memref.getType()).getMemorySpace());
+  return space && space.getValue() != gpu::AddressSpace::Global;
 }
 
 } // namespace
@@ -89,7 +98,7 @@ BufferAccesses msamp::collectBufferAccesses(Operation *root) {
           accesses.anything = true;
         continue;
       }
-      if (!isa<BaseMemRefType>(value.getType()))
+      if (!isa<BaseMemRefType>(value.getType()) || isKernelLocal(value))
         continue;
       if (isa<MemoryEffects::Read>(instance.getEffect()))
         accesses.reads.insert(rootBuffer(value));

@@ -27,11 +27,11 @@
 // themselves).
 //
 // Which kernels: the form msamp-gpu-atomic-full-reductions writes (a 1-d
-// scf.parallel from 0 to a constant T, step 1, holding constants, one
-// scf.for from the thread index with step T, and one memref.atomic_rmw
-// addf of its result into a 0-d buffer that nothing else in the kernel
-// names). The earlier kernel moves down to the later one past ops that do
-// not conflict with it (BufferAccesses.h; the dequantize calls that write
+// scf.parallel from 0 to a constant T, step 1, whose body writes nothing
+// but one memref.atomic_rmw addf of a value it computes (its loops and
+// loads: the partial sum) into a 0-d buffer that nothing else in the
+// kernel names). The earlier kernel moves down to the later one past ops that
+// do not conflict with it (BufferAccesses.h; the dequantize calls that write
 // the next gradient do not), the two kernels themselves conflict only
 // through their accumulators, which must be one buffer or two that do not
 // alias. The merged kernel must fit the parameter budget of the
@@ -81,27 +81,34 @@ FailureOr<AtomicSum> asAtomicSum(Operation *op) {
   Value count = parallel.getUpperBound()[0];
   if (!matchPattern(count, m_ConstantInt(&threads)))
     return failure();
-  scf::ForOp loop;
+  // One atomic add of a value the body computes; everything else reads
+  // memory at most (the partial sum's loops and loads).
   memref::AtomicRMWOp atomic;
   for (Operation &inner : parallel.getBody()->without_terminator()) {
-    if (auto f = dyn_cast<scf::ForOp>(inner); f && !loop)
-      loop = f;
-    else if (auto a = dyn_cast<memref::AtomicRMWOp>(inner); a && !atomic)
+    if (auto a = dyn_cast<memref::AtomicRMWOp>(inner); a && !atomic) {
       atomic = a;
-    else if (!isa<arith::ConstantOp>(inner))
+      continue;
+    }
+    WalkResult writes = inner.walk([](Operation *nested) {
+      if (nested->getNumRegions() != 0
+              ? isa<scf::ForOp, scf::IfOp>(nested)
+              : isa<memref::LoadOp>(nested) || isMemoryEffectFree(nested))
+        return WalkResult::advance();
+      return WalkResult::interrupt();
+    });
+    if (writes.wasInterrupted())
       return failure();
   }
-  if (!loop || !atomic || loop.getStep() != count ||
-      loop.getLowerBound() != parallel.getInductionVars()[0] ||
-      loop.getNumResults() != 1 ||
-      atomic.getKind() != arith::AtomicRMWKind::addf ||
-      atomic.getValue() != loop.getResult(0) ||
-      atomic.getMemRefType().getRank() != 0)
+  if (!atomic || atomic.getKind() != arith::AtomicRMWKind::addf ||
+      atomic.getMemRefType().getRank() != 0 ||
+      atomic.getValue().getParentRegion() != &parallel.getRegion())
     return failure();
   Value accumulator = rootBuffer(atomic.getMemref());
   // Nothing else in the kernel names the accumulator.
   bool named = false;
-  loop.walk([&](Operation *nested) {
+  parallel.getBody()->walk([&](Operation *nested) {
+    if (nested == atomic)
+      return;
     for (Value operand : nested->getOperands())
       if (isa<BaseMemRefType>(operand.getType()) &&
           mayAlias(rootBuffer(operand), accumulator))

@@ -118,9 +118,13 @@ void mlir::msamp::buildLowerToGPUPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createMSAMPGPUAtomicFullReductions());
   // The gradient norm's sums, one per parameter, as one kernel.
   pm.addNestedPass<func::FuncOp>(createMSAMPGPUMergeAtomicSums());
-  // Shuffles have no host form: emulation keeps row reductions on loops.
-  if (!options.hostEmulation)
+  // Shuffles and barriers have no host form: emulation keeps row
+  // reductions and the atomic sums' per-thread adds on loops.
+  if (!options.hostEmulation) {
+    // A block's partial sums added in workgroup memory, one atomic add.
+    pm.addNestedPass<func::FuncOp>(createMSAMPGPUBlockAtomicSums());
     pm.addNestedPass<func::FuncOp>(createMSAMPGPURowReductions());
+  }
   pm.addNestedPass<func::FuncOp>(createMSAMPGPURegisterAccumulators());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addNestedPass<func::FuncOp>(createMSAMPGPUTileParallelLoops(tile));

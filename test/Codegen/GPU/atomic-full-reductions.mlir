@@ -17,11 +17,14 @@
 
 // CHECK-LABEL: func.func @sumsq(
 // CHECK-NOT: linalg.generic
+// CHECK: memref.collapse_shape %arg0 {{\[\[}}0, 1]] : memref<37x53xf32> into memref<1961xf32>
 // CHECK: scf.parallel (%[[T:.+]]) = (%c0) to (%c64) step (%c1)
 // CHECK: %[[P:.+]] = scf.for %[[I:.+]] = %[[T]] to %c1961 step %c64 iter_args(%[[A:.+]] = %cst) -> (f64)
+// The contiguous operand read in loop order at the linear index (a 1-d
+// view), the transposed one at the delinearized indices.
+// CHECK: %[[X:.+]] = memref.load %collapse_shape[%[[I]]] : memref<1961xf32>
 // CHECK: %[[J:.+]] = arith.remui %[[I]], %c53
 // CHECK: %[[R:.+]] = arith.divui %[[I]], %c53
-// CHECK: %[[X:.+]] = memref.load %arg0[
 // CHECK: %[[Y:.+]] = memref.load %arg1[
 // CHECK: arith.mulf %[[X]], %[[Y]] : f32
 // CHECK: scf.yield

@@ -23,8 +23,10 @@
 // which is no kernel (msamp-gpu-reduction-inits).
 // OUTLINED-NOT: gpu.launch_func
 // OUTLINED: gpu.launch_func @[[ROWS:train_step_kernel_0]]::@train_step_kernel blocks in (%c1, %c1, %c1) threads in (%c256, %c1, %c1) args(%c32 : index, %{{.+}} : memref<8x64xf32>
-// The 0-d loss: 8 threads (one element each) add into it atomically.
-// OUTLINED: gpu.launch_func @[[LOSS:train_step_kernel_1]]::@train_step_kernel blocks in (%c1, %c1, %c1) threads in (%c256, %c1, %c1) args(%c8 : index, %{{.+}} : memref<8xf32>
+// The 0-d loss: 8 threads (one element each) in a block of a warp, their
+// values added in workgroup memory, one atomic add
+// (msamp-gpu-block-atomic-sums).
+// OUTLINED: gpu.launch_func @[[LOSS:train_step_kernel_1]]::@train_step_kernel blocks in (%c1, %c1, %c1) threads in (%c32, %c1, %c1) args(%c8 : index, %{{.+}} : memref<8xf32>
 // OUTLINED: call @msamp_rt_all_reduce(
 // SGD writes the 300x64 weight in place: no copy kernel before it.
 // OUTLINED-NOT: gpu.launch_func
@@ -47,6 +49,7 @@
 // OUTLINED: scf.if
 // OUTLINED: gpu.module @[[LOSS]]
 // OUTLINED: scf.for {{.+}} iter_args
+// OUTLINED: gpu.barrier
 // OUTLINED: memref.atomic_rmw addf
 
 // NVVM: gpu.module @train_step_kernel_0 [#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">]

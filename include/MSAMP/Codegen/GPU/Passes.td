@@ -78,15 +78,29 @@ def MSAMPGPUAtomicFullReductions
     pulls every page it reads from the GPU to the host each step. When the
     body is `acc + g(inputs)` (one `arith.addf` of the accumulator, f32 or
     f64, static loop ranges, no `linalg.index`), it becomes an
-    `scf.parallel` of `min(N, threads)` threads; thread t sums g over the
-    elements t, t + T, ... (coalesced) and adds its partial sum to the 0-d
-    buffer with `memref.atomic_rmw addf`. The result equals the sequential
+    `scf.parallel` of T threads, each adding its partial sum to the 0-d
+    buffer with `memref.atomic_rmw addf`. A sum of at most `small-sum`
+    elements: T = min(N, threads), thread t sums g over the elements t,
+    t + T, ... (coalesced). A larger one: T = min(ceil(N / unroll),
+    threads), and thread t keeps `unroll` accumulators, accumulator k
+    summing the elements i + k T for i = t, t + unroll T, ... (the loads
+    of one step issued together; the last, partial step masked), which it
+    adds pairwise. An input read in loop order that is contiguous is read
+    through a 1-d view (`memref.collapse_shape`) at the element's linear
+    index, without delinearizing it. The result equals the sequential
     sum up to floating-point reassociation (the order of the atomic adds
     varies from run to run).
   }];
   let options = [
-    Option<"threads", "threads", "int64_t", /*default=*/"65536",
-           "most threads (partial sums) per reduction">
+    Option<"threads", "threads", "int64_t", /*default=*/"1081344",
+           "most threads (partial sums) per reduction (4 waves of an H100: "
+           "4 x 132 SMs x 2,048 threads)">,
+    Option<"unroll", "unroll", "int64_t", /*default=*/"8",
+           "accumulators (independent loads in flight) per thread of a sum "
+           "of more than small-sum elements">,
+    Option<"smallSum", "small-sum", "int64_t", /*default=*/"65536",
+           "sums of at most this many elements keep one element per thread "
+           "(T = min(N, threads))">
   ];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::memref::MemRefDialect",
@@ -113,6 +127,40 @@ def MSAMPGPUMergeAtomicSums
                            "::mlir::arith::ArithDialect"];
   let statistics = [
     Statistic<"numMerged", "num-merged", "kernels merged into the next">
+  ];
+}
+
+def MSAMPGPUBlockAtomicSums
+    : Pass<"msamp-gpu-block-atomic-sums", "::mlir::func::FuncOp"> {
+  let summary = "atomic full-sum kernels -> a block sum in workgroup memory and one atomic add per block";
+  let description = [{
+    After msamp-gpu-atomic-full-reductions and msamp-gpu-merge-atomic-sums:
+    an outermost 1-d `scf.parallel` from 0 to a constant T, step 1, whose
+    body writes nothing but `memref.atomic_rmw addf` into 0-d f32/f64
+    accumulators (each in the body or under `scf.if` guards only, nested
+    when a merged kernel was merged again; at most 8 accumulators, which
+    nothing else in the kernel names) becomes a
+    `gpu.launch` of ceil(T / B) blocks of B threads (B = min(block-size,
+    the power of two >= max(T, 32))): thread t = block * B + thread
+    computes the loop body's partial sums, the atomic adds of one
+    accumulator summed in their order (a guarded part, or t >= T, adds
+    -0.0), every thread stores its sum to workgroup memory, a tree of
+    log2(B) halving steps with barriers adds them, and thread 0 adds the
+    block's sum to the accumulator with one atomic add: ceil(T / B) atomic
+    adds per accumulator instead of one per thread and part. A
+    reassociation of the same sum. GPU only (host emulation cannot run
+    barriers; it runs the loop form, with the same partial sums).
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
+           "threads per block: a power of two in 32..1024">
+  ];
+  let dependentDialects = ["::mlir::gpu::GPUDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::arith::ArithDialect"];
+  let statistics = [
+    Statistic<"numKernels", "num-kernels", "atomic-sum kernels rewritten">
   ];
 }
 
