@@ -28,6 +28,7 @@
 #include "../common/DeviceUtils.cuh"
 
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 namespace msamp::runtime::cuda {
@@ -49,6 +50,18 @@ struct ScanEntry {
 };
 
 constexpr unsigned long long kNone = ~0ull;
+
+/// A read-only global load (the state does not change during the scan; a
+/// pointer from the table would otherwise be a generic load).
+template <typename Bits>
+__device__ inline Bits loadBits(const Bits *p) {
+  using Load = std::conditional_t<
+      sizeof(Bits) == 1, unsigned char,
+      std::conditional_t<sizeof(Bits) == 2, unsigned short,
+                         std::conditional_t<sizeof(Bits) == 4, unsigned int,
+                                            unsigned long long>>>;
+  return static_cast<Bits>(__ldg(reinterpret_cast<const Load *>(p)));
+}
 
 template <typename Bits>
 __device__ inline void check(Bits bits, Bits mask, int64_t i,
@@ -77,7 +90,7 @@ __device__ unsigned long long scanChunk(const ScanEntry &e, int64_t begin,
 #pragma unroll
       for (int u = 0; u < kScanVectors; ++u) {
         const int64_t v = v0 + u * kThreads;
-        raw[u] = v < vEnd ? vectors[v] : make_uint4(0, 0, 0, 0);
+        raw[u] = v < vEnd ? __ldg(vectors + v) : make_uint4(0, 0, 0, 0);
       }
 #pragma unroll
       for (int u = 0; u < kScanVectors; ++u) {
@@ -99,7 +112,7 @@ __device__ unsigned long long scanChunk(const ScanEntry &e, int64_t begin,
 #pragma unroll
     for (int u = 0; u < kScanVectors; ++u) {
       const int64_t i = i0 + u * kThreads;
-      bits[u] = i < end ? data[i] : Bits(0);
+      bits[u] = i < end ? loadBits(data + i) : Bits(0);
     }
 #pragma unroll
     for (int u = 0; u < kScanVectors; ++u) {
