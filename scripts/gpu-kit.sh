@@ -6,7 +6,7 @@
 #   scripts/gpu-kit.sh OUT_DIR [--quick]
 #
 # OUT_DIR (replaced) receives
-#   bin/    msamp-run, msamp-cuda-libs, cuda_gemm_bench
+#   bin/    msamp-run, msamp-cuda-libs, cuda_gemm_bench, cuda_runtime_bw_bench
 #   lib/    libmsamp_runtime.so (the kit variant: OpenBLAS static, no MPI),
 #           libmsamp_runtime_cuda.so, libmsamp_session.so, and the C++
 #           runtime they were built with (libstdc++, libgcc_s)
@@ -59,7 +59,7 @@ if [ "${MSAMP_KIT_NO_BUILD:-0}" != 1 ]; then
   say "building the kit's targets in $BUILD"
   cmake --build "$BUILD" -j "${MSAMP_KIT_JOBS:-2}" --target \
     msamp_runtime_kit msamp_runtime_cuda msamp_session msamp-run \
-    msamp-compile msamp-cuda-libs cuda_gemm_bench MSAMPCudaTests \
+    msamp-compile msamp-cuda-libs cuda_gemm_bench cuda_runtime_bw_bench MSAMPCudaTests \
     MSAMPCudaHostTests MSAMPNcclTableTests MSAMPCudaLibrarySearchTests \
     MSAMPCudaStepTests MSAMPCudaSessionTests \
     MSAMPFakeCudaLib >/dev/null
@@ -87,7 +87,7 @@ put "$BUILD/kit-lib/libmsamp_runtime.so" "$OUT/lib" '$ORIGIN'
 for lib in libmsamp_runtime_cuda.so libmsamp_session.so; do
   put "$BUILD/lib/$lib" "$OUT/lib" '$ORIGIN'
 done
-for exe in msamp-run msamp-cuda-libs cuda_gemm_bench; do
+for exe in msamp-run msamp-cuda-libs cuda_gemm_bench cuda_runtime_bw_bench; do
   put "$BUILD/bin/$exe" "$OUT/bin" '$ORIGIN/../lib'
 done
 for exe in MSAMPCudaTests MSAMPCudaHostTests MSAMPNcclTableTests \

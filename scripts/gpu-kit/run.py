@@ -530,6 +530,19 @@ def time_gemms(r, env):
                           if "=" in f)
             r.data["gemm"].append(fields)
             r.say("  " + line)
+    # The runtime's Adam and state scan (docs/GPU.md "Runtime kernels at
+    # bandwidth"): their RESULT lines join the GEMM ones.
+    bench = os.path.join(r.kit, "bin", "cuda_runtime_bw_bench")
+    code, out = sh([bench, "--iters", "20"], env=env, timeout=300)
+    open(os.path.join(r.out, "runtime_bw_bench.log"), "w").write(out)
+    if code != 0:
+        r.fail("cuda_runtime_bw_bench exited %d: %s"
+               % (code, out.strip()[-300:]))
+    for line in out.splitlines():
+        if line.startswith("RESULT"):
+            r.data["gemm"].append(dict(f.split("=", 1)
+                                       for f in line.split()[1:] if "=" in f))
+            r.say("  " + line)
 
 
 def find_ncu():

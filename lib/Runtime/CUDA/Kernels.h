@@ -301,14 +301,28 @@ cudaError_t launchDivideScalar(const float *scaleInv, float divisor, float *out,
 
 //===--- gpu/state_scan.cu ------------------------------------------------===//
 
-/// atomicMin(*first, i) over the elements of `data` (`count` elements of
-/// `width` = 1, 2, 4 or 8 bytes) whose bits have every bit of `mask` set:
-/// the session's non-finite check (NaN/Inf: all exponent bits) of a GPU
-/// step's state, which the host must not read (each read migrates managed
-/// pages). The caller sets *first to ~0 first.
-cudaError_t launchFindAllOnes(const void *data, int64_t count, int32_t width,
-                              uint64_t mask, unsigned long long *first,
-                              cudaStream_t stream);
+/// One buffer of a state scan: `count` elements of `width` = 1, 2, 4 or 8
+/// bytes, and the bits a match must have set.
+struct ScanBuffer {
+  const void *data = nullptr;
+  int64_t count = 0;
+  uint64_t mask = 0;
+  int32_t width = 0;
+};
+
+/// Device scratch launchFindAllOnes needs for `n` buffers (their table).
+size_t findAllOnesScratchBytes(int64_t n);
+
+/// For every buffer k, atomicMin(first[k], i) over its elements whose bits
+/// have every bit of its mask set: the session's non-finite check (NaN/Inf:
+/// all exponent bits) of a GPU step's state, which the host must not read.
+/// One launch for all `n` buffers; their table is copied into `scratch`
+/// (findAllOnesScratchBytes(n) bytes) on `stream`. The caller sets every
+/// first[k] to ~0 first; empty buffers keep it. A width other than 1, 2, 4
+/// or 8 returns cudaErrorInvalidValue, launches nothing and sets *bad = k.
+cudaError_t launchFindAllOnes(const ScanBuffer *buffers, int64_t n,
+                              void *scratch, unsigned long long *first,
+                              cudaStream_t stream, int64_t *bad);
 
 } // namespace msamp::runtime::cuda
 

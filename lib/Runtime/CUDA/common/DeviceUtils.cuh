@@ -35,6 +35,37 @@ inline unsigned gridFor(int64_t n) {
   return static_cast<unsigned>(needed < 1 ? 1 : (needed < cap ? needed : cap));
 }
 
+/// Blocks for a kernel that loops over `work` units itself (a persistent
+/// grid): as many kThreads-thread blocks of `Kernel` as the device holds at
+/// once (its SMs times the kernel's occupancy), at most `work`, at least 1.
+/// The occupancy is asked once per kernel (a template argument, not a
+/// pointer type several kernels share), on the first (eager, warm-up)
+/// call, so a graph capture sees only the SM-count query.
+template <auto Kernel>
+unsigned residentGrid(int64_t work) {
+  static const int perSm = [&] {
+    int blocks = 0;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, Kernel, kThreads,
+                                                      0) != cudaSuccess) {
+      (void)cudaGetLastError(); // the launch reports a broken device
+      return 1;
+    }
+    return blocks < 1 ? 1 : blocks;
+  }();
+  int device = 0, sms = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) !=
+          cudaSuccess ||
+      sms < 1) {
+    (void)cudaGetLastError();
+    sms = 1;
+  }
+  const int64_t resident = static_cast<int64_t>(sms) * perSm;
+  return static_cast<unsigned>(work < 1          ? 1
+                               : work < resident ? work
+                                                 : resident);
+}
+
 __device__ inline int64_t globalThread() {
   return static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
 }

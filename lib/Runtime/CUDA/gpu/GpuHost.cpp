@@ -313,20 +313,31 @@ msamp_rt_status findAllOnes(const void *const *data, const int64_t *counts,
       "msamp_rt_gpu_find_all_ones", [&](const DeviceContext &ctx) {
         if (n <= 0)
           return MSAMP_RT_OK;
-        // One result per buffer, all launched before the one wait.
+        // One result per buffer, then the launch's table; one launch, one
+        // wait.
+        std::vector<ScanBuffer> buffers(static_cast<size_t>(n));
+        for (int64_t k = 0; k < n; ++k)
+          buffers[k] = ScanBuffer{data[k], counts[k], masks[k], widths[k]};
         unsigned long long *results = nullptr;
         const size_t bytes = static_cast<size_t>(n) * sizeof(*results);
         MSAMP_CUDA_TRY(cudaMallocAsync(reinterpret_cast<void **>(&results),
-                                       bytes, ctx.stream));
+                                       bytes + findAllOnesScratchBytes(n),
+                                       ctx.stream));
         msamp_rt_status status = [&]() -> msamp_rt_status {
           MSAMP_CUDA_TRY(cudaMemsetAsync(results, 0xFF, bytes, ctx.stream));
-          for (int64_t k = 0; k < n; ++k)
-            MSAMP_CUDA_TRY_CTX(launchFindAllOnes(data[k], counts[k], widths[k],
-                                                 masks[k], results + k,
-                                                 ctx.stream),
-                               "buffer %lld, %lld elements of %d bytes",
-                               static_cast<long long>(k),
-                               static_cast<long long>(counts[k]), widths[k]);
+          int64_t bad = -1;
+          if (const cudaError_t error = launchFindAllOnes(
+                  buffers.data(), n, results + n, results, ctx.stream, &bad);
+              error != cudaSuccess)
+            return bad < 0
+                       ? cudaFailure(error, "launchFindAllOnes", "%lld buffers",
+                                     static_cast<long long>(n))
+                       : cudaFailure(error, "launchFindAllOnes",
+                                     "buffer %lld, %lld elements of %d "
+                                     "bytes",
+                                     static_cast<long long>(bad),
+                                     static_cast<long long>(counts[bad]),
+                                     widths[bad]);
           std::vector<unsigned long long> host(static_cast<size_t>(n));
           MSAMP_CUDA_TRY(cudaMemcpyAsync(host.data(), results, bytes,
                                          cudaMemcpyDeviceToHost, ctx.stream));
