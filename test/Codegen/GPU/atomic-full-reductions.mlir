@@ -31,13 +31,14 @@
 // CHECK: memref.atomic_rmw addf %[[P]], %arg2[] : (f64, memref<f64>) -> f64
 // CHECK-LABEL: func.func @gathersum(
 // CHECK-NOT: linalg.
+// CHECK: %[[W:.+]] = memref.collapse_shape %arg1
 // CHECK: scf.parallel (%[[T:.+]]) = (%c0) to (%c64) step (%c1)
 // CHECK: scf.for %[[I:.+]] = %[[T]] to %c1961 step %c64 iter_args(
 // CHECK: %[[J:.+]] = arith.remui %[[I]], %c53
 // CHECK: %[[R:.+]] = arith.divui %[[I]], %c53
 // CHECK: %[[ROW:.+]] = arith.remui %[[R]], %c37
 // CHECK: %[[ID:.+]] = memref.load %arg0[
-// CHECK: memref.load %arg1[
+// CHECK: memref.load %[[W]][%[[I]]]
 // CHECK: %[[IX:.+]] = arith.index_cast %[[ID]] : i64 to index
 // CHECK: memref.load %arg2[%[[IX]], %[[J]]]
 // CHECK: arith.index_cast %[[ROW]] : index to i64
