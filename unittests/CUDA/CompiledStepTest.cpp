@@ -389,29 +389,35 @@ int64_t jsonInteger(const std::string &text, const std::string &key) {
 // gpu_arena, msamp-gpu-static-arena): the device arena the step's buffers
 // are views of is cudaMalloc'd device memory, not managed memory, and the
 // step's own request at its entry gets that same block.
-/// Compiles the MLP at O2 for this device into DIR/step.
-void compileMlpForCuda(const std::string &dir) {
-  if (!precompiledSteps().empty()) { // the kit's, copied: tests edit it
+/// Compiles `model` at `level` for this device into DIR/step (the kit's
+/// step, copied: the tests edit it).
+void compileForCuda(const std::string &dir, const std::string &model,
+                    const std::string &level) {
+  if (!precompiledSteps().empty()) {
     const std::string copy =
-        "cp -r '" + stepFor(mlpModel(), "O2", "cuda") + "' '" + dir + "/step'";
+        "cp -r '" + stepFor(model, level, "cuda") + "' '" + dir + "/step'";
     ASSERT_EQ(run(copy, dir + "/compile.log"), 0)
         << readFile(dir + "/compile.log");
     return;
   }
-  ASSERT_EQ(run("'" + msampCompile() + "' '" + mlpModel() +
-                    "' --opt-level O2 --target cuda --chip " + chipOfDevice() +
+  ASSERT_EQ(run("'" + msampCompile() + "' '" + model + "' --opt-level " +
+                    level + " --target cuda --chip " + chipOfDevice() +
                     " -o '" + dir + "/step'",
                 dir + "/compile.log"),
             0)
       << readFile(dir + "/compile.log");
 }
 
+// The computed-index step has both arenas: the indices its host code
+// checks (msamp_rt_check_computed_index, after a wait) in the pinned host
+// one, every other buffer in device memory. (The MLP's steps have no host
+// arena buffer since the Adam tables' addresses count as device uses.)
 TEST(CudaCompiledStep, SessionReservesTheArenaInDeviceMemory) {
   MSAMP_REQUIRE_CUDA_DEVICE();
   MSAMP_REQUIRE_TOOLS();
-  MSAMP_REQUIRE_STEP(mlpModel(), "O2");
+  MSAMP_REQUIRE_STEP(computedIndexModel(), "O0");
   const std::string dir = testDir("arena");
-  ASSERT_NO_FATAL_FAILURE(compileMlpForCuda(dir));
+  ASSERT_NO_FATAL_FAILURE(compileForCuda(dir, computedIndexModel(), "O0"));
   const std::string manifest = readFile(dir + "/step/manifest.json");
   const int64_t deviceBytes = jsonInteger(manifest, "device_bytes");
   const int64_t hostBytes = jsonInteger(manifest, "host_bytes");
@@ -445,7 +451,7 @@ TEST(CudaCompiledStep, AnArenaThatDoesNotFitIsRefusedAtOpen) {
   MSAMP_REQUIRE_TOOLS();
   MSAMP_REQUIRE_STEP(mlpModel(), "O2");
   const std::string dir = testDir("arena-too-big");
-  ASSERT_NO_FATAL_FAILURE(compileMlpForCuda(dir));
+  ASSERT_NO_FATAL_FAILURE(compileForCuda(dir, mlpModel(), "O2"));
   const std::string path = dir + "/step/manifest.json";
   std::string manifest = readFile(path);
   const size_t at = manifest.find("\"device_bytes\": ");

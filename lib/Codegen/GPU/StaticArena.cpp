@@ -11,6 +11,7 @@
 #include "MSAMP/Codegen/BufferPlan.h"
 #include "MSAMP/Codegen/BufferPlanAttr.h"
 #include "MSAMP/Codegen/GPU/Passes.h"
+#include "MSAMP/Codegen/GPU/StreamOrderedCalls.h"
 #include "MSAMP/TrainStep/TrainStep.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -39,9 +40,13 @@ constexpr StringLiteral kArenaFunctions[kNumArenas] = {
 
 /// Whether only the device touches `value` and its views: kernels (uses
 /// inside an scf.parallel, which becomes a gpu.launch, or inside a
-/// gpu.launch already made, msamp-gpu-row-reductions), runtime calls (the
-/// CUDA backend uses device pointers in place, RuntimeABI.md 10.2) and
-/// deallocs. Any other use is host code.
+/// gpu.launch already made, msamp-gpu-row-reductions), the runtime calls
+/// that run on the stream (the CUDA backend uses their device pointers in
+/// place, RuntimeABI.md 10.2; StreamOrderedCalls.h) and deallocs. Any other
+/// use is host code, a runtime call that is not stream-ordered too: it runs
+/// on the host after a wait and reads its operands there
+/// (msamp_rt_check_computed_index reads a kernel's indices), so its buffer
+/// must be host-visible.
 bool onlyDeviceUses(Value value) {
   for (OpOperand &use : value.getUses()) {
     Operation *user = use.getOwner();
@@ -55,7 +60,7 @@ bool onlyDeviceUses(Value value) {
     if (isa<memref::ExtractAlignedPointerAsIndexOp>(user))
       continue;
     if (auto call = dyn_cast<func::CallOp>(user)) {
-      if (call.getCallee().starts_with("msamp_rt_"))
+      if (isStreamOrderedCall(call.getCallee()))
         continue;
       return false;
     }

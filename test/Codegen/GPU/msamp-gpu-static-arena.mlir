@@ -140,3 +140,55 @@ module {
     return
   }
 }
+
+// -----
+
+// A runtime call that does not run on the stream runs on the host after a
+// wait and reads its operands there: the kernel-computed indices that
+// msamp_rt_check_computed_index checks go into the host (pinned) arena,
+// which the kernel writes and the host reads; the amax operand stays in
+// device memory.
+// CHECK-LABEL: module attributes {msamp.buffer_plan = {arena_buffers = 1 : i64, arena_bytes = 256 : i64, {{.*}}host_arena_buffers = 1 : i64, host_arena_bytes = 256 : i64
+// CHECK-LABEL: func.func @train_step(
+// CHECK: call @msamp_rt_gpu_host_arena(
+// CHECK: %[[HARENA:.+]] = builtin.unrealized_conversion_cast %{{.+}} to memref<256xi8>
+// CHECK: %[[IDS:.+]] = memref.view %[[HARENA]][%{{.+}}][] : memref<256xi8> to memref<8xi64>
+// CHECK: scf.parallel
+// CHECK: memref.store %{{.+}}, %[[IDS]]
+// CHECK: call @msamp_rt_check_computed_index(
+module {
+  func.func private @msamp_rt_amax(memref<*xi8>, memref<*xi8>, i32)
+  func.func private @msamp_rt_check_computed_index(memref<*xi8>, memref<*xi8>, i32, i64, i64, i32)
+  func.func @train_step(%out: memref<f32>, %site: memref<*xi8>) attributes {msamp.kind = "train_step"} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c8 = arith.constant 8 : index
+    %i0 = arith.constant 0 : i32
+    %i5 = arith.constant 5 : i32
+    %n = arith.constant 10 : i64
+    %z = arith.constant 0 : i64
+    %v = arith.constant 3 : i64
+    %ids = memref.alloc() : memref<8xi64>
+    scf.parallel (%i) = (%c0) to (%c8) step (%c1) {
+      memref.store %v, %ids[%i] : memref<8xi64>
+      scf.reduce
+    }
+    %ci = memref.cast %ids : memref<8xi64> to memref<*xi64>
+    %ui = builtin.unrealized_conversion_cast %ci : memref<*xi64> to memref<*xi8>
+    func.call @msamp_rt_check_computed_index(%ui, %site, %i5, %n, %z, %i0) : (memref<*xi8>, memref<*xi8>, i32, i64, i64, i32) -> ()
+    %x = memref.alloc() : memref<8xf32>
+    %f = arith.constant 1.0 : f32
+    scf.parallel (%i) = (%c0) to (%c8) step (%c1) {
+      memref.store %f, %x[%i] : memref<8xf32>
+      scf.reduce
+    }
+    %cx = memref.cast %x : memref<8xf32> to memref<*xf32>
+    %ux = builtin.unrealized_conversion_cast %cx : memref<*xf32> to memref<*xi8>
+    %co = memref.cast %out : memref<f32> to memref<*xf32>
+    %uo = builtin.unrealized_conversion_cast %co : memref<*xf32> to memref<*xi8>
+    func.call @msamp_rt_amax(%ux, %uo, %i0) : (memref<*xi8>, memref<*xi8>, i32) -> ()
+    memref.dealloc %ids : memref<8xi64>
+    memref.dealloc %x : memref<8xf32>
+    return
+  }
+}
