@@ -2,7 +2,8 @@
 //-*-===//
 //
 // msamp-gpu-stage-globals: memref.get_global -> alloc + copy, so constants
-// live in the (device-accessible) buffers of the step, not in the host image.
+// live in the (device-accessible) buffers of the step, not in the host image
+// (except a location text that only the host's index check reads).
 // msamp-gpu-copies-to-linalg: ranked memref.copy -> linalg.copy, so copies
 // become kernels.
 // msamp-gpu-parallel-dims-outer: parallel iterators before reductions, so a
@@ -12,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "MSAMP/Codegen/GPU/Passes.h"
+#include "MSAMP/Conversion/RuntimeSymbols.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -28,11 +30,42 @@ using namespace mlir;
 
 namespace {
 
+/// Whether every use of `value` (through casts) is the location text of
+/// msamp_rt_check_computed_index, which the host reads after a wait. Such a
+/// global needs no staging: staged, its copy was a kernel reading the host
+/// image, an illegal address on the H100 (compute-sanitizer, kit run of
+/// e986958).
+bool onlyHostCallUses(Value value) {
+  for (Operation *user : value.getUsers()) {
+    if (auto call = dyn_cast<func::CallOp>(user)) {
+      // The entry point: a typed declaration (`..._N`) names it in an
+      // attribute until msamp-finalize-runtime-calls renames the call.
+      StringRef entry = call.getCallee();
+      if (auto decl = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+              call, call.getCalleeAttr()))
+        if (auto symbol =
+                decl->getAttrOfType<StringAttr>(msamp::kRuntimeSymbolAttr))
+          entry = symbol.getValue();
+      if (entry == "msamp_rt_check_computed_index")
+        continue;
+      return false;
+    }
+    if (isa<memref::CastOp, UnrealizedConversionCastOp>(user) &&
+        user->getNumResults() == 1 && onlyHostCallUses(user->getResult(0)))
+      continue;
+    return false;
+  }
+  return true;
+}
+
 struct StageGlobalsPass
     : msamp::impl::MSAMPGPUStageGlobalsBase<StageGlobalsPass> {
   void runOnOperation() override {
     SmallVector<memref::GetGlobalOp> reads;
-    getOperation().walk([&](memref::GetGlobalOp op) { reads.push_back(op); });
+    getOperation().walk([&](memref::GetGlobalOp op) {
+      if (!onlyHostCallUses(op.getResult()))
+        reads.push_back(op);
+    });
     for (memref::GetGlobalOp read : reads) {
       auto type = read.getType();
       if (!type.getLayout().isIdentity() || !type.hasStaticShape()) {

@@ -20,6 +20,27 @@ func.func @globals(%out: memref<4xf32>) {
 
 // -----
 
+// A global that only the host's index check reads (the location text of
+// msamp_rt_check_computed_index) is not staged: the host reads it in place.
+// STAGE-LABEL: func.func @host_only_global(
+// STAGE-NOT: memref.alloc
+// STAGE-NOT: memref.copy
+// STAGE: call @msamp_rt_check_computed_index
+memref.global "private" constant @site : memref<3xi8> = dense<[97, 58, 49]>
+func.func private @msamp_rt_check_computed_index(memref<*xi8>, memref<*xi8>, i32, i64, i64, i32)
+func.func @host_only_global(%ids: memref<*xi8>) {
+  %i0 = arith.constant 0 : i32
+  %i5 = arith.constant 5 : i32
+  %n = arith.constant 10 : i64
+  %z = arith.constant 0 : i64
+  %g = memref.get_global @site : memref<3xi8>
+  %c = memref.cast %g : memref<3xi8> to memref<*xi8>
+  call @msamp_rt_check_computed_index(%ids, %c, %i5, %n, %z, %i0) : (memref<*xi8>, memref<*xi8>, i32, i64, i64, i32) -> ()
+  return
+}
+
+// -----
+
 // Ranked copies become linalg.copy (then kernels); 0-d copies stay.
 // COPY-LABEL: func.func @copies(
 // COPY: linalg.copy ins(%arg0 : memref<3x5xf8E4M3FN>) outs(%arg1 : memref<3x5xf8E4M3FN>)
