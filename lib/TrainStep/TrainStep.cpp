@@ -2,6 +2,7 @@
 
 #include "MSAMP/TrainStep/TrainStep.h"
 #include "MSAMP/Dialect/MSAMPOps.h"
+#include "MSAMP/TrainStep/StepSignature.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Builders.h"
@@ -77,77 +78,43 @@ StringRef mlir::msamp::getResultName(func::FuncOp func, unsigned index) {
   return stringAttrOrEmpty(func.getResultAttr(index, kNameAttr));
 }
 
+// One-edit StepSignatures: the layout of the state's attributes and the
+// lookups are StepSignature's.
 std::optional<unsigned>
 mlir::msamp::findArgument(func::FuncOp func, StringRef name, StringRef role) {
-  for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
-    if (getArgName(func, i) == name &&
-        (role.empty() || getArgRole(func, i) == role))
-      return i;
-  return std::nullopt;
+  return StepSignature(func).findArgument(name, role);
 }
 
 std::optional<unsigned> mlir::msamp::findUpdatingResult(func::FuncOp func,
                                                         unsigned argIndex) {
-  for (unsigned i = 0, e = func.getNumResults(); i < e; ++i) {
-    auto attr =
-        dyn_cast_or_null<IntegerAttr>(func.getResultAttr(i, kUpdatesAttr));
-    if (attr && attr.getInt() == static_cast<int64_t>(argIndex))
-      return i;
-  }
-  return std::nullopt;
-}
-
-static func::ReturnOp getReturn(func::FuncOp func) {
-  return cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  return StepSignature(func).findUpdatingResult(argIndex);
 }
 
 void mlir::msamp::updateFunctionType(func::FuncOp func) {
   Block &entry = func.getBody().front();
   func.setType(FunctionType::get(func.getContext(), entry.getArgumentTypes(),
-                                 getReturn(func).getOperandTypes()));
+                                 entry.getTerminator()->getOperandTypes()));
 }
 
 BlockArgument mlir::msamp::addStateArgument(func::FuncOp func, Type type,
                                             StringRef role, StringRef name,
                                             StringRef init) {
-  MLIRContext *ctx = func.getContext();
-  Builder b(ctx);
-  unsigned index = func.getNumArguments();
-  SmallVector<NamedAttribute> attrs = {
-      b.getNamedAttr(kRoleAttr, b.getStringAttr(role)),
-      b.getNamedAttr(kNameAttr, b.getStringAttr(name))};
-  if (!init.empty())
-    attrs.push_back(b.getNamedAttr(kInitAttr, b.getStringAttr(init)));
-  (void)func.insertArgument(index, type, b.getDictionaryAttr(attrs),
-                            func.getLoc());
-  return func.getArgument(index);
+  return StepSignature(func).addArgument(type, role, name, init);
 }
 
 void mlir::msamp::addStateResult(func::FuncOp func, Value value,
                                  unsigned argIndex) {
-  Builder b(func.getContext());
-  func::ReturnOp ret = getReturn(func);
-  ret->insertOperands(ret.getNumOperands(), value);
-  unsigned index = func.getNumResults();
-  SmallVector<NamedAttribute> attrs = {
-      b.getNamedAttr(kRoleAttr, b.getStringAttr(getArgRole(func, argIndex))),
-      b.getNamedAttr(kNameAttr, b.getStringAttr(getArgName(func, argIndex))),
-      b.getNamedAttr(kUpdatesAttr, b.getI64IntegerAttr(argIndex))};
-  (void)func.insertResult(index, value.getType(), b.getDictionaryAttr(attrs));
+  StepSignature(func).addResult(value, argIndex);
 }
 
 void mlir::msamp::setStateResult(func::FuncOp func, unsigned argIndex,
                                  Value value) {
-  std::optional<unsigned> result = findUpdatingResult(func, argIndex);
-  assert(result && "argument has no updating result");
-  getReturn(func)->setOperand(*result, value);
-  updateFunctionType(func);
+  StepSignature(func).setResult(argIndex, value);
 }
 
 void mlir::msamp::setStateType(func::FuncOp func, unsigned argIndex,
                                Type type) {
-  func.getArgument(argIndex).setType(type);
-  updateFunctionType(func);
+  StepSignature(func).setType(argIndex, type);
 }
 
 std::string mlir::msamp::layerNameOf(StringRef paramName) {

@@ -24,6 +24,7 @@
 
 #include "MSAMP/Dialect/MSAMPOps.h"
 #include "MSAMP/TrainStep/GemmMatcher.h"
+#include "MSAMP/TrainStep/StepSignature.h"
 #include "MSAMP/TrainStep/TrainStep.h"
 #include "MSAMP/Transforms/Passes.h"
 
@@ -377,6 +378,7 @@ std::optional<Classifier> forForwardBackward(func::FuncOp func) {
     return std::nullopt;
   SmallVector<Value> loss;
   SmallVector<std::pair<OpOperand *, unsigned>> sinks;
+  StepSignature signature(func); // indexes the arguments by name
   for (unsigned i = 0, e = func.getNumResults(); i < e; ++i) {
     StringRef role = getResultRole(func, i);
     if (role == kRoleLoss)
@@ -384,7 +386,7 @@ std::optional<Classifier> forForwardBackward(func::FuncOp func) {
     if (role != kRoleGrad)
       continue;
     if (std::optional<unsigned> param =
-            findArgument(func, getResultName(func, i), kRoleParam))
+            signature.findArgument(getResultName(func, i), kRoleParam))
       sinks.emplace_back(&ret->getOpOperand(i), *param);
   }
   return Classifier(func, std::move(loss), std::move(sinks));

@@ -16,6 +16,7 @@
 
 #include "MSAMP/Dialect/MSAMPOps.h"
 #include "MSAMP/TrainStep/RebuildOptimizer.h"
+#include "MSAMP/TrainStep/StepSignature.h"
 #include "MSAMP/TrainStep/TrainStep.h"
 #include "MSAMP/Transforms/Passes.h"
 
@@ -84,9 +85,9 @@ struct MSAMPFP16WeightsPass
   void runOnOperation() override;
 
 private:
-  FailureOr<Operation *> findUpdate(func::FuncOp func, unsigned index);
-  void convert(func::FuncOp func, unsigned index, Operation *update, Value one,
-               OpBuilder &prologue);
+  FailureOr<Operation *> findUpdate(StepSignature &signature, unsigned index);
+  void convert(StepSignature &signature, unsigned index, Operation *update,
+               Value one, OpBuilder &prologue);
 };
 } // namespace
 
@@ -109,8 +110,10 @@ void MSAMPFP16WeightsPass::runOnOperation() {
   if (!func)
     return signalPassFailure();
 
-  // Arguments are appended while converting, and an error must leave the
-  // step as it was: find and check every candidate first.
+  // Arguments are appended while converting (to one signature, written
+  // once: StepSignature.h), and an error must leave the step as it was: find
+  // and check every candidate first.
+  StepSignature signature(func);
   SmallVector<std::pair<unsigned, Operation *>> candidates;
   for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
     if (getArgRole(func, i) != kRoleParam ||
@@ -132,7 +135,7 @@ void MSAMPFP16WeightsPass::runOnOperation() {
                             std::string(exclude));
       continue;
     }
-    FailureOr<Operation *> update = findUpdate(func, i);
+    FailureOr<Operation *> update = findUpdate(signature, i);
     if (failed(update))
       return signalPassFailure();
     candidates.emplace_back(i, *update);
@@ -146,14 +149,15 @@ void MSAMPFP16WeightsPass::runOnOperation() {
   OpBuilder prologue(func.getContext());
   prologue.setInsertionPointAfterValue(one);
   for (auto [index, update] : candidates)
-    convert(func, index, update, one, prologue);
+    convert(signature, index, update, one, prologue);
 }
 
 /// The optimizer op whose `param` is argument `index`, found before any use
 /// of the param is rewritten, after checking that the step returns its new
 /// value as the param's update.
-FailureOr<Operation *> MSAMPFP16WeightsPass::findUpdate(func::FuncOp func,
-                                                        unsigned index) {
+FailureOr<Operation *>
+MSAMPFP16WeightsPass::findUpdate(StepSignature &signature, unsigned index) {
+  func::FuncOp func = signature.getFunc();
   BlockArgument param = func.getArgument(index);
   StringRef name = getArgName(func, index);
   Operation *update = nullptr;
@@ -186,7 +190,7 @@ FailureOr<Operation *> MSAMPFP16WeightsPass::findUpdate(func::FuncOp func,
               "msamp.sgd_update; cannot store it as scaled FP16";
   // The weight's new value must be what the step returns for it, or the
   // result would keep the f32 type while the argument becomes f16.
-  std::optional<unsigned> result = findUpdatingResult(func, index);
+  std::optional<unsigned> result = signature.findUpdatingResult(index);
   Value returned =
       result ? func.getBody().front().getTerminator()->getOperand(*result)
              : Value();
@@ -196,21 +200,22 @@ FailureOr<Operation *> MSAMPFP16WeightsPass::findUpdate(func::FuncOp func,
   return update;
 }
 
-void MSAMPFP16WeightsPass::convert(func::FuncOp func, unsigned index,
+void MSAMPFP16WeightsPass::convert(StepSignature &signature, unsigned index,
                                    Operation *update, Value one,
                                    OpBuilder &prologue) {
+  func::FuncOp func = signature.getFunc();
   MLIRContext *ctx = func.getContext();
   BlockArgument param = func.getArgument(index);
-  StringRef name = getArgName(func, index);
+  StringRef name = signature.getArgName(index);
   auto f32Type = cast<RankedTensorType>(param.getType());
 
   // Storage: f16 of the same shape, plus the scale (stored = real * scale).
   // "from_param": the runtime derives the initial scale from the f32 initial
   // value, 2^floor(log2(65504 / amax)) as MS-AMP's just-in-time cast does.
-  setStateType(func, index, f32Type.clone(Float16Type::get(ctx)));
+  signature.setType(index, f32Type.clone(Float16Type::get(ctx)));
   BlockArgument scale =
-      addStateArgument(func, getScalarF32Type(ctx), kRoleScalingState,
-                       (name + ".scale").str(), kInitFromParam);
+      signature.addArgument(getScalarF32Type(ctx), kRoleScalingState,
+                            (name + ".scale").str(), kInitFromParam);
 
   // Every other reader sees the real value, dequantized before any use.
   Location loc = param.getLoc();
@@ -228,13 +233,13 @@ void MSAMPFP16WeightsPass::convert(func::FuncOp func, unsigned index,
   if (auto adam = dyn_cast<AdamUpdateOp>(update)) {
     auto newAdam = cast<AdamUpdateOp>(newUpdate);
     replaceResults(func, adam, newAdam);
-    setStateResult(func, index, newAdam.getNewParam());
-    addStateResult(func, newAdam.getNewParamScale(), scale.getArgNumber());
+    signature.setResult(index, newAdam.getNewParam());
+    signature.addResult(newAdam.getNewParamScale(), scale.getArgNumber());
   } else {
     auto newSgd = cast<SGDUpdateOp>(newUpdate);
     replaceResults(func, cast<SGDUpdateOp>(update), newSgd);
-    setStateResult(func, index, newSgd.getNewParam());
-    addStateResult(func, newSgd.getNewParamScale(), scale.getArgNumber());
+    signature.setResult(index, newSgd.getNewParam());
+    signature.addResult(newSgd.getNewParamScale(), scale.getArgNumber());
   }
   update->erase();
   ++numFP16Weights;

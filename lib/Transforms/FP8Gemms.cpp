@@ -23,6 +23,7 @@
 
 #include "MSAMP/Dialect/MSAMPOps.h"
 #include "MSAMP/TrainStep/GemmMatcher.h"
+#include "MSAMP/TrainStep/StepSignature.h"
 #include "MSAMP/TrainStep/TrainStep.h"
 #include "MSAMP/Transforms/GemmTable.h"
 #include "MSAMP/Transforms/Passes.h"
@@ -74,6 +75,9 @@ private:
   void selectKeptLayers(ArrayRef<Operation *> gemms);
 
   func::FuncOp step;
+  /// The step's signature while the pass runs: the delayed scales'
+  /// arguments and results are written once (StepSignature.h).
+  StepSignature *signature = nullptr;
   unsigned stepArg = 0; // the "step" argument (completed steps)
   ScaleKind kind = ScaleKind::Pow2;
   AmaxAlgo algo = AmaxAlgo::Max;
@@ -203,11 +207,11 @@ Quantized MSAMPFP8GemmsPass::quantizeDelayed(OpBuilder &b, Location loc,
   MLIRContext *ctx = b.getContext();
   auto scalarType = getScalarF32Type(ctx);
   auto historyType = RankedTensorType::get({amaxHistoryLen}, b.getF32Type());
-  BlockArgument scaleArg = addStateArgument(step, scalarType, kRoleScalingState,
-                                            (name + ".scale").str(), kInitOnes);
+  BlockArgument scaleArg = signature->addArgument(
+      scalarType, kRoleScalingState, (name + ".scale").str(), kInitOnes);
   BlockArgument historyArg =
-      addStateArgument(step, historyType, kRoleScalingState,
-                       (name + ".amax_history").str(), kInitZeros);
+      signature->addArgument(historyType, kRoleScalingState,
+                             (name + ".amax_history").str(), kInitZeros);
   ++numDelayed;
 
   Value amax = AmaxOp::create(b, loc, x);
@@ -252,8 +256,8 @@ Quantized MSAMPFP8GemmsPass::quantizeDelayed(OpBuilder &b, Location loc,
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, rem, zero);
     next = arith::SelectOp::create(b, loc, due, next, used);
   }
-  addStateResult(step, next, scaleArg.getArgNumber());
-  addStateResult(step, history, historyArg.getArgNumber());
+  signature->addResult(next, scaleArg.getArgNumber());
+  signature->addResult(history, historyArg.getArgNumber());
   return {q, scaleInv};
 }
 
@@ -363,6 +367,8 @@ void MSAMPFP8GemmsPass::runOnOperation() {
   Type e5m2 = Float8E5M2Type::get(ctx);
   bool delayed = scaling == ScalingMode::Delayed;
 
+  StepSignature stepSignature(step);
+  signature = &stepSignature;
   SmallVector<Operation *> gemms;
   step.walk([&](Operation *op) {
     if (op->hasAttr(kGemmAttr))
@@ -482,6 +488,8 @@ void MSAMPFP8GemmsPass::runOnOperation() {
       attrBuilder.getNamedAttr("delayed_weights",
                                attrBuilder.getBoolAttr(delayedWeights))};
   step->setAttr(kRecipeAttr, attrBuilder.getDictionaryAttr(recipe));
+  stepSignature.commit();
+  signature = nullptr;
 }
 
 } // namespace

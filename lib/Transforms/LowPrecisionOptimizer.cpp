@@ -17,6 +17,7 @@
 
 #include "MSAMP/Dialect/MSAMPOps.h"
 #include "MSAMP/TrainStep/RebuildOptimizer.h"
+#include "MSAMP/TrainStep/StepSignature.h"
 #include "MSAMP/TrainStep/TrainStep.h"
 #include "MSAMP/Transforms/Passes.h"
 
@@ -77,11 +78,11 @@ struct MSAMPLowPrecisionOptimizerPass
   void runOnOperation() override;
 
 private:
-  FailureOr<std::optional<Moment>> getMoment(func::FuncOp func, AdamUpdateOp op,
-                                             Value moment, Value result,
-                                             StringRef which);
-  void convert(func::FuncOp func, AdamUpdateOp op, std::optional<Moment> m,
-               std::optional<Moment> v);
+  FailureOr<std::optional<Moment>> getMoment(StepSignature &signature,
+                                             AdamUpdateOp op, Value moment,
+                                             Value result, StringRef which);
+  void convert(StepSignature &signature, AdamUpdateOp op,
+               std::optional<Moment> m, std::optional<Moment> v);
 };
 } // namespace
 
@@ -89,9 +90,10 @@ private:
 /// checking that it is persistent state this pass can retype: an argument of
 /// the train step whose updating result is `result`.
 FailureOr<std::optional<Moment>>
-MSAMPLowPrecisionOptimizerPass::getMoment(func::FuncOp func, AdamUpdateOp op,
-                                          Value moment, Value result,
-                                          StringRef which) {
+MSAMPLowPrecisionOptimizerPass::getMoment(StepSignature &signature,
+                                          AdamUpdateOp op, Value moment,
+                                          Value result, StringRef which) {
+  func::FuncOp func = signature.getFunc();
   // Already low precision: converted by an earlier run (idempotence).
   if (!cast<RankedTensorType>(moment.getType()).getElementType().isF32())
     return std::optional<Moment>();
@@ -102,13 +104,14 @@ MSAMPLowPrecisionOptimizerPass::getMoment(func::FuncOp func, AdamUpdateOp op,
                              "moments are persistent state) to be stored in "
                              "low precision";
   unsigned index = arg.getArgNumber();
-  std::optional<unsigned> updating = findUpdatingResult(func, index);
+  std::optional<unsigned> updating = signature.findUpdatingResult(index);
   if (!updating ||
       func.getBody().front().getTerminator()->getOperand(*updating) != result)
-    return op.emitError() << "the result updating '" << getArgName(func, index)
+    return op.emitError() << "the result updating '"
+                          << signature.getArgName(index)
                           << "' must be the new '" << which
                           << "' of its msamp.adam_update";
-  return std::optional<Moment>(Moment{arg, getArgName(func, index)});
+  return std::optional<Moment>(Moment{arg, signature.getArgName(index)});
 }
 
 void MSAMPLowPrecisionOptimizerPass::runOnOperation() {
@@ -116,8 +119,10 @@ void MSAMPLowPrecisionOptimizerPass::runOnOperation() {
   if (!func)
     return signalPassFailure();
 
-  // Check every update before changing any, so that an error leaves the
-  // step as it was.
+  // One signature for the whole pass: the scales' arguments and results are
+  // written once (StepSignature.h). Check every update before changing any,
+  // so that an error leaves the step as it was.
+  StepSignature signature(func);
   struct Work {
     AdamUpdateOp op;
     std::optional<Moment> m, v;
@@ -141,10 +146,10 @@ void MSAMPLowPrecisionOptimizerPass::runOnOperation() {
     auto adam = dyn_cast<AdamUpdateOp>(op);
     if (!adam)
       return WalkResult::advance();
-    auto m =
-        getMoment(func, adam, adam.getExpAvg(), adam.getNewExpAvg(), "exp_avg");
-    auto v = getMoment(func, adam, adam.getExpAvgSq(), adam.getNewExpAvgSq(),
-                       "exp_avg_sq");
+    auto m = getMoment(signature, adam, adam.getExpAvg(), adam.getNewExpAvg(),
+                       "exp_avg");
+    auto v = getMoment(signature, adam, adam.getExpAvgSq(),
+                       adam.getNewExpAvgSq(), "exp_avg_sq");
     if (failed(m) || failed(v))
       return WalkResult::interrupt();
     if (*m || *v)
@@ -155,12 +160,14 @@ void MSAMPLowPrecisionOptimizerPass::runOnOperation() {
     return signalPassFailure();
 
   for (Work &w : work)
-    convert(func, w.op, w.m, w.v);
+    convert(signature, w.op, w.m, w.v);
 }
 
-void MSAMPLowPrecisionOptimizerPass::convert(func::FuncOp func, AdamUpdateOp op,
+void MSAMPLowPrecisionOptimizerPass::convert(StepSignature &signature,
+                                             AdamUpdateOp op,
                                              std::optional<Moment> m,
                                              std::optional<Moment> v) {
+  func::FuncOp func = signature.getFunc();
   MLIRContext *ctx = func.getContext();
   auto scalar = getScalarF32Type(ctx);
 
@@ -174,9 +181,9 @@ void MSAMPLowPrecisionOptimizerPass::convert(func::FuncOp func, AdamUpdateOp op,
       return Value();
     unsigned index = moment->arg.getArgNumber();
     auto type = cast<RankedTensorType>(moment->arg.getType());
-    setStateType(func, index, type.clone(element));
-    return addStateArgument(func, scalar, kRoleScalingState,
-                            (moment->name + ".scale").str(), kInitOnes);
+    signature.setType(index, type.clone(element));
+    return signature.addArgument(scalar, kRoleScalingState,
+                                 (moment->name + ".scale").str(), kInitOnes);
   };
   Value mScale = retype(m, Float8E4M3FNType::get(ctx));
   Value vScale = retype(v, Float16Type::get(ctx));
@@ -229,7 +236,7 @@ void MSAMPLowPrecisionOptimizerPass::convert(func::FuncOp func, AdamUpdateOp op,
       return;
     }
     replaceWithStored(func, oldValue, newValue, newScale, newOp);
-    setStateResult(func, moment->arg.getArgNumber(), newValue);
+    signature.setResult(moment->arg.getArgNumber(), newValue);
   };
   replaceMoment(m, op.getNewExpAvg(), op.getNewExpAvgScale(),
                 newOp.getNewExpAvg(), newOp.getNewExpAvgScale());
@@ -237,11 +244,11 @@ void MSAMPLowPrecisionOptimizerPass::convert(func::FuncOp func, AdamUpdateOp op,
                 newOp.getNewExpAvgSq(), newOp.getNewExpAvgSqScale());
   // Scale results are appended after every earlier result, m before v.
   if (m)
-    addStateResult(func, newOp.getNewExpAvgScale(),
-                   cast<BlockArgument>(mScale).getArgNumber());
+    signature.addResult(newOp.getNewExpAvgScale(),
+                        cast<BlockArgument>(mScale).getArgNumber());
   if (v)
-    addStateResult(func, newOp.getNewExpAvgSqScale(),
-                   cast<BlockArgument>(vScale).getArgNumber());
+    signature.addResult(newOp.getNewExpAvgSqScale(),
+                        cast<BlockArgument>(vScale).getArgNumber());
   op.erase();
 
   ++numLowPrecisionAdam;

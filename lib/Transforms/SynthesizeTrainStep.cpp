@@ -13,6 +13,7 @@
 
 #include "MSAMP/Dialect/MSAMPOps.h"
 #include "MSAMP/TrainStep/ParamGroups.h"
+#include "MSAMP/TrainStep/StepSignature.h"
 #include "MSAMP/TrainStep/TrainStep.h"
 #include "MSAMP/Transforms/Passes.h"
 
@@ -391,8 +392,10 @@ void MSAMPSynthesizeTrainStepPass::runOnOperation() {
   step.setResultAttr(0, kRoleAttr, b.getStringAttr(kRoleLoss));
   // Results in argument order, so the signature reads like the state list.
   llvm::sort(updates, [](auto &l, auto &r) { return l.first < r.first; });
+  StepSignature signature(step); // one rebuilt signature, not one per result
   for (auto [arg, value] : updates)
-    addStateResult(step, value, arg);
+    signature.addResult(value, arg);
+  signature.commit();
 
   graph.erase();
 }

@@ -22,6 +22,7 @@
 
 #include "MSAMP/Dialect/MSAMPOps.h"
 #include "MSAMP/TrainStep/GradStats.h"
+#include "MSAMP/TrainStep/StepSignature.h"
 #include "MSAMP/TrainStep/TrainStep.h"
 #include "MSAMP/Transforms/Passes.h"
 
@@ -173,6 +174,7 @@ LogicalResult MSAMPVerifyTrainStepPass::verifyArguments(func::FuncOp func) {
 
   // A low-precision state tensor is meaningless without its scale (stored =
   // real * scale): the scale must travel with it as state of its own.
+  StepSignature signature(func); // indexes the arguments by name
   for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
     Type type = func.getArgument(i).getType();
     StringRef role = getArgRole(func, i);
@@ -181,7 +183,7 @@ LogicalResult MSAMPVerifyTrainStepPass::verifyArguments(func::FuncOp func) {
       continue;
     std::string scaleName = (getArgName(func, i) + ".scale").str();
     std::optional<unsigned> scale =
-        findArgument(func, scaleName, kRoleScalingState);
+        signature.findArgument(scaleName, kRoleScalingState);
     if (!scale || func.getArgument(*scale).getType() !=
                       getScalarF32Type(func.getContext())) {
       emitError(func.getArgument(i).getLoc())
@@ -303,10 +305,11 @@ LogicalResult MSAMPVerifyTrainStepPass::verifyBody(func::FuncOp func) {
   // a `<name>.scale` sibling and the f16 results of msamp ops that produce
   // scaled storage, through data movement.
   llvm::DenseSet<Value> scaled;
+  StepSignature signature(func); // indexes the arguments by name
   for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
     if (isF16(func.getArgument(i).getType()) &&
-        findArgument(func, (getArgName(func, i) + ".scale").str(),
-                     kRoleScalingState))
+        signature.findArgument((getArgName(func, i) + ".scale").str(),
+                               kRoleScalingState))
       scaled.insert(func.getArgument(i));
 
   auto propagate = [&](Operation *op) {

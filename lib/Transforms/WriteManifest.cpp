@@ -65,6 +65,7 @@
 
 #include "MSAMP/Runtime/msamp_session.h"
 #include "MSAMP/Support/WriteFile.h"
+#include "MSAMP/TrainStep/StepSignature.h"
 #include "MSAMP/TrainStep/TrainStep.h"
 #include "MSAMP/Transforms/Passes.h"
 
@@ -127,8 +128,11 @@ static void writeEntry(llvm::json::OStream &doc,
 }
 
 /// The fields of a "state" (`state` true) or "inputs" entry for argument `i`.
-static LogicalResult writeArgument(llvm::json::OStream &json, func::FuncOp func,
-                                   unsigned i, bool state) {
+/// `signature` indexes the updating results (one lookup per argument).
+static LogicalResult writeArgument(llvm::json::OStream &json,
+                                   StepSignature &signature, unsigned i,
+                                   bool state) {
+  func::FuncOp func = signature.getFunc();
   StringRef name = getArgName(func, i);
   BlockArgument arg = func.getArgument(i);
   json.attribute("name", name);
@@ -141,7 +145,7 @@ static LogicalResult writeArgument(llvm::json::OStream &json, func::FuncOp func,
   }
   json.attribute("index", static_cast<int64_t>(i));
   if (state)
-    if (std::optional<unsigned> updater = findUpdatingResult(func, i))
+    if (std::optional<unsigned> updater = signature.findUpdatingResult(i))
       json.attribute("updated_by", static_cast<int64_t>(*updater));
   // O3: state only this rank holds (its shard of the checkpoint).
   if (state && func.getArgAttr(i, kShardedAttr))
@@ -214,6 +218,7 @@ static LogicalResult buildManifest(func::FuncOp func, llvm::raw_ostream &os) {
   }
 
   bool ok = true;
+  StepSignature signature(func);
   llvm::json::OStream doc(os, /*IndentSize=*/2);
   doc.object([&] {
     doc.attribute("abi_version", kABIVersion);
@@ -234,14 +239,14 @@ static LogicalResult buildManifest(func::FuncOp func, llvm::raw_ostream &os) {
       for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
         if (isStateRole(getArgRole(func, i)))
           writeEntry(doc, [&](llvm::json::OStream &json) {
-            ok &= succeeded(writeArgument(json, func, i, /*state=*/true));
+            ok &= succeeded(writeArgument(json, signature, i, /*state=*/true));
           });
     });
     doc.attributeArray("inputs", [&] {
       for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
         if (isInputRole(getArgRole(func, i)))
           writeEntry(doc, [&](llvm::json::OStream &json) {
-            ok &= succeeded(writeArgument(json, func, i, /*state=*/false));
+            ok &= succeeded(writeArgument(json, signature, i, /*state=*/false));
           });
     });
     doc.attributeArray("outputs", [&] {

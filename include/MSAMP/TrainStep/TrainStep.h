@@ -98,6 +98,10 @@ StringRef getArgName(func::FuncOp func, unsigned index);
 StringRef getResultRole(func::FuncOp func, unsigned index);
 StringRef getResultName(func::FuncOp func, unsigned index);
 
+// The signature helpers below are one-edit StepSignatures (StepSignature.h):
+// each reads, and each edit rewrites, the whole signature. A pass that looks
+// up or adds state per parameter or per GEMM holds one StepSignature instead.
+
 /// Index of the argument named `name` (optionally with role `role`).
 std::optional<unsigned> findArgument(func::FuncOp func, StringRef name,
                                      StringRef role = "");
