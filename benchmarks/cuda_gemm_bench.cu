@@ -25,6 +25,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "MSAMP/Runtime/msamp_runtime.h"
+#include "cuda_bench_descriptor.h"
 
 #include <cuda_runtime.h>
 
@@ -38,25 +39,7 @@
 
 namespace {
 
-/// A rank-R memref descriptor over a device pointer (RuntimeABI.md 2).
-struct Descriptor {
-  std::vector<int64_t> words;
-  msamp_rt_unranked_memref memref;
-  Descriptor(void *data, std::vector<int64_t> sizes) {
-    const int64_t rank = static_cast<int64_t>(sizes.size());
-    words.assign(3 + 2 * rank, 0);
-    words[0] = words[1] = reinterpret_cast<intptr_t>(data);
-    int64_t stride = 1;
-    for (int64_t i = rank - 1; i >= 0; --i) {
-      words[3 + i] = sizes[i];
-      words[3 + rank + i] = stride;
-      stride *= sizes[i];
-    }
-    memref.rank = rank;
-    memref.descriptor = words.data();
-  }
-  msamp_rt_unranked_memref *get() { return &memref; }
-};
+using msamp_bench::Descriptor;
 
 /// Deterministic small values: FP8 codes of magnitude <= 1 (bits 0x00-0x38
 /// with random sign), or bf16 patterns of the same range.

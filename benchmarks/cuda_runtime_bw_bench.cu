@@ -28,6 +28,7 @@
 
 #include "MSAMP/Runtime/msamp_gpu_host.h"
 #include "MSAMP/Runtime/msamp_runtime.h"
+#include "cuda_bench_descriptor.h"
 
 #include <cuda_runtime.h>
 
@@ -97,25 +98,7 @@ bool runtimeOk(const char *what) {
   return false;
 }
 
-/// A 0-d or 2-d memref descriptor over `data` (RuntimeABI.md 2).
-struct Descriptor {
-  std::vector<int64_t> words;
-  msamp_rt_unranked_memref memref;
-  Descriptor(void *data, std::vector<int64_t> sizes) {
-    const int64_t rank = static_cast<int64_t>(sizes.size());
-    words.assign(3 + 2 * rank, 0);
-    words[0] = words[1] = reinterpret_cast<intptr_t>(data);
-    int64_t stride = 1;
-    for (int64_t i = rank - 1; i >= 0; --i) {
-      words[3 + i] = sizes[i];
-      words[3 + rank + i] = stride;
-      stride *= sizes[i];
-    }
-    memref.rank = rank;
-    memref.descriptor = words.data();
-  }
-  msamp_rt_unranked_memref *get() { return &memref; }
-};
+using msamp_bench::Descriptor;
 
 template <typename F>
 double medianMs(int iters, F &&call) {

@@ -34,8 +34,6 @@
 
 namespace {
 
-using msamp_cuda_test::CudaTest;
-
 /// A kernel's parameters as the outlined launch passes them: index values
 /// and memref descriptors (allocated, aligned, offset, sizes, strides),
 /// each in its own stable slot.
@@ -59,26 +57,8 @@ private:
   std::deque<void *> pointers;
 };
 
-class AtomicSums : public CudaTest {
+class AtomicSums : public msamp_cuda_test::CudaManagedTest {
 protected:
-  void SetUp() override {
-    CudaTest::SetUp();
-    if (IsSkipped() || HasFatalFailure())
-      return;
-    use("cuda");
-  }
-  void TearDown() override {
-    for (void *p : buffers_)
-      msamp_rt_gpu_free(p);
-    CudaTest::TearDown();
-  }
-  template <typename T>
-  T *managed(const std::vector<T> &values) {
-    void *p = msamp_rt_gpu_alloc(values.size() * sizeof(T));
-    buffers_.push_back(p);
-    std::memcpy(p, values.data(), values.size() * sizeof(T));
-    return static_cast<T *>(p);
-  }
   const EmbeddedKernel &kernel(const std::string &name) {
     for (const EmbeddedKernel &k : kEmbeddedKernels)
       if (name == k.name)
@@ -109,7 +89,6 @@ protected:
     msamp_rt_gpu_module_unload(module);
     msamp_rt_gpu_stream_destroy(stream);
   }
-  std::vector<void *> buffers_;
 };
 
 /// n finite values of both signs and magnitudes 2^-6..2^6.

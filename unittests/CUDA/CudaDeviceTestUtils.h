@@ -21,11 +21,15 @@
 
 #include "CudaTestUtils.h"
 
+#include "MSAMP/Runtime/msamp_gpu_host.h"
+
 #include "gtest/gtest.h"
 
 #include <cuda_runtime_api.h>
 
+#include <cstring>
 #include <string>
+#include <vector>
 
 namespace msamp_cuda_test {
 
@@ -96,6 +100,33 @@ protected:
     expectNoError(what + " (cuda)");
     use("cpu");
   }
+};
+
+/// A CudaTest on the "cuda" backend with managed buffers (as the session's
+/// were), filled on the host and freed after the test.
+class CudaManagedTest : public CudaTest {
+protected:
+  void SetUp() override {
+    CudaTest::SetUp();
+    if (IsSkipped() || HasFatalFailure())
+      return;
+    use("cuda");
+  }
+  void TearDown() override {
+    for (void *p : buffers_)
+      msamp_rt_gpu_free(p);
+    CudaTest::TearDown();
+  }
+  /// `values` in managed memory, `slack_` bytes more allocated.
+  template <typename T>
+  T *managed(const std::vector<T> &values) {
+    void *p = msamp_rt_gpu_alloc(values.size() * sizeof(T) + slack_);
+    buffers_.push_back(p);
+    std::memcpy(p, values.data(), values.size() * sizeof(T));
+    return static_cast<T *>(p);
+  }
+  std::vector<void *> buffers_;
+  size_t slack_ = 0;
 };
 
 /// cudaMalloc'd memory, for calls that pass device pointers.

@@ -34,8 +34,6 @@
 
 namespace {
 
-using msamp_cuda_test::CudaTest;
-
 constexpr int64_t kRows = 11;
 constexpr float kInf = std::numeric_limits<float>::infinity();
 const float kNaN = std::numeric_limits<float>::quiet_NaN();
@@ -89,27 +87,7 @@ struct Descriptor {
   std::vector<int64_t> sizes, strides;
 };
 
-class RowReduction : public CudaTest {
-protected:
-  void SetUp() override {
-    CudaTest::SetUp();
-    if (IsSkipped() || HasFatalFailure())
-      return;
-    use("cuda");
-  }
-  void TearDown() override {
-    for (void *p : buffers_)
-      msamp_rt_gpu_free(p);
-    CudaTest::TearDown();
-  }
-  float *managed(const std::vector<float> &values) {
-    void *p = msamp_rt_gpu_alloc(values.size() * sizeof(float));
-    buffers_.push_back(p);
-    std::memcpy(p, values.data(), values.size() * sizeof(float));
-    return static_cast<float *>(p);
-  }
-  std::vector<void *> buffers_;
-};
+class RowReduction : public msamp_cuda_test::CudaManagedTest {};
 
 /// Row r of n elements: finite values of both signs and varied magnitude,
 /// never zero (so the sign of a zero max is not in question), with the

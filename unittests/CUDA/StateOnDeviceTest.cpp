@@ -27,30 +27,9 @@
 
 namespace {
 
-using msamp_cuda_test::CudaTest;
-
-class StateOnDevice : public CudaTest {
+class StateOnDevice : public msamp_cuda_test::CudaManagedTest {
 protected:
-  void SetUp() override {
-    CudaTest::SetUp();
-    if (IsSkipped() || HasFatalFailure())
-      return;
-    use("cuda");
-  }
-  void TearDown() override {
-    for (void *p : buffers_)
-      msamp_rt_gpu_free(p);
-    CudaTest::TearDown();
-  }
-  /// Managed memory (as the session's), filled on the host.
-  template <typename T>
-  T *managed(const std::vector<T> &values) {
-    void *p = msamp_rt_gpu_alloc(values.size() * sizeof(T) + 1);
-    buffers_.push_back(p);
-    std::memcpy(p, values.data(), values.size() * sizeof(T));
-    return static_cast<T *>(p);
-  }
-  std::vector<void *> buffers_;
+  StateOnDevice() { slack_ = 1; } // empty buffers get a distinct pointer
 };
 
 TEST_F(StateOnDevice, FindsTheFirstNonFiniteElementOfEachBuffer) {
