@@ -26,17 +26,8 @@
 
 namespace {
 
-using msamp_cuda_test::CudaTest;
 
-class StaticArena : public CudaTest {
-protected:
-  void SetUp() override {
-    CudaTest::SetUp();
-    if (IsSkipped() || HasFatalFailure())
-      return;
-    use("cuda");
-  }
-};
+class StaticArena : public msamp_cuda_test::CudaManagedTest {};
 
 cudaMemoryType memoryType(const void *ptr) {
   cudaPointerAttributes attributes{};
