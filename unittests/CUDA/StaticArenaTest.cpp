@@ -26,7 +26,6 @@
 
 namespace {
 
-
 class StaticArena : public msamp_cuda_test::CudaManagedTest {};
 
 cudaMemoryType memoryType(const void *ptr) {
