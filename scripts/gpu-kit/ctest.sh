@@ -36,8 +36,10 @@ for name in ("MSAMPNcclTableTests", "MSAMPCudaHostTests",
     t = tests.get(name, {})
     need(t.get("passed", 0) > 0 and t.get("failed") == 0,
          "%s did not pass: %s" % (name, t))
-need(len(r["steps"]) == 4, "expected 4 quick steps, got %s" %
-     [s["name"] for s in r["steps"]])
+QUICK_STEPS = ["mlp-o0", "mlp-o2", "mlp-sgd-o2", "lm-o0", "lm-o2"]
+need([s["name"] for s in r["steps"]] == QUICK_STEPS,
+     "expected the quick steps %s, got %s" %
+     (QUICK_STEPS, [s["name"] for s in r["steps"]]))
 if r["gpu_found"]:
     need(r["result"] == "pass", "GPU report did not pass")
     need(all(s["status"] == "pass" for s in r["steps"]), "a step failed")
