@@ -27,6 +27,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -127,6 +128,32 @@ protected:
   }
   std::vector<void *> buffers_;
   size_t slack_ = 0;
+};
+
+/// An f32 memref's descriptor as a generated kernel's parameters (a
+/// compiled step passes them so): allocated and aligned pointer, offset,
+/// sizes, strides (row-major, static).
+struct KernelMemref {
+  KernelMemref(float *data, std::vector<int64_t> shape)
+      : allocated(data), aligned(data), sizes(shape), strides(shape.size()) {
+    int64_t stride = 1;
+    for (size_t d = shape.size(); d-- > 0;) {
+      strides[d] = stride;
+      stride *= shape[d];
+    }
+  }
+  void append(std::vector<void *> &params) {
+    params.push_back(&allocated);
+    params.push_back(&aligned);
+    params.push_back(&offset);
+    for (int64_t &s : sizes)
+      params.push_back(&s);
+    for (int64_t &s : strides)
+      params.push_back(&s);
+  }
+  float *allocated, *aligned;
+  int64_t offset = 0;
+  std::vector<int64_t> sizes, strides;
 };
 
 /// cudaMalloc'd memory, for calls that pass device pointers.

@@ -62,31 +62,6 @@ bool sameBits(float a, float b) {
   return x == y;
 }
 
-/// A memref's descriptor as the kernel's parameters: allocated and aligned
-/// pointer, offset, sizes, strides (row-major, static).
-struct Descriptor {
-  Descriptor(float *data, std::vector<int64_t> shape)
-      : allocated(data), aligned(data), sizes(shape), strides(shape.size()) {
-    int64_t stride = 1;
-    for (size_t d = shape.size(); d-- > 0;) {
-      strides[d] = stride;
-      stride *= shape[d];
-    }
-  }
-  void append(std::vector<void *> &params) {
-    params.push_back(&allocated);
-    params.push_back(&aligned);
-    params.push_back(&offset);
-    for (int64_t &s : sizes)
-      params.push_back(&s);
-    for (int64_t &s : strides)
-      params.push_back(&s);
-  }
-  float *allocated, *aligned;
-  int64_t offset = 0;
-  std::vector<int64_t> sizes, strides;
-};
-
 class RowReduction : public msamp_cuda_test::CudaManagedTest {};
 
 /// Row r of n elements: finite values of both signs and varied magnitude,
@@ -149,7 +124,7 @@ TEST_F(RowReduction, WarpAndBlockPerRowMatchTheSequentialFold) {
         absSum[r] += std::fabs(static_cast<double>(v));
       }
 
-    Descriptor dx(managed(x), {kRows, n}), ds(managed(sum), {kRows}),
+    msamp_cuda_test::KernelMemref dx(managed(x), {kRows, n}), ds(managed(sum), {kRows}),
         dm(managed(mx), {kRows}), dn(managed(mn), {kRows});
     std::vector<void *> args;
     dx.append(args);

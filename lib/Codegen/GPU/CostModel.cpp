@@ -186,6 +186,57 @@ FailureOr<OpCost> gpucost::linalgKernelCost(linalg::LinalgOp op) {
   return cost;
 }
 
+FailureOr<OpCost>
+gpucost::rowChainKernelCost(ArrayRef<linalg::LinalgOp> ops,
+                            const llvm::DenseSet<Value> &fromRegisters) {
+  OpCost cost;
+  llvm::DenseSet<Value> seen;
+  for (linalg::LinalgOp op : ops) {
+    FailureOr<OpCost> own = linalgKernelCost(op);
+    if (failed(own))
+      return failure();
+    cost.flops += own->flops;
+    for (OpOperand *in : op.getDpsInputOperands()) {
+      if (!op.payloadUsesValueFromOperand(in) ||
+          fromRegisters.contains(in->get()) || !seen.insert(in->get()).second)
+        continue;
+      FailureOr<int64_t> bytes = operandBytes(op, in->get());
+      if (failed(bytes))
+        return failure();
+      cost.bytes += *bytes;
+    }
+    for (OpOperand &out : op.getDpsInitsMutable()) {
+      bool first = seen.insert(out.get()).second;
+      FailureOr<int64_t> bytes = operandBytes(op, out.get());
+      if (failed(bytes))
+        return failure();
+      // Written once by this op; read too when it is the first access and
+      // the body reads the old value (not a result that starts from a
+      // constant).
+      bool readsOld = first && op.payloadUsesValueFromOperand(&out) &&
+                      !fromRegisters.contains(out.get());
+      cost.bytes += readsOld ? 2 * *bytes : *bytes;
+    }
+  }
+  cost.unit = Unit::F32;
+  return cost;
+}
+
+Location gpucost::withKernelCost(ArrayRef<Location> locs,
+                                 DictionaryAttr cost) {
+  SmallVector<Location> parts;
+  for (Location loc : locs) {
+    auto fused = dyn_cast<FusedLoc>(loc);
+    auto metadata =
+        fused ? dyn_cast_or_null<DictionaryAttr>(fused.getMetadata()) : nullptr;
+    if (metadata && metadata.get(kKernelCostAttr))
+      llvm::append_range(parts, fused.getLocations());
+    else
+      parts.push_back(loc);
+  }
+  return FusedLoc::get(cost.getContext(), parts, cost);
+}
+
 OpCost gpucost::oneHotScatterKernelCost(int64_t threads, int64_t ids,
                                         int64_t idBytes, int64_t gradElements,
                                         int64_t gradBytes, int64_t rows,

@@ -44,9 +44,12 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "MSAMP/Codegen/GPU/BufferAccesses.h"
+#include "MSAMP/Codegen/GPU/CostModel.h"
 #include "MSAMP/Codegen/GPU/Passes.h"
 #include "MSAMP/Codegen/GPU/ReductionInits.h"
 #include "MSAMP/Codegen/GPU/RowForm.h"
+#include "MSAMP/Codegen/GPU/SingleThreadKernels.h"
 #include "MSAMP/Conversion/AsGeneric.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -83,6 +86,14 @@ struct RowReduction {
   /// constant the row's last step starts from instead of loading the
   /// output (ReductionInits.h); null to load it.
   linalg::FillOp start;
+};
+
+/// One op of a row kernel: a row reduction (`reductions` non-empty) or,
+/// at the end of a chain, an elementwise op over the same rows.
+struct RowOp {
+  // Mutable: an op handle's accessors are not const.
+  mutable linalg::GenericOp op;
+  SmallVector<RowReduction> reductions;
 };
 
 /// The combiner's identity: combine(acc, identity) == acc bit for bit.
@@ -193,10 +204,11 @@ SmallVector<Value> delinearize(OpBuilder &b, Location loc, Value linear,
 
 class RowKernelBuilder {
 public:
-  RowKernelBuilder(linalg::GenericOp op, ArrayRef<RowReduction> reductions,
-                   unsigned numParallel)
-      : op(op), reductions(reductions), loc(op.getLoc()) {
-    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  /// A kernel for `ops`: one row reduction, or a chain (a warp per row
+  /// only) whose ops share the first one's rows.
+  RowKernelBuilder(ArrayRef<RowOp> ops, unsigned numParallel, Location loc)
+      : ops(ops), loc(loc) {
+    SmallVector<int64_t> ranges = ops.front().op.getStaticLoopRanges();
     parallelRanges.assign(ranges.begin(), ranges.begin() + numParallel);
     reductionRanges.assign(ranges.begin() + numParallel, ranges.end());
     for (int64_t r : parallelRanges)
@@ -207,7 +219,7 @@ public:
 
   int64_t rows = 1, rowLength = 1;
 
-  /// A warp per row, `warps` rows per block.
+  /// A warp per row, `warps` rows per block; the ops one after another.
   void buildWarpPerRow(OpBuilder &b, int64_t warps) {
     warps = std::max<int64_t>(1, std::min(warps, rows));
     gpu::LaunchOp launch = createLaunch(b, (rows + warps - 1) / warps,
@@ -228,21 +240,28 @@ public:
       b.setInsertionPointToStart(&ifOp.getThenRegion().front());
     }
     SmallVector<Value> parallelIvs = delinearize(b, loc, row, parallelRanges);
-    SmallVector<Value> partial =
-        accumulateStrided(b, parallelIvs, lane, kWarpSize);
-    partial = butterfly(b, partial, kWarpSize);
-    storeFromLaneZero(b, lane, parallelIvs, partial);
+    for (const RowOp &rowOp : ops) {
+      if (rowOp.reductions.empty()) {
+        elementwiseStrided(b, rowOp.op, parallelIvs, lane, kWarpSize);
+        continue;
+      }
+      SmallVector<Value> partial =
+          accumulateStrided(b, rowOp, parallelIvs, lane, kWarpSize);
+      partial = butterfly(b, rowOp, partial, kWarpSize);
+      storeFromLaneZero(b, rowOp, lane, parallelIvs, partial);
+    }
     b.setInsertionPointToEnd(&launch.getBody().front());
     gpu::TerminatorOp::create(b, loc);
   }
 
-  /// A block of `threads` (a power of two, 64..1024) per row.
+  /// A block of `threads` (a power of two, 64..1024) per row; one op.
   void buildBlockPerRow(OpBuilder &b, int64_t threads) {
+    const RowOp &rowOp = ops.front();
     const int64_t warps = threads / kWarpSize;
     auto workgroup = MemRefType::get(
-        {static_cast<int64_t>(reductions.size()) * warps},
-        Float32Type::get(op.getContext()), MemRefLayoutAttrInterface(),
-        gpu::AddressSpaceAttr::get(op.getContext(),
+        {static_cast<int64_t>(rowOp.reductions.size()) * warps},
+        Float32Type::get(b.getContext()), MemRefLayoutAttrInterface(),
+        gpu::AddressSpaceAttr::get(b.getContext(),
                                    gpu::AddressSpace::Workgroup));
     gpu::LaunchOp launch = createLaunch(b, rows, threads, {workgroup});
     b.setInsertionPointToStart(&launch.getBody().front());
@@ -253,8 +272,8 @@ public:
     Value warp = arith::DivUIOp::create(b, loc, thread, warpSize);
     SmallVector<Value> parallelIvs = delinearize(b, loc, row, parallelRanges);
     SmallVector<Value> partial =
-        accumulateStrided(b, parallelIvs, thread, threads);
-    partial = butterfly(b, partial, kWarpSize);
+        accumulateStrided(b, rowOp, parallelIvs, thread, threads);
+    partial = butterfly(b, rowOp, partial, kWarpSize);
     Value zero = index(b, 0);
     // Each warp's value to workgroup memory, slot k * warps + warp.
     {
@@ -277,20 +296,27 @@ public:
     b.setInsertionPointToStart(&ifOp.getThenRegion().front());
     Value source = arith::RemUIOp::create(b, loc, lane, index(b, warps));
     SmallVector<Value> perWarp;
-    for (size_t k = 0; k < reductions.size(); ++k)
+    for (size_t k = 0; k < rowOp.reductions.size(); ++k)
       perWarp.push_back(
           memref::LoadOp::create(b, loc, shared, plus(b, source, k * warps)));
-    perWarp = butterfly(b, perWarp, warps);
-    storeFromLaneZero(b, lane, parallelIvs, perWarp);
+    perWarp = butterfly(b, rowOp, perWarp, warps);
+    storeFromLaneZero(b, rowOp, lane, parallelIvs, perWarp);
     b.setInsertionPointToEnd(&launch.getBody().front());
     gpu::TerminatorOp::create(b, loc);
   }
 
 private:
-  linalg::GenericOp op;
-  ArrayRef<RowReduction> reductions;
+  ArrayRef<RowOp> ops;
   Location loc;
   SmallVector<int64_t> parallelRanges, reductionRanges;
+  /// A chain's per-row results so far, as every lane of the warp holds
+  /// them: the output buffer (read through `map` by a later op of the
+  /// chain) -> its value for the warp's row.
+  struct PerRowValue {
+    AffineMap map;
+    Value value;
+  };
+  DenseMap<Value, PerRowValue> perRow;
 
   Value index(OpBuilder &b, int64_t v) {
     return arith::ConstantIndexOp::create(b, loc, v);
@@ -305,7 +331,7 @@ private:
   gpu::LaunchOp createLaunch(OpBuilder &b, int64_t blocks, int64_t threads,
                              TypeRange workgroup) {
     Value one = index(b, 1);
-    // The op's location: it carries the kernel's cost (KernelCosts.cpp).
+    // The location carries the kernel's cost (KernelCosts.cpp).
     return gpu::LaunchOp::create(b, loc, index(b, blocks), one, one,
                                  index(b, threads), one, one,
                                  /*dynamicSharedMemorySize=*/nullptr,
@@ -322,42 +348,45 @@ private:
     return clone->getResult(0);
   }
 
-  /// Thread `first`, `first + stride`, ... of the row: the body's
-  /// contributions combined into one register per output, from the
-  /// identity.
-  SmallVector<Value> accumulateStrided(OpBuilder &b, ValueRange parallelIvs,
-                                       Value first, int64_t stride) {
-    SmallVector<Value> identities;
-    for (const RowReduction &red : reductions)
-      identities.push_back(
-          arith::ConstantOp::create(b, loc, identityOf(red.combiner)));
-    auto loop = scf::ForOp::create(b, loc, first, index(b, rowLength),
-                                   index(b, stride), identities);
-    OpBuilder::InsertionGuard g(b);
-    b.setInsertionPointToStart(loop.getBody());
-    SmallVector<Value> ivs(parallelIvs.begin(), parallelIvs.end());
-    llvm::append_range(
-        ivs, delinearize(b, loc, loop.getInductionVar(), reductionRanges));
-    IRMapping mapping;
+  SmallVector<Value> indicesOf(AffineMap map, ValueRange ivs) {
+    SmallVector<Value> indices;
+    for (unsigned r = 0; r < map.getNumResults(); ++r)
+      indices.push_back(ivs[map.getDimPosition(r)]);
+    return indices;
+  }
+
+  /// Maps `op`'s input block arguments to their values at `ivs`: an
+  /// earlier op's per-row result from its register, anything else loaded.
+  void mapInputs(OpBuilder &b, linalg::GenericOp op, ArrayRef<Value> ivs,
+                 IRMapping &mapping) {
     for (OpOperand *in : op.getDpsInputOperands()) {
       Value value = in->get();
       if (isa<MemRefType>(value.getType())) {
         AffineMap map = op.getMatchingIndexingMap(in);
-        SmallVector<Value> indices;
-        for (unsigned r = 0; r < map.getNumResults(); ++r)
-          indices.push_back(ivs[map.getDimPosition(r)]);
-        value = memref::LoadOp::create(b, loc, value, indices);
+        auto it = perRow.find(value);
+        value = it != perRow.end() && it->second.map == map
+                    ? it->second.value
+                    : memref::LoadOp::create(b, loc, value, indicesOf(map, ivs))
+                          .getResult();
       }
       mapping.map(op.getMatchingBlockArgument(in), value);
     }
-    llvm::SmallPtrSet<Operation *, 8> reductionOps;
-    for (const RowReduction &red : reductions) {
-      reductionOps.insert(red.combiner);
-      if (red.select)
-        reductionOps.insert(red.select);
-    }
+  }
+
+  /// The row element `linear` of `parallelIvs`' row: all loop indices.
+  SmallVector<Value> elementIvs(OpBuilder &b, ValueRange parallelIvs,
+                                Value linear) {
+    SmallVector<Value> ivs(parallelIvs.begin(), parallelIvs.end());
+    llvm::append_range(ivs, delinearize(b, loc, linear, reductionRanges));
+    return ivs;
+  }
+
+  /// Clones `op`'s body except `skip`, linalg.index as `ivs`.
+  void cloneBody(OpBuilder &b, linalg::GenericOp op, ArrayRef<Value> ivs,
+                 IRMapping &mapping,
+                 const llvm::SmallPtrSetImpl<Operation *> &skip) {
     for (Operation &inner : op.getBody()->without_terminator()) {
-      if (reductionOps.contains(&inner))
+      if (skip.contains(&inner))
         continue;
       if (auto indexOp = dyn_cast<linalg::IndexOp>(inner)) {
         mapping.map(indexOp.getResult(), ivs[indexOp.getDim()]);
@@ -365,8 +394,35 @@ private:
       }
       b.clone(inner, mapping);
     }
+  }
+
+  /// Thread `first`, `first + stride`, ... of the row: the body's
+  /// contributions combined into one register per output, from the
+  /// identity.
+  SmallVector<Value> accumulateStrided(OpBuilder &b, const RowOp &rowOp,
+                                       ValueRange parallelIvs, Value first,
+                                       int64_t stride) {
+    SmallVector<Value> identities;
+    for (const RowReduction &red : rowOp.reductions)
+      identities.push_back(
+          arith::ConstantOp::create(b, loc, identityOf(red.combiner)));
+    auto loop = scf::ForOp::create(b, loc, first, index(b, rowLength),
+                                   index(b, stride), identities);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(loop.getBody());
+    SmallVector<Value> ivs =
+        elementIvs(b, parallelIvs, loop.getInductionVar());
+    IRMapping mapping;
+    mapInputs(b, rowOp.op, ivs, mapping);
+    llvm::SmallPtrSet<Operation *, 8> reductionOps;
+    for (const RowReduction &red : rowOp.reductions) {
+      reductionOps.insert(red.combiner);
+      if (red.select)
+        reductionOps.insert(red.select);
+    }
+    cloneBody(b, rowOp.op, ivs, mapping, reductionOps);
     SmallVector<Value> next;
-    for (auto [k, red] : llvm::enumerate(reductions)) {
+    for (auto [k, red] : llvm::enumerate(rowOp.reductions)) {
       arith::SelectOp select = red.select;
       Value x =
           mapping.lookupOrDefault(red.combiner->getOperand(1 - red.accOperand));
@@ -383,13 +439,43 @@ private:
     return SmallVector<Value>(loop.getResults());
   }
 
+  /// Lane `first`, `first + stride`, ... of the row: `op`'s body at each
+  /// element, its results stored.
+  void elementwiseStrided(OpBuilder &b, linalg::GenericOp op,
+                          ValueRange parallelIvs, Value first, int64_t stride) {
+    auto loop = scf::ForOp::create(b, loc, first, index(b, rowLength),
+                                   index(b, stride));
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPoint(loop.getBody()->getTerminator());
+    SmallVector<Value> ivs =
+        elementIvs(b, parallelIvs, loop.getInductionVar());
+    IRMapping mapping;
+    mapInputs(b, op, ivs, mapping);
+    for (OpOperand &out : op.getDpsInitsMutable()) {
+      BlockArgument arg = op.getMatchingBlockArgument(&out);
+      if (!arg.use_empty())
+        mapping.map(arg, memref::LoadOp::create(
+                             b, loc, out.get(),
+                             indicesOf(op.getMatchingIndexingMap(&out), ivs)));
+    }
+    llvm::SmallPtrSet<Operation *, 1> none;
+    cloneBody(b, op, ivs, mapping, none);
+    auto yield = cast<linalg::YieldOp>(op.getBody()->getTerminator());
+    for (OpOperand &out : op.getDpsInitsMutable())
+      memref::StoreOp::create(
+          b, loc,
+          mapping.lookupOrDefault(yield.getOperand(out.getOperandNumber() -
+                                                   op.getNumDpsInputs())),
+          out.get(), indicesOf(op.getMatchingIndexingMap(&out), ivs));
+  }
+
   /// Butterfly over the first `lanes` (a power of two) lanes of each warp:
   /// afterwards each of them holds the combination of all of them.
-  SmallVector<Value> butterfly(OpBuilder &b, ArrayRef<Value> values,
-                               int64_t lanes) {
+  SmallVector<Value> butterfly(OpBuilder &b, const RowOp &rowOp,
+                               ArrayRef<Value> values, int64_t lanes) {
     SmallVector<Value> result(values);
     for (int64_t offset = lanes / 2; offset >= 1; offset /= 2)
-      for (auto [k, red] : llvm::enumerate(reductions)) {
+      for (auto [k, red] : llvm::enumerate(rowOp.reductions)) {
         auto shuffle = gpu::ShuffleOp::create(b, loc, result[k], offset,
                                               kWarpSize, gpu::ShuffleMode::XOR);
         result[k] = combine(b, red, result[k], shuffle.getShuffleResult());
@@ -398,27 +484,42 @@ private:
   }
 
   /// Lane 0: out = combine(out, total), the op's own order for the last
-  /// step (its initial value in the accumulator's position).
-  void storeFromLaneZero(OpBuilder &b, Value lane, ValueRange parallelIvs,
-                         ArrayRef<Value> totals) {
+  /// step (its initial value in the accumulator's position). An output
+  /// that starts from a constant is combined in every lane (each holds
+  /// the total after a warp's butterfly), which is what a later op of a
+  /// chain reads (`perRow`).
+  void storeFromLaneZero(OpBuilder &b, const RowOp &rowOp, Value lane,
+                         ValueRange parallelIvs, ArrayRef<Value> totals) {
+    SmallVector<Value> finals(totals.size());
+    for (auto [k, red] : llvm::enumerate(rowOp.reductions)) {
+      if (!red.start || ops.size() == 1)
+        continue;
+      Value init =
+          arith::ConstantOp::create(b, loc, msamp::constantOf(red.start));
+      finals[k] = combine(b, red, init, totals[k]);
+      perRow[red.init->get()] = {rowOp.op.getMatchingIndexingMap(red.init),
+                                 finals[k]};
+    }
     Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane,
                                         index(b, 0));
     auto ifOp = scf::IfOp::create(b, loc, first, /*withElse=*/false);
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-    for (auto [k, red] : llvm::enumerate(reductions)) {
-      AffineMap map = op.getMatchingIndexingMap(red.init);
-      SmallVector<Value> indices;
-      for (unsigned r = 0; r < map.getNumResults(); ++r)
-        indices.push_back(parallelIvs[map.getDimPosition(r)]);
+    for (auto [k, red] : llvm::enumerate(rowOp.reductions)) {
+      SmallVector<Value> indices =
+          indicesOf(rowOp.op.getMatchingIndexingMap(red.init), parallelIvs);
       Value buffer = red.init->get();
-      Value init =
-          red.start
-              ? arith::ConstantOp::create(b, loc, msamp::constantOf(red.start))
-                    .getResult()
-              : memref::LoadOp::create(b, loc, buffer, indices).getResult();
-      memref::StoreOp::create(b, loc, combine(b, red, init, totals[k]), buffer,
-                              indices);
+      Value final = finals[k];
+      if (!final) {
+        Value init =
+            red.start ? arith::ConstantOp::create(
+                            b, loc, msamp::constantOf(red.start))
+                            .getResult()
+                      : memref::LoadOp::create(b, loc, buffer, indices)
+                            .getResult();
+        final = combine(b, red, init, totals[k]);
+      }
+      memref::StoreOp::create(b, loc, final, buffer, indices);
     }
   }
 };
@@ -454,6 +555,156 @@ matchRowReduction(linalg::GenericOp op, unsigned &numParallel) {
   return reductions;
 }
 
+/// Whether `op` can end a chain over rows of `ranges` (its first
+/// `numParallel` loops the row, the rest the row's elements): every loop
+/// parallel with these ranges, a plain body, memref operands read as whole
+/// rows or per row, and every output written once per element (its map a
+/// permutation with the element loops innermost, in order).
+bool isRowElementwise(linalg::GenericOp op, ArrayRef<int64_t> ranges,
+                      unsigned numParallel) {
+  if (!op.hasPureBufferSemantics() || op.getNumDpsInits() == 0 ||
+      op.getNumReductionLoops() != 0 ||
+      op.getStaticLoopRanges() != SmallVector<int64_t>(ranges))
+    return false;
+  for (Operation &inner : op.getBody()->without_terminator())
+    if (inner.getNumRegions() != 0 || !isMemoryEffectFree(&inner))
+      return false;
+  for (OpOperand &operand : op->getOpOperands()) {
+    if (!isa<MemRefType>(operand.get().getType())) {
+      if (op.isDpsInit(&operand))
+        return false;
+      continue;
+    }
+    AffineMap map = op.getMatchingIndexingMap(&operand);
+    FailureOr<SmallVector<unsigned>> elementDims =
+        msamp::innermostReductionDims(map, numParallel);
+    if (failed(elementDims))
+      return false;
+    if (op.isDpsInit(&operand) &&
+        (!map.isPermutation() ||
+         elementDims->size() != ranges.size() - numParallel))
+      return false;
+  }
+  return true;
+}
+
+/// The memref operands of `op` with whether `op` writes them.
+SmallVector<std::pair<OpOperand *, bool>> memrefOperands(linalg::GenericOp op) {
+  SmallVector<std::pair<OpOperand *, bool>> operands;
+  for (OpOperand &operand : op->getOpOperands())
+    if (isa<MemRefType>(operand.get().getType()))
+      operands.push_back({&operand, op.isDpsInit(&operand)});
+  return operands;
+}
+
+/// Whether `next` may run after `earlier`, an op of the same chain, inside
+/// one warp's row: wherever one writes memory the other touches, it is
+/// (a) a per-row result of `earlier` that starts from a constant, which
+/// `next` reads through the same value and map (from the register), or
+/// (b) a row `earlier` reads and `next`, the chain's elementwise end,
+/// overwrites through the same value and map: each lane writes only the
+/// elements it read itself, after the warp's shuffles.
+bool mayFollow(const RowOp &next, const RowOp &earlier) {
+  for (auto [nextOperand, nextWrites] : memrefOperands(next.op)) {
+    Value nextRoot = msamp::rootBuffer(nextOperand->get());
+    for (auto [earlierOperandRef, earlierWrites] :
+         memrefOperands(earlier.op)) {
+      OpOperand *earlierOperand = earlierOperandRef; // captured below
+      if ((!nextWrites && !earlierWrites) ||
+          !msamp::mayAlias(nextRoot, msamp::rootBuffer(earlierOperand->get())))
+        continue;
+      bool sameView =
+          nextOperand->get() == earlierOperand->get() &&
+          next.op.getMatchingIndexingMap(nextOperand) ==
+              earlier.op.getMatchingIndexingMap(earlierOperand);
+      if (!sameView || (nextWrites && earlierWrites))
+        return false;
+      if (earlierWrites) {
+        const RowReduction *red = llvm::find_if(
+            earlier.reductions,
+            [&](const RowReduction &r) { return r.init == earlierOperand; });
+        if (red == earlier.reductions.end() || !red->start)
+          return false;
+      } else if (!next.reductions.empty()) {
+        return false; // only the chain's end writes rows
+      }
+    }
+  }
+  return true;
+}
+
+/// The chain's kernel cost: its ops' FLOPs, each buffer once, the per-row
+/// results read from registers (rowChainKernelCost).
+FailureOr<msamp::gpucost::OpCost> chainCost(ArrayRef<RowOp> chain) {
+  SmallVector<linalg::LinalgOp> ops;
+  llvm::DenseSet<Value> fromRegisters;
+  for (const RowOp &rowOp : chain) {
+    ops.push_back(rowOp.op);
+    for (const RowReduction &red : rowOp.reductions)
+      if (red.start)
+        fromRegisters.insert(red.init->get());
+  }
+  return msamp::gpucost::rowChainKernelCost(ops, fromRegisters);
+}
+
+/// How far past a chain's last op the search for its next op goes: bounds
+/// the pass's work on deep steps.
+constexpr unsigned kMaxChainLookahead = 16;
+
+/// The row reduction `first` and the ops after it in its block that run in
+/// its kernel, a warp per row (the file comment): further row reductions of
+/// the same rows whose outputs start from constants, and at most one
+/// elementwise op over those rows, last. Ops between them stay in place
+/// when they touch no buffer of the chain so far (which moves down past
+/// them, to the last op's place). `first` alone when nothing joins.
+SmallVector<RowOp> growChain(RowOp first, unsigned numParallel) {
+  SmallVector<RowOp> chain{std::move(first)};
+  SmallVector<int64_t> ranges = chain.front().op.getStaticLoopRanges();
+  SmallVector<msamp::BufferAccesses> accesses{
+      msamp::collectBufferAccesses(chain.front().op)};
+  unsigned passed = 0;
+  for (Operation *op = chain.front().op->getNextNode();
+       op && !op->hasTrait<OpTrait::IsTerminator>() &&
+       passed < kMaxChainLookahead;
+       op = op->getNextNode()) {
+    if (auto generic = dyn_cast<linalg::GenericOp>(op)) {
+      std::optional<RowOp> next;
+      unsigned nextParallel = 0;
+      if (generic.getNumReductionLoops() == 0) {
+        if (isRowElementwise(generic, ranges, numParallel))
+          next = RowOp{generic, {}};
+      } else if (std::optional<SmallVector<RowReduction>> reductions =
+                     matchRowReduction(generic, nextParallel);
+                 reductions && nextParallel == numParallel &&
+                 generic.getStaticLoopRanges() == ranges) {
+        for (RowReduction &red : *reductions)
+          red.start = msamp::constantInitFill(generic, red.init);
+        next = RowOp{generic, std::move(*reductions)};
+      }
+      if (next && llvm::all_of(chain, [&](const RowOp &earlier) {
+            return mayFollow(*next, earlier);
+          })) {
+        bool end = next->reductions.empty();
+        chain.push_back(std::move(*next));
+        if (end)
+          break;
+        accesses.push_back(msamp::collectBufferAccesses(generic));
+        passed = 0;
+        continue;
+      }
+    }
+    // An op the chain moves past: it must not touch the chain's buffers.
+    msamp::BufferAccesses between = msamp::collectBufferAccesses(op);
+    if (llvm::any_of(accesses, [&](const msamp::BufferAccesses &member) {
+          return msamp::dependsOn(between, member) ||
+                 msamp::dependsOn(member, between);
+        }))
+      break;
+    ++passed;
+  }
+  return chain;
+}
+
 struct RowReductionsPass
     : msamp::impl::MSAMPGPURowReductionsBase<RowReductionsPass> {
   using Base::Base;
@@ -477,7 +728,11 @@ struct RowReductionsPass
         candidates.push_back(op);
     });
     IRRewriter rewriter(&getContext());
+    // Candidates that an earlier chain took (and erased): never touched.
+    llvm::SmallPtrSet<Operation *, 16> erased;
     for (linalg::LinalgOp candidate : candidates) {
+      if (erased.contains(candidate.getOperation()))
+        continue;
       // A named reduction (linalg.reduce) as the generic it stands for,
       // which replaces it whether it matches or not (the loop path lowers
       // both alike).
@@ -493,16 +748,40 @@ struct RowReductionsPass
         continue;
       for (RowReduction &red : *reductions)
         red.start = msamp::constantInitFill(generic, red.init);
-      RowKernelBuilder kernel(generic, *reductions, numParallel);
-      OpBuilder b(generic);
+      RowOp first{generic, std::move(*reductions)};
+      SmallVector<int64_t> ranges = generic.getStaticLoopRanges();
+      int64_t rowLength = 1;
+      for (int64_t r : ArrayRef<int64_t>(ranges).drop_front(numParallel))
+        rowLength *= r;
+      SmallVector<RowOp> chain =
+          fuseChains && rowLength < blockThreshold
+              ? growChain(std::move(first), numParallel)
+              : SmallVector<RowOp>{std::move(first)};
+      Location loc = generic.getLoc();
+      if (chain.size() > 1) {
+        FailureOr<msamp::gpucost::OpCost> cost = chainCost(chain);
+        if (failed(cost))
+          return signalPassFailure();
+        SmallVector<Location> locs;
+        for (const RowOp &rowOp : chain)
+          locs.push_back(rowOp.op.getLoc());
+        loc = msamp::gpucost::withKernelCost(
+            locs, msamp::gpucost::kernelCostAttr(&getContext(), "row_chain", *cost));
+      }
+      RowKernelBuilder kernel(chain, numParallel, loc);
+      // At the last op's place: every operand of the chain is defined there.
+      OpBuilder b(chain.back().op);
       if (kernel.rowLength >= blockThreshold)
         kernel.buildBlockPerRow(b, blockSize);
       else
         kernel.buildWarpPerRow(b, warpsPerBlock);
-      rewriter.eraseOp(generic);
-      for (RowReduction &red : *reductions)
-        if (red.start)
-          rewriter.eraseOp(red.start);
+      for (RowOp &rowOp : chain) {
+        for (RowReduction &red : rowOp.reductions)
+          if (red.start)
+            rewriter.eraseOp(red.start);
+        erased.insert(rowOp.op);
+        rewriter.eraseOp(rowOp.op);
+      }
     }
   }
 };

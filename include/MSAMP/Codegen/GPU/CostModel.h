@@ -20,6 +20,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/DenseSet.h"
 
 namespace mlir::msamp::gpucost {
 
@@ -52,6 +53,20 @@ double predictedSeconds(const OpCost &cost);
 /// read once when the body reads its old value). Fails (with a located
 /// error) on a dynamic shape.
 FailureOr<OpCost> linalgKernelCost(linalg::LinalgOp op);
+
+/// The cost of one kernel made of several bufferized linalg ops that run
+/// one after another on the same rows (msamp-gpu-row-reductions' chains):
+/// FLOPs = the sum of linalgKernelCost's; bytes = every memref the ops read
+/// or write, once (its first access; a row a warp reads again is in the
+/// caches), plus the read of an output whose old value the first op to
+/// touch it reads. The values in `fromRegisters` (per-row results that
+/// start from a constant and reach later ops in registers) are never read.
+FailureOr<OpCost> rowChainKernelCost(ArrayRef<linalg::LinalgOp> ops,
+                                     const llvm::DenseSet<Value> &fromRegisters);
+
+/// The locations `locs` (each without the cost it held) fused, carrying
+/// `cost` (kernelCostAttr).
+Location withKernelCost(ArrayRef<Location> locs, DictionaryAttr cost);
 
 /// The cost of msamp-gpu-one-hot-scatter's kernel: `threads` threads each
 /// test every one of `ids` ids against their row chunk (two integer

@@ -192,6 +192,9 @@ def MSAMPGPURowReductions
     Option<"warpsPerBlock", "warps-per-block", "int64_t", /*default=*/"8",
            "rows (one per warp) per block, for rows shorter than "
            "block-threshold">,
+    Option<"fuseChains", "chains", "bool", /*default=*/"true",
+           "run a row reduction's later reductions of the same rows and "
+           "the elementwise op that reads their results in its kernel">,
     Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
            "threads per row for rows of at least block-threshold elements: "
            "a power of two in 64..1024">,
