@@ -124,8 +124,9 @@ TEST_F(RowReduction, WarpAndBlockPerRowMatchTheSequentialFold) {
         absSum[r] += std::fabs(static_cast<double>(v));
       }
 
-    msamp_cuda_test::KernelMemref dx(managed(x), {kRows, n}), ds(managed(sum), {kRows}),
-        dm(managed(mx), {kRows}), dn(managed(mn), {kRows});
+    msamp_cuda_test::KernelMemref dx(managed(x), {kRows, n}),
+        ds(managed(sum), {kRows}), dm(managed(mx), {kRows}),
+        dn(managed(mn), {kRows});
     std::vector<void *> args;
     dx.append(args);
     ds.append(args);

@@ -222,8 +222,7 @@ gpucost::rowChainKernelCost(ArrayRef<linalg::LinalgOp> ops,
   return cost;
 }
 
-Location gpucost::withKernelCost(ArrayRef<Location> locs,
-                                 DictionaryAttr cost) {
+Location gpucost::withKernelCost(ArrayRef<Location> locs, DictionaryAttr cost) {
   SmallVector<Location> parts;
   for (Location loc : locs) {
     auto fused = dyn_cast<FusedLoc>(loc);

@@ -410,8 +410,7 @@ private:
                                    index(b, stride), identities);
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(loop.getBody());
-    SmallVector<Value> ivs =
-        elementIvs(b, parallelIvs, loop.getInductionVar());
+    SmallVector<Value> ivs = elementIvs(b, parallelIvs, loop.getInductionVar());
     IRMapping mapping;
     mapInputs(b, rowOp.op, ivs, mapping);
     llvm::SmallPtrSet<Operation *, 8> reductionOps;
@@ -447,8 +446,7 @@ private:
                                    index(b, stride));
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPoint(loop.getBody()->getTerminator());
-    SmallVector<Value> ivs =
-        elementIvs(b, parallelIvs, loop.getInductionVar());
+    SmallVector<Value> ivs = elementIvs(b, parallelIvs, loop.getInductionVar());
     IRMapping mapping;
     mapInputs(b, op, ivs, mapping);
     for (OpOperand &out : op.getDpsInitsMutable()) {
@@ -464,8 +462,8 @@ private:
     for (OpOperand &out : op.getDpsInitsMutable())
       memref::StoreOp::create(
           b, loc,
-          mapping.lookupOrDefault(yield.getOperand(out.getOperandNumber() -
-                                                   op.getNumDpsInputs())),
+          mapping.lookupOrDefault(
+              yield.getOperand(out.getOperandNumber() - op.getNumDpsInputs())),
           out.get(), indicesOf(op.getMatchingIndexingMap(&out), ivs));
   }
 
@@ -512,11 +510,11 @@ private:
       Value final = finals[k];
       if (!final) {
         Value init =
-            red.start ? arith::ConstantOp::create(
-                            b, loc, msamp::constantOf(red.start))
-                            .getResult()
-                      : memref::LoadOp::create(b, loc, buffer, indices)
-                            .getResult();
+            red.start
+                ? arith::ConstantOp::create(b, loc,
+                                            msamp::constantOf(red.start))
+                      .getResult()
+                : memref::LoadOp::create(b, loc, buffer, indices).getResult();
         final = combine(b, red, init, totals[k]);
       }
       memref::StoreOp::create(b, loc, final, buffer, indices);
@@ -607,22 +605,21 @@ SmallVector<std::pair<OpOperand *, bool>> memrefOperands(linalg::GenericOp op) {
 bool mayFollow(const RowOp &next, const RowOp &earlier) {
   for (auto [nextOperand, nextWrites] : memrefOperands(next.op)) {
     Value nextRoot = msamp::rootBuffer(nextOperand->get());
-    for (auto [earlierOperandRef, earlierWrites] :
-         memrefOperands(earlier.op)) {
+    for (auto [earlierOperandRef, earlierWrites] : memrefOperands(earlier.op)) {
       OpOperand *earlierOperand = earlierOperandRef; // captured below
       if ((!nextWrites && !earlierWrites) ||
           !msamp::mayAlias(nextRoot, msamp::rootBuffer(earlierOperand->get())))
         continue;
-      bool sameView =
-          nextOperand->get() == earlierOperand->get() &&
-          next.op.getMatchingIndexingMap(nextOperand) ==
-              earlier.op.getMatchingIndexingMap(earlierOperand);
+      bool sameView = nextOperand->get() == earlierOperand->get() &&
+                      next.op.getMatchingIndexingMap(nextOperand) ==
+                          earlier.op.getMatchingIndexingMap(earlierOperand);
       if (!sameView || (nextWrites && earlierWrites))
         return false;
       if (earlierWrites) {
-        const RowReduction *red = llvm::find_if(
-            earlier.reductions,
-            [&](const RowReduction &r) { return r.init == earlierOperand; });
+        const RowReduction *red =
+            llvm::find_if(earlier.reductions, [&](const RowReduction &r) {
+              return r.init == earlierOperand;
+            });
         if (red == earlier.reductions.end() || !red->start)
           return false;
       } else if (!next.reductions.empty()) {
@@ -753,10 +750,9 @@ struct RowReductionsPass
       int64_t rowLength = 1;
       for (int64_t r : ArrayRef<int64_t>(ranges).drop_front(numParallel))
         rowLength *= r;
-      SmallVector<RowOp> chain =
-          fuseChains && rowLength < blockThreshold
-              ? growChain(std::move(first), numParallel)
-              : SmallVector<RowOp>{std::move(first)};
+      SmallVector<RowOp> chain = fuseChains && rowLength < blockThreshold
+                                     ? growChain(std::move(first), numParallel)
+                                     : SmallVector<RowOp>{std::move(first)};
       Location loc = generic.getLoc();
       if (chain.size() > 1) {
         FailureOr<msamp::gpucost::OpCost> cost = chainCost(chain);
@@ -766,7 +762,8 @@ struct RowReductionsPass
         for (const RowOp &rowOp : chain)
           locs.push_back(rowOp.op.getLoc());
         loc = msamp::gpucost::withKernelCost(
-            locs, msamp::gpucost::kernelCostAttr(&getContext(), "row_chain", *cost));
+            locs,
+            msamp::gpucost::kernelCostAttr(&getContext(), "row_chain", *cost));
       }
       RowKernelBuilder kernel(chain, numParallel, loc);
       // At the last op's place: every operand of the chain is defined there.

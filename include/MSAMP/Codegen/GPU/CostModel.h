@@ -61,8 +61,9 @@ FailureOr<OpCost> linalgKernelCost(linalg::LinalgOp op);
 /// caches), plus the read of an output whose old value the first op to
 /// touch it reads. The values in `fromRegisters` (per-row results that
 /// start from a constant and reach later ops in registers) are never read.
-FailureOr<OpCost> rowChainKernelCost(ArrayRef<linalg::LinalgOp> ops,
-                                     const llvm::DenseSet<Value> &fromRegisters);
+FailureOr<OpCost>
+rowChainKernelCost(ArrayRef<linalg::LinalgOp> ops,
+                   const llvm::DenseSet<Value> &fromRegisters);
 
 /// The locations `locs` (each without the cost it held) fused, carrying
 /// `cost` (kernelCostAttr).
