@@ -92,18 +92,18 @@ struct FuseSiblingReductionsPass
           FuseSiblingReductionsPass> {
   void runOnOperation() override {
     IRRewriter rewriter(&getContext());
-    // Each merge removes one op; the list is collected again after it.
-    while (mergeOne(rewriter)) {
-    }
-  }
-
-  bool mergeOne(IRRewriter &rewriter) {
     SmallVector<linalg::LinalgOp> reductions;
     getOperation().walk([&](linalg::LinalgOp op) {
       if (isRowReduction(op))
         reductions.push_back(op);
     });
     DominanceInfo dominance(getOperation());
+    // Pairs in program order, the first that merges first. The merged op
+    // takes a's place and a's turn, and tries the later ones again from
+    // the start: a pair with an earlier op cannot merge now either (it
+    // failed with both a and b), so this is the order of rescanning the
+    // whole function after every merge, without the rescans (they made
+    // the pass cubic in depth: issue 19).
     for (size_t i = 0; i < reductions.size(); ++i) {
       for (size_t j = i + 1; j < reductions.size(); ++j) {
         linalg::LinalgOp a = reductions[i], b = reductions[j];
@@ -123,14 +123,14 @@ struct FuseSiblingReductionsPass
         FailureOr<linalg::GenericOp> ga = msamp::asGeneric(rewriter, a);
         FailureOr<linalg::GenericOp> gb = msamp::asGeneric(rewriter, b);
         if (failed(ga) || failed(gb))
-          return false; // (linalg.reduce always generalizes)
+          return; // (linalg.reduce always generalizes)
         rewriter.setInsertionPoint(*ga);
-        msamp::mergeGenerics(rewriter, *ga, *gb);
+        reductions[i] = msamp::mergeGenerics(rewriter, *ga, *gb);
+        reductions.erase(reductions.begin() + j);
         ++numMerged;
-        return true;
+        j = i; // the merged op against every later one again
       }
     }
-    return false;
   }
 };
 
