@@ -27,7 +27,11 @@ bool isStreamOrderedCall(llvm::StringRef callee) {
                                           "msamp_rt_sgd_update",
                                           "msamp_rt_quantize_jit",
                                           "msamp_rt_scale_update",
-                                          "msamp_rt_quantize_transpose"};
+                                          "msamp_rt_quantize_transpose",
+                                          // The indices are checked on the
+                                          // stream; the session reads the
+                                          // result after the step's wait.
+                                          "msamp_rt_check_computed_index"};
   return names.contains(callee);
 }
 
