@@ -1,4 +1,4 @@
-//===- IndexChecks.h - Computed-index checks read after the step -*- C++ -*-===//
+//===- IndexChecks.h - Index checks read after the step ---------*- C++ -*-===//
 //
 // Part of the msamp project.
 //

@@ -644,10 +644,10 @@ TEST(CudaGraphStep, AStepThatCannotBeCapturedFallsBackWithANote) {
   MSAMP_REQUIRE_TOOLS();
   MSAMP_REQUIRE_STEP(computedIndexModel(), "O0");
   const std::string dir = testDir("graph-fallback");
-  ASSERT_NO_FATAL_FAILURE(runCudaSteps(
-      dir, computedIndexModel(), "O0", 3, "graph",
-      "MSAMP_TEST_GRAPH_BLOCKER='test.mlir:1:2: a test blocker'",
-      "--synthetic-classes 7"));
+  ASSERT_NO_FATAL_FAILURE(
+      runCudaSteps(dir, computedIndexModel(), "O0", 3, "graph",
+                   "MSAMP_TEST_GRAPH_BLOCKER='test.mlir:1:2: a test blocker'",
+                   "--synthetic-classes 7"));
   ASSERT_NO_FATAL_FAILURE(runCudaSteps(dir, computedIndexModel(), "O0", 3,
                                        "eager", "MSAMP_CUDA_GRAPHS=0",
                                        "--synthetic-classes 7"));

@@ -86,8 +86,8 @@ void checkComputed(Tensor<int64_t> &ids, const std::string &site,
                    int64_t upper) {
   Tensor<int8_t> text({static_cast<int64_t>(site.size())},
                       std::vector<int8_t>(site.begin(), site.end()));
-  _mlir_ciface_msamp_rt_check_computed_index(ids, text, MSAMP_RT_I64, upper,
-                                             0, 0);
+  _mlir_ciface_msamp_rt_check_computed_index(ids, text, MSAMP_RT_I64, upper, 0,
+                                             0);
 }
 
 TEST_F(IndexCheckTest, AComputedIndexIsCheckedAtOnceOutsideASession) {
@@ -114,8 +114,7 @@ TEST_F(IndexCheckTest, DeferredChecksReportTheFirstFailingCallAtTheEnd) {
   checkComputed(bad1, "m.mlir:2:2", 4);
   checkComputed(bad2, "m.mlir:3:3", 5);
   expectNoError(); // nothing yet: the step has not been waited for
-  EXPECT_EQ(msamp_rt_index_checks_end(checks),
-            MSAMP_RT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(msamp_rt_index_checks_end(checks), MSAMP_RT_ERROR_INVALID_ARGUMENT);
   EXPECT_EQ(lastMessage(), "msamp_train_step: index computed at m.mlir:2:2: "
                            "value -4 at [1, 1] is outside the valid range "
                            "[0, 4)");

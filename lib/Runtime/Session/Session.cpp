@@ -232,8 +232,7 @@ Error Session::open(const std::string &dir, std::unique_ptr<Session> &out,
   // Test hook: no step the compiler accepts has a blocker left (docs/GPU.md
   // "No managed memory, every step a CUDA graph"), so the device test of
   // the fallback (eager steps, managed memory, a note) names one.
-  if (const char *hook = std::getenv("MSAMP_TEST_GRAPH_BLOCKER");
-      hook && *hook)
+  if (const char *hook = std::getenv("MSAMP_TEST_GRAPH_BLOCKER"); hook && *hook)
     blocker = hook;
   if (auto *target =
           static_cast<const char *>(dlsym(library, "msamp_train_step_target"));

@@ -53,8 +53,8 @@ __global__ void __launch_bounds__(kThreads)
 template <typename T>
 __global__ void recordBadValueKernel(const T *ids, unsigned long long *record) {
   if (record[0] != kNoBadIndex)
-    record[1] = static_cast<unsigned long long>(
-        static_cast<int64_t>(ids[record[0]]));
+    record[1] =
+        static_cast<unsigned long long>(static_cast<int64_t>(ids[record[0]]));
 }
 
 template <typename T>
@@ -81,10 +81,10 @@ cudaError_t launchCheckIndex(const void *ids, int64_t numel, int32_t width,
   if (cudaError_t error =
           cudaMemsetAsync(record, 0xFF, 2 * sizeof(*record), stream))
     return error;
-  return width == 8 ? launch<int64_t>(ids, numel, upper, ignoreIndex,
-                                      hasIgnore, record, stream)
-                    : launch<int32_t>(ids, numel, upper, ignoreIndex,
-                                      hasIgnore, record, stream);
+  return width == 8 ? launch<int64_t>(ids, numel, upper, ignoreIndex, hasIgnore,
+                                      record, stream)
+                    : launch<int32_t>(ids, numel, upper, ignoreIndex, hasIgnore,
+                                      record, stream);
 }
 
 } // namespace msamp::runtime::cuda
