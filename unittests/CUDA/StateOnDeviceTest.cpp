@@ -27,6 +27,9 @@
 
 namespace {
 
+using msamp_cuda_test::DeviceBuffer;
+using msamp_cuda_test::MemRef;
+
 class StateOnDevice : public msamp_cuda_test::CudaManagedTest {
 protected:
   StateOnDevice() { slack_ = 1; } // empty buffers get a distinct pointer
