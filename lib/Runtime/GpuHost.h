@@ -30,7 +30,8 @@ namespace msamp::runtime {
 /// 5: graphBeginCapture, graphEndCapture, graphLaunch, graphDestroy (the
 ///    session's CUDA graph of a step).
 /// 6: deviceAlloc, deviceFree (the session's buffers in device memory).
-constexpr uint32_t kGpuHostVersion = 6;
+/// 7: checkIndex (a computed index's range check, on the stream).
+constexpr uint32_t kGpuHostVersion = 7;
 
 /// What the plugin implements. Every function records its failure in the
 /// runtime's sticky error state (the plugin's recordError hook) and
@@ -88,7 +89,20 @@ struct GpuHostTable {
   /// through copyBuffers. Not cached: the session allocates them once.
   msamp_rt_status (*deviceAlloc)(size_t bytes, void **ptr);
   void (*deviceFree)(void *ptr);
+  /// Enqueues the range check of `numel` indices (`width` 4 or 8 bytes,
+  /// signed) at `ids` on the backend's stream, and nothing else: `record`
+  /// (16 bytes of device memory) is reset, then record[0] becomes the
+  /// lowest linear index of an element outside [0, upper) that is not
+  /// `ignoreIndex` (when `hasIgnore`), all ones when there is none, and
+  /// record[1] that element's value. Capturable: a graph replay resets and
+  /// fills the record again. The host reads it after its next wait.
+  msamp_rt_status (*checkIndex)(const void *ids, int64_t numel, int32_t width,
+                                int64_t upper, int64_t ignoreIndex,
+                                int32_t hasIgnore, void *record);
 };
+
+/// The installed table, or null (no CUDA backend).
+const GpuHostTable *installedGpuHost();
 
 /// The plugin's second exported symbol: returns its table.
 #define MSAMP_RT_CUDA_PLUGIN_GPU_HOST "msamp_rt_cuda_plugin_gpu_host"

@@ -72,6 +72,10 @@ const GpuHostTable *tableOrError(const char *op) {
 
 } // namespace
 
+const GpuHostTable *installedGpuHost() {
+  return theTable.load(std::memory_order_acquire);
+}
+
 void installGpuHost(const GpuHostTable *table) {
   if (table && table->version == kGpuHostVersion)
     theTable.store(table, std::memory_order_release);

@@ -24,7 +24,9 @@
 #include "Backend.h"
 #include "DType.h"
 #include "EntryPointSupport.h"
+#include "GpuHost.h"
 #include "HostCopies.h"
+#include "IndexChecks.h"
 #include "MemRefView.h"
 #include "Status.h"
 
@@ -602,6 +604,36 @@ MSAMP_RT_EXPORT void _mlir_ciface_msamp_rt_sgd_update(
 
 } // extern "C"
 
+namespace msamp::runtime {
+
+msamp_rt_status recordIndexError(const char *fn, const char *what,
+                                 const int64_t *sizes, int64_t rank,
+                                 int64_t linear, int64_t value, int64_t lower,
+                                 int64_t upper, int64_t ignoreIndex,
+                                 int32_t hasIgnore) {
+  // The element's coordinates, innermost dimension last.
+  int64_t coords[kMaxRank];
+  for (int64_t d = rank - 1, rest = linear; d >= 0; --d) {
+    coords[d] = sizes[d] ? rest % sizes[d] : 0;
+    rest = sizes[d] ? rest / sizes[d] : 0;
+  }
+  char at[256], ignored[96] = "";
+  if (hasIgnore)
+    std::snprintf(ignored, sizeof(ignored),
+                  " (or %lld, the loss's "
+                  "ignore_index)",
+                  static_cast<long long>(ignoreIndex));
+  return recordError(MSAMP_RT_ERROR_INVALID_ARGUMENT,
+                     "%s: %s: value %lld at %s is outside the valid range "
+                     "[%lld, %lld)%s",
+                     fn, what, static_cast<long long>(value),
+                     formatArray(coords, rank, at, sizeof(at)),
+                     static_cast<long long>(lower),
+                     static_cast<long long>(upper), ignored);
+}
+
+} // namespace msamp::runtime
+
 /// The first element of `view` (i64 or i32) outside [lower, upper) that is
 /// not the ignore_index recorded as "FN: WHAT: value V at [coords] is
 /// outside the valid range [lower, upper)"; MSAMP_RT_OK when there is none.
@@ -617,25 +649,8 @@ static msamp_rt_status checkIndexValues(const char *fn, const char *what,
     if ((value >= lower && value < upper) ||
         (has_ignore && value == ignore_index))
       continue;
-    // The element's coordinates, innermost dimension last.
-    int64_t coords[kMaxRank];
-    for (int64_t d = view.rank - 1, rest = i; d >= 0; --d) {
-      coords[d] = view.sizes[d] ? rest % view.sizes[d] : 0;
-      rest = view.sizes[d] ? rest / view.sizes[d] : 0;
-    }
-    char at[256], ignored[96] = "";
-    if (has_ignore)
-      std::snprintf(ignored, sizeof(ignored),
-                    " (or %lld, the loss's "
-                    "ignore_index)",
-                    static_cast<long long>(ignore_index));
-    return recordError(MSAMP_RT_ERROR_INVALID_ARGUMENT,
-                       "%s: %s: value %lld at %s is outside the valid range "
-                       "[%lld, %lld)%s",
-                       fn, what, static_cast<long long>(value),
-                       formatArray(coords, view.rank, at, sizeof(at)),
-                       static_cast<long long>(lower),
-                       static_cast<long long>(upper), ignored);
+    return recordIndexError(fn, what, view.sizes, view.rank, i, value, lower,
+                            upper, ignore_index, has_ignore);
   }
   return MSAMP_RT_OK;
 }
@@ -681,6 +696,25 @@ _mlir_ciface_msamp_rt_check_computed_index(UMR *ids, UMR *site, int32_t dtype,
     return (void)unsupportedDType(fn, what, dtype, "i64 or i32");
   View view;
   MSAMP_RT_TRY(unpack(fn, what, ids, dtype, view));
+  // In a step in device memory (the session's begin/end): on the stream,
+  // read after the step's wait (IndexChecks.h).
+  if (deferComputedIndexCheck(fn, what, view, dtype, upper, ignore_index,
+                              has_ignore))
+    return;
+  // Called outside a session on the CUDA backend: the indices may be device
+  // memory; read a copy (one wait).
+  std::vector<unsigned char> copy;
+  const GpuHostTable *gpu = installedGpuHost();
+  const char *backend = msamp_rt_get_backend();
+  if (gpu && backend && std::strcmp(backend, "cuda") == 0 && view.numel > 0) {
+    copy.resize(static_cast<size_t>(view.numel) *
+                (dtype == MSAMP_RT_I64 ? 8 : 4));
+    void *dst = copy.data();
+    const void *src = view.data;
+    const size_t bytes = copy.size();
+    MSAMP_RT_TRY(gpu->copyBuffers(&dst, &src, &bytes, 1));
+    view.data = copy.data();
+  }
   checkIndexValues(fn, what, view, dtype, 0, upper, ignore_index, has_ignore);
 }
 

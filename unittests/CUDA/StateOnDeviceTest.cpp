@@ -27,6 +27,9 @@
 
 namespace {
 
+using msamp_cuda_test::DeviceBuffer;
+using msamp_cuda_test::MemRef;
+
 class StateOnDevice : public msamp_cuda_test::CudaManagedTest {
 protected:
   StateOnDevice() { slack_ = 1; } // empty buffers get a distinct pointer
@@ -75,6 +78,59 @@ TEST_F(StateOnDevice, FindsTheFirstNonFiniteElementOfEachBuffer) {
   EXPECT_EQ(first[5], 6);
   EXPECT_EQ(first[6], -1); // no elements
   expectNoError("find_all_ones");
+}
+
+// A computed index's check on the stream (gpu/index_check.cu through
+// msamp_rt_index_checks_*, RuntimeABI.md 3.11.1): indices in device memory,
+// several grid waves long with bad elements in many blocks; nothing is
+// recorded until _end, which gives the CPU's message for the first failing
+// call (the lowest bad element and its value); i32 with an ignore_index.
+TEST_F(StateOnDevice, ComputedIndexChecksRunOnTheStream) {
+  const int64_t rows = 3, cols = 1'000'003;
+  std::vector<int64_t> ids(static_cast<size_t>(rows * cols), 4);
+  ids[2'900'000] = -1;
+  ids[1'234'567] = 10; // the lowest bad one: [1, 234564]
+  ids[2'000'000] = 99;
+  std::vector<int32_t> ids32(5000, 1);
+  ids32[17] = -100; // the ignore_index: fine
+  ids32[4000] = 7;
+  DeviceBuffer d64(ids.size() * 8), d32(ids32.size() * 4);
+  d64.upload(ids.data());
+  d32.upload(ids32.data());
+  MemRef m64(d64.get(), {rows, cols}), m32(d32.get(), {5000});
+  std::string where = "m.mlir:4:2", where32 = "m.mlir:9:1";
+  MemRef s64(where.data(), {static_cast<int64_t>(where.size())});
+  MemRef s32(where32.data(), {static_cast<int64_t>(where32.size())});
+
+  msamp_rt_index_checks *checks = msamp_rt_index_checks_create();
+  ASSERT_NE(checks, nullptr) << msamp_rt_get_last_error_message();
+  msamp_rt_index_checks_begin(checks);
+  _mlir_ciface_msamp_rt_check_computed_index(m32, s32, MSAMP_RT_I32, 8, -100,
+                                             1);
+  _mlir_ciface_msamp_rt_check_computed_index(m64, s64, MSAMP_RT_I64, 10, 0, 0);
+  EXPECT_EQ(msamp_rt_get_last_error(), MSAMP_RT_OK);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  EXPECT_EQ(msamp_rt_index_checks_end(checks), MSAMP_RT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(std::string(msamp_rt_get_last_error_message()),
+            "msamp_train_step: index computed at m.mlir:9:1: value 7 at "
+            "[4000] is outside the valid range [0, 8) (or -100, the loss's "
+            "ignore_index)");
+  msamp_rt_clear_error();
+
+  // The i32 indices fixed: the i64 call is the first to fail now.
+  ids32[4000] = 0;
+  d32.upload(ids32.data());
+  msamp_rt_index_checks_begin(checks);
+  _mlir_ciface_msamp_rt_check_computed_index(m32, s32, MSAMP_RT_I32, 8, -100,
+                                             1);
+  _mlir_ciface_msamp_rt_check_computed_index(m64, s64, MSAMP_RT_I64, 10, 0, 0);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  EXPECT_EQ(msamp_rt_index_checks_end(checks), MSAMP_RT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(std::string(msamp_rt_get_last_error_message()),
+            "msamp_train_step: index computed at m.mlir:4:2: value 10 at "
+            "[1, 234564] is outside the valid range [0, 10)");
+  msamp_rt_clear_error();
+  msamp_rt_index_checks_destroy(checks);
 }
 
 TEST_F(StateOnDevice, CopiesEveryBufferAndRestoresThem) {

@@ -81,4 +81,75 @@ TEST_F(IndexCheckTest, BadCallsAreErrorsNotCrashes) {
             MSAMP_RT_ERROR_NON_CONTIGUOUS);
 }
 
+/// msamp_rt_check_computed_index of `ids` (i64) at `site`, below `upper`.
+void checkComputed(Tensor<int64_t> &ids, const std::string &site,
+                   int64_t upper) {
+  Tensor<int8_t> text({static_cast<int64_t>(site.size())},
+                      std::vector<int8_t>(site.begin(), site.end()));
+  _mlir_ciface_msamp_rt_check_computed_index(ids, text, MSAMP_RT_I64, upper, 0,
+                                             0);
+}
+
+TEST_F(IndexCheckTest, AComputedIndexIsCheckedAtOnceOutsideASession) {
+  Tensor<int64_t> ids({2, 2}, {0, 1, 12, 3});
+  checkComputed(ids, "m.mlir:3:4", 10);
+  EXPECT_EQ(lastMessage(), "msamp_train_step: index computed at m.mlir:3:4: "
+                           "value 12 at [1, 0] is outside the valid range "
+                           "[0, 10)");
+}
+
+// Between begin and end (a session whose step runs on device memory) the
+// calls record nothing and read nothing back: end, after the step's wait,
+// records the first failing call in step order with the message above.
+// Without a CUDA backend the slots are filled on the host; the CUDA device
+// test CudaGraphStep.ABadComputedIndexGivesTheCpuError runs the kernels.
+TEST_F(IndexCheckTest, DeferredChecksReportTheFirstFailingCallAtTheEnd) {
+  msamp_rt_index_checks *checks = msamp_rt_index_checks_create();
+  ASSERT_NE(checks, nullptr);
+  Tensor<int64_t> good({3}, {0, 1, 2});
+  Tensor<int64_t> bad1({2, 3}, {0, 1, 2, 3, -4, 40});
+  Tensor<int64_t> bad2({4}, {9, 9, 9, 9});
+  msamp_rt_index_checks_begin(checks);
+  checkComputed(good, "m.mlir:1:1", 3);
+  checkComputed(bad1, "m.mlir:2:2", 4);
+  checkComputed(bad2, "m.mlir:3:3", 5);
+  expectNoError(); // nothing yet: the step has not been waited for
+  EXPECT_EQ(msamp_rt_index_checks_end(checks), MSAMP_RT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(lastMessage(), "msamp_train_step: index computed at m.mlir:2:2: "
+                           "value -4 at [1, 1] is outside the valid range "
+                           "[0, 4)");
+  msamp_rt_clear_error();
+
+  // After end the calls are immediate again.
+  checkComputed(bad2, "m.mlir:3:3", 5);
+  EXPECT_EQ(lastMessage(), "msamp_train_step: index computed at m.mlir:3:3: "
+                           "value 9 at [0] is outside the valid range [0, 5)");
+  msamp_rt_clear_error();
+
+  // The next step numbers its calls from 0 again: all good now.
+  msamp_rt_index_checks_begin(checks);
+  checkComputed(good, "m.mlir:1:1", 3);
+  checkComputed(good, "m.mlir:2:2", 4);
+  checkComputed(good, "m.mlir:3:3", 5);
+  EXPECT_EQ(msamp_rt_index_checks_end(checks), MSAMP_RT_OK);
+  expectNoError();
+  msamp_rt_index_checks_destroy(checks);
+}
+
+// An error the step recorded before its wait is the one reported (the
+// immediate check keeps it too).
+TEST_F(IndexCheckTest, DeferredChecksKeepAnEarlierError) {
+  msamp_rt_index_checks *checks = msamp_rt_index_checks_create();
+  ASSERT_NE(checks, nullptr);
+  Tensor<int64_t> bad({1}, std::vector<int64_t>{7});
+  msamp_rt_index_checks_begin(checks);
+  checkComputed(bad, "m.mlir:1:1", 3);
+  Tensor<float> floats({1}, std::vector<float>{0.0f});
+  EXPECT_EQ(msamp_rt_check_index(floats, MSAMP_RT_F32, 0, 2, 0, 0, "x"),
+            MSAMP_RT_ERROR_UNSUPPORTED_DTYPE);
+  msamp_rt_index_checks_end(checks);
+  EXPECT_EQ(msamp_rt_get_last_error(), MSAMP_RT_ERROR_UNSUPPORTED_DTYPE);
+  msamp_rt_index_checks_destroy(checks);
+}
+
 } // namespace

@@ -377,6 +377,48 @@ TEST(DeviceState, ABadIndexInputIsRefusedAndUndone) {
   EXPECT_EQ(device.runs, 3);
 }
 
+// A computed index out of range (msamp.check_index) in a step on device
+// memory: the check is deferred to the step's wait (the session's
+// msamp_rt_index_checks_begin/_end; filled on the host here, where no CUDA
+// backend is current, by the CUDA kernel on a GPU), the session refuses
+// the step with the message a host-memory session gives, the state is
+// restored and the next good batch trains.
+TEST(DeviceState, AComputedIndexOutOfRangeIsRefusedAfterTheStepsWait) {
+  TempDir dir;
+  ASSERT_NO_FATAL_FAILURE(
+      compileStep(dir.file("ci"), MSAMP_COMPUTED_INDEX_MODEL, "O0"));
+  ProtectedDevice device; // outlives the session
+  std::unique_ptr<Session> host, s;
+  ASSERT_OK(Session::open(dir.file("ci"), host));
+  ASSERT_OK(Session::open(dir.file("ci"), s, &device));
+  std::string messages[2];
+  int k = 0;
+  for (Session *session : {host.get(), s.get()}) {
+    ASSERT_OK(session->initialize(7, nullptr, nullptr));
+    std::vector<int64_t> ids = {0, 1, 2, 3, 4, 5, 6, 0};
+    ASSERT_OK(session->setInput("input_ids", ids.data(), 8 * 8));
+    float loss = 0;
+    ASSERT_OK(session->step(1.0f, 0, loss));
+    ids[6] = 8; // 11 after the graph adds 3: [1, 2] of the 10-row table
+    ASSERT_OK(session->setInput("input_ids", ids.data(), 8 * 8));
+    Error e = session->step(1.0f, 0, loss);
+    ASSERT_TRUE(e);
+    messages[k++] = e.message();
+    EXPECT_NE(e.message().find("computed-index.mlir:25:10: value 11 at "
+                               "[1, 2] is outside the valid range [0, 10)"),
+              std::string::npos)
+        << e.message();
+    EXPECT_EQ(session->completedSteps(), 1);
+    ids[6] = 6;
+    ASSERT_OK(session->setInput("input_ids", ids.data(), 8 * 8));
+    ASSERT_OK(session->step(1.0f, 0, loss));
+    EXPECT_EQ(session->completedSteps(), 2);
+  }
+  EXPECT_EQ(messages[0], messages[1]);
+  EXPECT_EQ(host->stateChecksum(false), s->stateChecksum(false));
+  EXPECT_EQ(device.runs, 3);
+}
+
 // The C API's copies on a CPU session (the same calls serve a GPU one):
 // read and write by name, sizes checked, info's data the tensor itself.
 TEST(DeviceState, CApiReadsAndWritesTensors) {

@@ -578,6 +578,25 @@ MSAMP_RT_EXPORT void _mlir_ciface_msamp_rt_check_computed_index(
     msamp_rt_unranked_memref *ids, msamp_rt_unranked_memref *site,
     int32_t dtype, int64_t upper, int64_t ignore_index, int32_t has_ignore);
 
+/** The computed-index checks of a step whose buffers are device memory
+ *  (docs/RuntimeABI.md 3.11.1): between _begin and _end, this thread's
+ *  msamp_rt_check_computed_index calls record nothing and wait for
+ *  nothing; the k-th call of the step fills slot k of the record (on the
+ *  CUDA backend's stream, in device memory, when the record was created
+ *  with that backend current; on the host otherwise). After the caller's
+ *  wait for the step, _end records the error of the first failing call in
+ *  step order, the message the immediate check gives (an error recorded
+ *  earlier is kept), and returns its code. A step replayed from a CUDA
+ *  graph makes no calls: _end reads the slots of the calls of the run that
+ *  was captured. _create returns null (with the error) when the device
+ *  record cannot be allocated. */
+typedef struct msamp_rt_index_checks msamp_rt_index_checks;
+MSAMP_RT_EXPORT msamp_rt_index_checks *msamp_rt_index_checks_create(void);
+MSAMP_RT_EXPORT void msamp_rt_index_checks_destroy(msamp_rt_index_checks *c);
+MSAMP_RT_EXPORT void msamp_rt_index_checks_begin(msamp_rt_index_checks *c);
+MSAMP_RT_EXPORT msamp_rt_status
+msamp_rt_index_checks_end(msamp_rt_index_checks *c);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -31,7 +31,8 @@ using namespace mlir;
 namespace {
 
 /// Whether every use of `value` (through casts) is the location text of
-/// msamp_rt_check_computed_index, which the host reads after a wait. Such a
+/// msamp_rt_check_computed_index, which the runtime keeps on the host to
+/// word the error (its indices are checked on the stream). Such a
 /// global needs no staging: staged, its copy was a kernel reading the host
 /// image, an illegal address on the H100 (compute-sanitizer, kit run of
 /// e986958).

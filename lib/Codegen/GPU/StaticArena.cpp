@@ -44,9 +44,9 @@ constexpr StringLiteral kArenaFunctions[kNumArenas] = {
 /// that run on the stream (the CUDA backend uses their device pointers in
 /// place, RuntimeABI.md 10.2; StreamOrderedCalls.h) and deallocs. Any other
 /// use is host code, a runtime call that is not stream-ordered too: it runs
-/// on the host after a wait and reads its operands there
-/// (msamp_rt_check_computed_index reads a kernel's indices), so its buffer
-/// must be host-visible.
+/// on the host after a wait and reads its operands there, so its buffer
+/// must be host-visible. (msamp_rt_check_computed_index is stream-ordered:
+/// its indices are checked on the device.)
 bool onlyDeviceUses(Value value) {
   for (OpOperand &use : value.getUses()) {
     Operation *user = use.getOwner();

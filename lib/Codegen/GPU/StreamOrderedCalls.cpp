@@ -10,6 +10,8 @@
 
 namespace mlir::msamp {
 
+// msamp_rt_check_computed_index checks its indices on the stream and the
+// session reads the result after the step's wait (RuntimeABI.md 3.11.1).
 bool isStreamOrderedCall(llvm::StringRef callee) {
   static const llvm::StringSet<> names = {"msamp_rt_quantize",
                                           "msamp_rt_dequantize",
@@ -27,7 +29,8 @@ bool isStreamOrderedCall(llvm::StringRef callee) {
                                           "msamp_rt_sgd_update",
                                           "msamp_rt_quantize_jit",
                                           "msamp_rt_scale_update",
-                                          "msamp_rt_quantize_transpose"};
+                                          "msamp_rt_quantize_transpose",
+                                          "msamp_rt_check_computed_index"};
   return names.contains(callee);
 }
 

@@ -324,6 +324,18 @@ cudaError_t launchFindAllOnes(const ScanBuffer *buffers, int64_t n,
                               void *scratch, unsigned long long *first,
                               cudaStream_t stream, int64_t *bad);
 
+//===--- gpu/index_check.cu -----------------------------------------------===//
+
+/// Enqueues on `stream`: record[0..1] reset to all ones, then record[0] =
+/// the lowest linear index of the `numel` signed indices (`width` 4 or 8
+/// bytes) at `ids` outside [0, upper) and not `ignoreIndex` (when
+/// `hasIgnore`), record[1] = its value. Any other width returns
+/// cudaErrorInvalidValue and enqueues nothing. No wait.
+cudaError_t launchCheckIndex(const void *ids, int64_t numel, int32_t width,
+                             int64_t upper, int64_t ignoreIndex,
+                             int32_t hasIgnore, unsigned long long *record,
+                             cudaStream_t stream);
+
 } // namespace msamp::runtime::cuda
 
 #endif // MSAMP_LIB_RUNTIME_CUDA_KERNELS_H

@@ -229,6 +229,11 @@ Error Session::open(const std::string &dir, std::unique_ptr<Session> &out,
   BufferMemory memory = BufferMemory::Host;
   auto *blocker = static_cast<const char *>(
       dlsym(library, "msamp_train_step_graph_blocker"));
+  // Test hook: no step the compiler accepts has a blocker left (docs/GPU.md
+  // "No managed memory, every step a CUDA graph"), so the device test of
+  // the fallback (eager steps, managed memory, a note) names one.
+  if (const char *hook = std::getenv("MSAMP_TEST_GRAPH_BLOCKER"); hook && *hook)
+    blocker = hook;
   if (auto *target =
           static_cast<const char *>(dlsym(library, "msamp_train_step_target"));
       target && std::strcmp(target, "cuda") == 0) {
@@ -338,6 +343,12 @@ Error Session::open(const std::string &dir, std::unique_ptr<Session> &out,
     s->setCudaGraphs(graphs);
   }
   if (memory != BufferMemory::Host) {
+    // The step's computed-index checks run where its buffers are; their
+    // record is read after the step's wait (RuntimeABI.md 3.11.1).
+    s->indexChecks_ = msamp_rt_index_checks_create();
+    if (!s->indexChecks_)
+      return runtimeFailure(dir + ": allocating the record of the step's "
+                                  "computed-index checks");
     // Touched by the device only (copyState).
     std::string why;
     s->deviceSnapshot_ = s->device_->allocate(
@@ -527,6 +538,7 @@ Error Session::snapshotState() { return copyState(/*toSnapshot=*/true); }
 Error Session::restoreState() { return copyState(/*toSnapshot=*/false); }
 
 Session::~Session() {
+  msamp_rt_index_checks_destroy(indexChecks_);
   if (deviceSnapshot_)
     device_->release(deviceSnapshot_);
 }
@@ -679,6 +691,9 @@ Error Session::step(float lr, uint32_t flags, float &loss) {
   std::string runtimeError = graph_.run(
       runtimeGraphDevice(),
       [&] {
+        // Every run of the step's host code (eager, warm-up, capture)
+        // numbers its checks from 0; a replay reuses the captured ones.
+        msamp_rt_index_checks_begin(indexChecks_);
         if (device_)
           device_->run([&] { packed_(descriptors_.data()); });
         else
@@ -695,6 +710,9 @@ Error Session::step(float lr, uint32_t flags, float &loss) {
     // A GPU step returns with its work enqueued (RuntimeABI.md 13.1): the
     // loss, the metrics and any kernel's fault are there after this wait.
     device_->synchronize();
+    // A computed index out of range, found on the stream: the CPU's error
+    // of the first failing check in step order, unless one came earlier.
+    msamp_rt_index_checks_end(indexChecks_);
     if (std::string late = recorded(); runtimeError.empty())
       runtimeError = late;
   }

@@ -216,6 +216,10 @@ private:
   /// can), found at open, and the graph.
   std::string graphWhyNot_;
   StepGraph graph_;
+  /// A Device or Managed session's computed-index checks: deferred to the
+  /// step's one wait (msamp_rt_index_checks_begin/_end), so the step's host
+  /// code reads no buffer and a graph replay checks too.
+  msamp_rt_index_checks *indexChecks_ = nullptr;
 };
 
 } // namespace msamp::session

@@ -1,6 +1,7 @@
 // msamp-gpu-async-launches: a block's launches are chained on one async
 // token (the session's stream); the runtime's stream-ordered entry points
-// (here msamp_rt_amax) and allocations run between them without a wait;
+// (here msamp_rt_amax, and msamp_rt_check_computed_index, whose check
+// runs on the stream too) and allocations run between them without a wait;
 // the host waits (a blocking gpu.wait) only before its own memory access,
 // a call outside the backend's stream, an op with regions, and a nested
 // block's terminator or a private function's return, each time only if a
@@ -32,8 +33,9 @@
 // CHECK-NEXT: call @helper()
 // CHECK-NEXT: %[[T8:.+]] = gpu.wait async
 // CHECK-NEXT: %[[T9:.+]] = gpu.launch_func async [%[[T8]]] @k::@k
-// CHECK-NEXT: gpu.wait [%[[T9]]]
 // CHECK-NEXT: call @msamp_rt_check_computed_index(
+// CHECK-NEXT: gpu.wait [%[[T9]]]
+// CHECK-NEXT: call @helper()
 // CHECK-NEXT: memref.dealloc
 // CHECK-NEXT: return
 // CHECK-NOT: gpu.launch_func @
@@ -94,6 +96,7 @@ module attributes {gpu.container_module} {
     call @helper() : () -> ()
     gpu.launch_func @k::@k blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%b : memref<4xf32>)
     call @msamp_rt_check_computed_index(%u, %u, %c0_i32, %c0_i64, %c0_i64, %c0_i32) : (memref<*xi8>, memref<*xi8>, i32, i64, i64, i32) -> ()
+    call @helper() : () -> ()
     memref.dealloc %b : memref<4xf32>
     return %v : f32
   }

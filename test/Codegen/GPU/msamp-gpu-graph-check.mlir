@@ -109,11 +109,25 @@ module {
 
 // -----
 
-// CHECK: msamp.cuda_graph_blocker = "{{.*}}: calls @msamp_rt_check_computed_index, which is not ordered on the runtime's stream"
+// A computed index is checked on the stream (the session reads the result
+// after the step's wait): nothing to block.
+// CHECK: module attributes {msamp.cuda_graph_blocker = ""}
 module {
   func.func private @msamp_rt_check_computed_index(memref<*xi8>)
   func.func @step(%u: memref<*xi8>) {
     call @msamp_rt_check_computed_index(%u) : (memref<*xi8>) -> ()
+    return
+  }
+}
+
+// -----
+
+// A call the runtime does not order on its stream runs on the host.
+// CHECK: msamp.cuda_graph_blocker = "{{.*}}: calls @host_reads, which is not ordered on the runtime's stream"
+module {
+  func.func private @host_reads(memref<*xi8>)
+  func.func @step(%u: memref<*xi8>) {
+    call @host_reads(%u) : (memref<*xi8>) -> ()
     return
   }
 }

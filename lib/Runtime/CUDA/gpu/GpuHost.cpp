@@ -493,6 +493,20 @@ void deviceFree(void *ptr) {
     cudaFree(ptr); // waits for the work that may still use it
 }
 
+msamp_rt_status checkIndex(const void *ids, int64_t numel, int32_t width,
+                           int64_t upper, int64_t ignoreIndex,
+                           int32_t hasIgnore, void *record) {
+  return withActiveBackend(
+      "msamp_rt_check_computed_index", [&](const DeviceContext &ctx) {
+        MSAMP_CUDA_TRY_CTX(
+            launchCheckIndex(ids, numel, width, upper, ignoreIndex, hasIgnore,
+                             static_cast<unsigned long long *>(record),
+                             ctx.stream),
+            "%lld indices of %d bytes", static_cast<long long>(numel), width);
+        return MSAMP_RT_OK;
+      });
+}
+
 const GpuHostTable theTable = {kGpuHostVersion,
                                moduleLoad,
                                moduleGetFunction,
@@ -510,7 +524,8 @@ const GpuHostTable theTable = {kGpuHostVersion,
                                graphLaunch,
                                graphDestroy,
                                deviceAlloc,
-                               deviceFree};
+                               deviceFree,
+                               checkIndex};
 
 } // namespace
 } // namespace msamp::runtime::cuda
