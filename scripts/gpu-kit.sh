@@ -179,6 +179,7 @@ UNIT=(
   "$TMP/lm.mlir O0" "$TMP/lm.mlir O2"
   "$ROOT/test/Codegen/GPU/Inputs/embedding-grad-step.mlir O0"
   "$ROOT/test/Codegen/GPU/Inputs/split-column-sum.mlir O0"
+  "$ROOT/test/Codegen/GPU/Inputs/constant-table-step.mlir O0"
   "$ROOT/test/Tools/msamp-run/Inputs/computed-index.mlir O0"
 )
 for spec in "${UNIT[@]}"; do

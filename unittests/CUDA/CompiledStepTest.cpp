@@ -284,6 +284,10 @@ std::string splitColumnSumModel() {
                  MSAMP_SPLIT_COLUMN_SUM_MODEL);
 }
 
+std::string constantTableModel() {
+  return fromEnv("MSAMP_TEST_CONSTANT_TABLE_MODEL", MSAMP_CONSTANT_TABLE_MODEL);
+}
+
 std::string embeddingGradModel() {
   return fromEnv("MSAMP_TEST_EMBEDDING_GRAD_MODEL", MSAMP_EMBEDDING_GRAD_MODEL);
 }
@@ -368,6 +372,31 @@ TEST(CudaCompiledStep, SplitColumnSumMatchesCpuExactly) {
   const std::string cpu = safetensorsData(dir + "/cpu.safetensors");
   const std::string cuda = safetensorsData(dir + "/cuda.safetensors");
   ASSERT_EQ(cpu.size(), 8u + 48u * 4u);
+  EXPECT_TRUE(cuda == cpu) << "w differs from the CPU's";
+  std::string cleanup = "rm -rf '" + dir + "'";
+  (void)std::system(cleanup.c_str());
+}
+
+// A kernel reads a ranked constant table (test/Codegen/GPU/Inputs/
+// constant-table-step.mlir: w's gradient is x * table). The table's staging
+// copy kernel read the host image of train_step.so before
+// msamp-gpu-sink-globals (an illegal address); now the table is a global of
+// the kernel module. One SGD step with lr 1 leaves w - x * table, one
+// multiply per element on both targets: the GPU's w equals the CPU's bit
+// for bit.
+TEST(CudaCompiledStep, AConstantTableIsReadFromDeviceMemory) {
+  MSAMP_REQUIRE_CUDA_DEVICE();
+  MSAMP_REQUIRE_TOOLS();
+  MSAMP_REQUIRE_STEP(constantTableModel(), "O0");
+  const std::string dir = testDir("constant-table");
+  runOnBothBackends(dir, constantTableModel(), "O0", 1,
+                    "--save '" + dir + "/BACKEND.safetensors'");
+  if (::testing::Test::HasFatalFailure())
+    return;
+  // The step counter (8 bytes) and w (8 floats), in the same layout.
+  const std::string cpu = safetensorsData(dir + "/cpu.safetensors");
+  const std::string cuda = safetensorsData(dir + "/cuda.safetensors");
+  ASSERT_EQ(cpu.size(), 8u + 8u * 4u);
   EXPECT_TRUE(cuda == cpu) << "w differs from the CPU's";
   std::string cleanup = "rm -rf '" + dir + "'";
   (void)std::system(cleanup.c_str());

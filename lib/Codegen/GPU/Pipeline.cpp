@@ -47,6 +47,7 @@
 
 #include "MSAMP/Codegen/CPU/Passes.h"
 #include "MSAMP/Codegen/GPU/Passes.h"
+#include "MSAMP/Codegen/GPU/SinkGlobals.h"
 #include "MSAMP/Conversion/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
@@ -148,6 +149,9 @@ void mlir::msamp::buildLowerToGPUPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createConvertParallelLoopToGpuPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  // A staged table's copy kernel reads the table from its own module
+  // (device memory), not from the host image (SinkGlobals.cpp).
+  pm.addNestedPass<func::FuncOp>(createMSAMPGPUSinkGlobals());
   pm.addPass(createGpuKernelOutliningPass());
   if (options.dedupe)
     pm.addPass(createMSAMPGPUDedupeKernels());
@@ -207,6 +211,8 @@ void mlir::msamp::buildLowerToGPUPipeline(OpPassManager &pm,
 }
 
 void mlir::msamp::registerMSAMPGPUPipelines() {
+  // Not in Passes.td (SinkGlobals.h): registered with the pipeline.
+  registerMSAMPGPUSinkGlobals();
   PassPipelineRegistration<LowerToGPUOptions>(
       "msamp-lower-to-gpu",
       "lower a compiled train step to GPU kernels (NVVM, PTX embedded) and "
