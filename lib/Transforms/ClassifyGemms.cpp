@@ -212,7 +212,50 @@ private:
     return reached;
   }
 
+  /// Whether `start` reaches any gradient, through GEMMs too: whether
+  /// reachedGradients(start, /*throughGemms=*/true) is non-empty. That walk
+  /// from each attention backward GEMM visited everything downstream of it
+  /// (every earlier layer's backward), quadratic in the layers; instead the
+  /// set of values that reach a gradient is computed once per function,
+  /// walking reachedGradients' edges backwards from the gradient sinks.
+  bool reachesAnyGradient(Value start) {
+    if (!reachesGradient) {
+      reachesGradient.emplace();
+      SmallVector<Value> work;
+      for (auto &sink : gradSinks)
+        work.push_back(sink.first->get());
+      auto addOperands = [&](Operation *op) {
+        // reachedGradients follows no edge out of a terminator's operands
+        // except to its parent's results (handled below).
+        if (!op->hasTrait<OpTrait::IsTerminator>())
+          llvm::append_range(work, op->getOperands());
+      };
+      while (!work.empty()) {
+        Value value = work.pop_back_val();
+        if (!reachesGradient->insert(value).second)
+          continue;
+        if (auto arg = dyn_cast<BlockArgument>(value)) {
+          // A region argument is reached from any operand of its op.
+          Operation *owner = arg.getOwner()->getParentOp();
+          if (owner && owner != func.getOperation())
+            addOperands(owner);
+          continue;
+        }
+        Operation *def = value.getDefiningOp();
+        addOperands(def);
+        // A result is also reached from what the op's regions yield.
+        for (Region &region : def->getRegions())
+          for (Block &block : region)
+            if (!block.empty() &&
+                block.back().hasTrait<OpTrait::IsTerminator>())
+              llvm::append_range(work, block.back().getOperands());
+      }
+    }
+    return reachesGradient->contains(start);
+  }
+
   func::FuncOp func;
+  std::optional<llvm::DenseSet<Value>> reachesGradient;
   SmallVector<std::pair<OpOperand *, unsigned>> gradSinks;
   DenseMap<OpOperand *, unsigned> sinkIndex;
   llvm::DenseSet<Value> forward;
@@ -303,7 +346,7 @@ void Classifier::run(std::array<uint64_t, 5> &counts) {
         break;
       }
       if (kind.empty()) {
-        if (!reachedGradients(result, /*throughGemms=*/true).empty()) {
+        if (reachesAnyGradient(result)) {
           kind = kAttentionBwd;
           why = "activation x activation GEMM (attention backward): no "
                 "operand is a parameter and the result reaches parameter "

@@ -47,6 +47,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
@@ -140,20 +141,39 @@ static cl::opt<unsigned>
                   "available); the output is the same for every value"),
          cl::value_desc("N"), cl::init(0));
 
+static cl::opt<bool> verifyEach(
+    "verify-each", cl::cat(toolOptions),
+    cl::desc("run the IR verifier after every MLIR pass (for debugging a "
+             "pass; off: the parsed input, the compiled step and the IR "
+             "handed to translation are verified)"),
+    cl::init(false));
+
 static int fail(const llvm::Twine &message) {
   llvm::errs() << "msamp-compile: error: " << message << "\n";
   return 1;
 }
 
 /// Runs a textual list of passes (no builtin.module(...) anchor) on `module`,
-/// timing each pass under `timing` (--time-passes).
+/// timing each pass under `timing` (--time-passes). MLIR's pass manager
+/// verifies the IR after every pass by default, which was 12% of a 24-layer
+/// compile and grows with the step (docs/Benchmarks.md "Sixth round"):
+/// unless --verify-each, only the pipeline's result is verified, so a pass
+/// that breaks the IR is still an error here (named less precisely; rerun
+/// with --verify-each to find it), never a broken train_step.so.
 static LogicalResult runPipeline(ModuleOp module, StringRef pipeline,
-                                 TimingScope &timing) {
+                                 TimingScope &timing,
+                                 bool verifyResult = true) {
   auto pm = PassManager::on<ModuleOp>(module->getContext());
   if (failed(parsePassPipeline(pipeline, pm, llvm::errs())))
     return failure();
   pm.enableTiming(timing);
-  return pm.run(module);
+  pm.enableVerifier(verifyEach);
+  if (failed(pm.run(module)))
+    return failure();
+  if (verifyEach || !verifyResult)
+    return success();
+  TimingScope verifyTimer = timing.nest("verify the result");
+  return verify(module);
 }
 
 static LogicalResult writeText(StringRef path,
@@ -354,7 +374,7 @@ int main(int argc, char **argv) {
   if (failed(runPipeline(
           *module,
           "msamp-write-manifest{file=" + manifestPath.str().str() + "}",
-          writeTimer)))
+          writeTimer, /*verifyResult=*/false)))
     return 1;
   // The tensor-level facts, before lowering erases them; the memory report
   // is written once the buffer plan has added its peak.
