@@ -193,6 +193,15 @@ void mlir::msamp::buildLowerToGPUPipeline(OpPassManager &pm,
     pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefToLLVM));
     pm.addPass(createGpuToLLVMConversionPass());
   });
+  // The host step is a straight line of launches and runtime calls, as on
+  // the CPU with its nests outlined (buildLoopsToLLVMPipeline), and it grew
+  // the same way: LLVM -O3 (the SLP vectorizer) and instruction selection
+  // of its one block were superlinear in depth (issue 19,
+  // docs/Benchmarks.md "Sixth round"). The kernels are in the gpu.binary
+  // ops already; only the host's launch setup is compiled at -O0.
+  pm.addPass(createMSAMPInlineStepIntoEntryPoint());
+  pm.addPass(createMSAMPOptNoneEntryPoints());
+  pm.addPass(createMSAMPSplitStraightLines());
 }
 
 void mlir::msamp::registerMSAMPGPUPipelines() {
