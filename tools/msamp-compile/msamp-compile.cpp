@@ -31,8 +31,8 @@
 
 #include "MSAMP/Codegen/BufferPlanAttr.h"
 #include "MSAMP/Codegen/GPU/GPURuntimeSymbols.h"
-#include "MSAMP/Codegen/GPU/LaunchAllocas.h"
 #include "MSAMP/Codegen/GPU/GraphCheck.h"
+#include "MSAMP/Codegen/GPU/LaunchAllocas.h"
 #include "MSAMP/Codegen/GPU/Passes.h"
 #include "MSAMP/Conversion/Passes.h"
 #include "MSAMP/Registration/InitAll.h"

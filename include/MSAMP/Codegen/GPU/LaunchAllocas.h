@@ -1,4 +1,4 @@
-//===- LaunchAllocas.h - static stack slots for launch arguments -*- C++ -*-===//
+//===- LaunchAllocas.h - stack slots for launch arguments ---*- C++ -*-===//
 //
 // The GPU dialect's LLVM IR translation of gpu.launch_func (SelectObjectAttr)
 // allocates each launch's argument struct and pointer array where the launch
