@@ -32,6 +32,7 @@
 #include "MSAMP/Codegen/BufferPlanAttr.h"
 #include "MSAMP/Codegen/GPU/GPURuntimeSymbols.h"
 #include "MSAMP/Codegen/GPU/GraphCheck.h"
+#include "MSAMP/Codegen/GPU/LaunchAllocas.h"
 #include "MSAMP/Codegen/GPU/Passes.h"
 #include "MSAMP/Conversion/Passes.h"
 #include "MSAMP/Registration/InitAll.h"
@@ -434,6 +435,9 @@ int main(int argc, char **argv) {
   if (cuda) {
     if (auto err = msamp::renameGPUHostCalls(*llvmModule))
       return fail(llvm::toString(std::move(err)));
+    // Each launch's argument buffers in the -O0 step's frame, not pushed
+    // on the stack launch after launch (LaunchAllocas.h).
+    msamp::hoistLaunchAllocas(*llvmModule);
     // The session allocates a GPU step's buffers in device memory.
     auto *tag = llvm::ConstantDataArray::getString(llvmContext, "cuda");
     new llvm::GlobalVariable(*llvmModule, tag->getType(), /*isConstant=*/true,

@@ -121,12 +121,23 @@ struct MergeScalarKernelsPass
   /// before `target` (it is not an allocation or a pure op).
   FailureOr<SmallVector<Operation *>> opsToHoist(Operation *kernel,
                                                  Operation *target) {
+    // The ops between `target` and `kernel`, numbered in reverse block
+    // order (findTarget walked the same stretch). Asking
+    // Operation::isBeforeInBlock instead renumbered the whole block after
+    // every merge had moved ops: quadratic in its length, which grows with
+    // depth (issue 19).
+    llvm::DenseMap<Operation *, unsigned> between;
+    for (Operation *op = kernel->getPrevNode(); op != target;
+         op = op->getPrevNode())
+      between.try_emplace(op, between.size());
     llvm::SetVector<Operation *> hoist;
     SmallVector<Value> worklist(capturedValues(kernel).takeVector());
     while (!worklist.empty()) {
       Operation *def = worklist.pop_back_val().getDefiningOp();
+      // Defined in the kernel's block before it: between the two, or
+      // `target` itself (which is not movable), or before `target`.
       if (!def || def->getBlock() != kernel->getBlock() ||
-          def->isBeforeInBlock(target) || hoist.contains(def))
+          (def != target && !between.contains(def)) || hoist.contains(def))
         continue;
       bool movable = (isa<memref::AllocOp>(def) || isMemoryEffectFree(def)) &&
                      def->getNumRegions() == 0;
@@ -136,8 +147,8 @@ struct MergeScalarKernelsPass
       llvm::append_range(worklist, def->getOperands());
     }
     SmallVector<Operation *> ordered = hoist.takeVector();
-    llvm::sort(ordered, [](Operation *a, Operation *b) {
-      return a->isBeforeInBlock(b);
+    llvm::sort(ordered, [&](Operation *a, Operation *b) {
+      return between.lookup(a) > between.lookup(b);
     });
     return ordered;
   }

@@ -212,7 +212,13 @@ struct MergeSiblingKernelsPass
     const BufferAccesses &own = accessesOf(b);
     llvm::SetVector<Operation *> hoist;
     SmallVector<Value> worklist(usedValues(b).takeVector());
+    // The ops between `a` and `b`, numbered in reverse block order. Asking
+    // Operation::isBeforeInBlock instead renumbered the whole block after
+    // every merge had moved ops: quadratic in its length, which grows with
+    // depth (issue 19).
+    llvm::DenseMap<Operation *, unsigned> between;
     for (Operation *op = b->getPrevNode(); op != a; op = op->getPrevNode()) {
+      between.try_emplace(op, between.size());
       if (isInitFill(op, b)) {
         hoist.insert(op);
         llvm::append_range(worklist, op->getOperands());
@@ -223,7 +229,10 @@ struct MergeSiblingKernelsPass
     }
     while (!worklist.empty()) {
       Operation *def = worklist.pop_back_val().getDefiningOp();
-      if (!def || def->getBlock() != b->getBlock() || def->isBeforeInBlock(a) ||
+      // Defined in b's block before b: between the two, or `a` itself
+      // (which is not movable), or before `a`.
+      if (!def || def->getBlock() != b->getBlock() ||
+          (def != a.getOperation() && !between.contains(def)) ||
           hoist.contains(def))
         continue;
       if (!isMovable(def))
@@ -232,8 +241,8 @@ struct MergeSiblingKernelsPass
       llvm::append_range(worklist, def->getOperands());
     }
     SmallVector<Operation *> ordered = hoist.takeVector();
-    llvm::sort(ordered, [](Operation *x, Operation *y) {
-      return x->isBeforeInBlock(y);
+    llvm::sort(ordered, [&](Operation *x, Operation *y) {
+      return between.lookup(x) > between.lookup(y);
     });
     return ordered;
   }

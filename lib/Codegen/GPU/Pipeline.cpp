@@ -202,7 +202,9 @@ void mlir::msamp::buildLowerToGPUPipeline(OpPassManager &pm,
   // generation of that block grew quadratically (issue 19: 12.8 s and 12.5
   // s of a 25 s compile at 8 layers). As on the CPU target, it goes into
   // the packed entry point, -O0 (optnone: nothing to optimize in glue that
-  // a CUDA graph replays without running), cut into bounded blocks.
+  // a CUDA graph replays without running), cut into bounded blocks
+  // (msamp-compile then moves each launch's argument allocas into the
+  // entry block: LaunchAllocas.h).
   if (!options.hostEmulation) {
     pm.addPass(createMSAMPInlineStepIntoEntryPoint());
     pm.addPass(createMSAMPOptNoneEntryPoints());
