@@ -68,7 +68,7 @@
 // once at the entry; nothing is allocated or freed in the step, and no
 // buffer is in the pinned host arena (the host code touches none). The
 // step is moved into the packed entry point, which is compiled at -O0
-// (optnone-entry-points-cuda.test).
+// (host-step-optnone.test).
 // CHECK-LABEL: llvm.func @msamp_train_step_packed(
 // CHECK-NOT: _mlir_memref_to_llvm_alloc
 // CHECK-NOT: msamp_rt_gpu_host_arena
