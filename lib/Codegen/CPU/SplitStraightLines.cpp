@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "MSAMP/Codegen/CPU/BoundedBlocks.h"
 #include "MSAMP/Codegen/CPU/Passes.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -66,27 +67,6 @@ unsigned hoistStaticAllocas(LLVM::LLVMFuncOp fn) {
   return numHoisted;
 }
 
-/// Splits `block` into blocks of at most `maxOps` operations each (plus a
-/// branch to the next), in order; its first `numLeading` operations (the
-/// entry block's static allocas) stay in it and are not counted. Split from
-/// the back: each split moves one chunk, so the whole is linear in the
-/// block.
-void splitBlock(Block *block, int64_t maxOps, unsigned numLeading) {
-  SmallVector<Operation *> splitBefore;
-  int64_t count = 0;
-  for (Operation &op :
-       llvm::drop_begin(block->without_terminator(), numLeading))
-    if (++count > maxOps) {
-      splitBefore.push_back(&op);
-      count = 1;
-    }
-  for (Operation *op : llvm::reverse(splitBefore)) {
-    Block *next = block->splitBlock(op);
-    OpBuilder builder = OpBuilder::atBlockEnd(block);
-    LLVM::BrOp::create(builder, op->getLoc(), ValueRange(), next);
-  }
-}
-
 struct MSAMPSplitStraightLinesPass
     : ::mlir::msamp::impl::MSAMPSplitStraightLinesBase<
           MSAMPSplitStraightLinesPass> {
@@ -114,7 +94,11 @@ struct MSAMPSplitStraightLinesPass
       for (Block &block : fn.getBody())
         blocks.push_back(&block);
       for (Block *block : blocks) {
-        splitBlock(block, maxOps, numLeading);
+        msamp::splitIntoBoundedBlocks(
+            block, maxOps, numLeading,
+            [](OpBuilder &builder, Location loc, Block *next) {
+              LLVM::BrOp::create(builder, loc, ValueRange(), next);
+            });
         numLeading = 0;
       }
       ++numSplit;

@@ -48,6 +48,7 @@
 #include "MSAMP/Codegen/CPU/Passes.h"
 #include "MSAMP/Codegen/GPU/Passes.h"
 #include "MSAMP/Codegen/GPU/SinkGlobals.h"
+#include "MSAMP/Codegen/GPU/SplitHostStep.h"
 #include "MSAMP/Conversion/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
@@ -99,6 +100,13 @@ void mlir::msamp::buildLowerToGPUPipeline(OpPassManager &pm,
         // FP8 GEMM operands in the other layout: transposed codes written
         // by their quantize's call instead of a pack in every GEMM.
         pm.addNestedPass<func::FuncOp>(createMSAMPGPUFP8OperandLayouts());
+      },
+      // No tensor the destination of many writes: CSE had merged every
+      // tensor.empty of a type into one value, and one-shot
+      // bufferization's conflict analysis grew with the cube of such a set
+      // (issue 19: 9.4 s of a 29 s compile at 24 layers). As on the CPU.
+      [](OpPassManager &pm) {
+        pm.addNestedPass<func::FuncOp>(createMSAMPSplitSharedInits());
       });
 
   // 2. linalg -> parallel loops -> gpu.launch -> gpu.module.
@@ -188,7 +196,10 @@ void mlir::msamp::buildLowerToGPUPipeline(OpPassManager &pm,
                            : std::string(options.toolkit);
   pm.addPass(createGpuModuleToBinaryPass(binary));
 
-  // 4. Host code -> LLVM dialect.
+  // 4. Host code -> LLVM dialect, the host step first cut into bounded
+  // blocks: the conversions renumbered its one block for every value they
+  // replaced (SplitHostStep.cpp).
+  pm.addPass(createMSAMPGPUSplitHostStep());
   buildHostToLLVMPipeline(pm, [](OpPassManager &pm) {
     // Before gpu-to-llvm, whose memref patterns would lower memref.alloc to
     // plain malloc (host memory a kernel cannot reach).
@@ -213,8 +224,10 @@ void mlir::msamp::buildLowerToGPUPipeline(OpPassManager &pm,
 }
 
 void mlir::msamp::registerMSAMPGPUPipelines() {
-  // Not in Passes.td (SinkGlobals.h): registered with the pipeline.
+  // Not in Passes.td (SinkGlobals.h, SplitHostStep.h): registered with the
+  // pipeline.
   registerMSAMPGPUSinkGlobals();
+  registerMSAMPGPUSplitHostStep();
   PassPipelineRegistration<LowerToGPUOptions>(
       "msamp-lower-to-gpu",
       "lower a compiled train step to GPU kernels (NVVM, PTX embedded) and "

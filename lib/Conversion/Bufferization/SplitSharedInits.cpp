@@ -3,7 +3,8 @@
 //
 // Every use of a tensor.empty, and every destination use of a linalg.fill of
 // one, gets its own copy of that op right before the user, so that no value
-// is the destination of many writes (Passes.td).
+// is the destination of many writes, and no chain of in-place writes grows
+// without bound (Passes.td).
 //
 //===----------------------------------------------------------------------===//
 
@@ -79,6 +80,43 @@ void splitUses(func::FuncOp func,
       entry.first->erase();
 }
 
+/// Cuts every chain of in-place writes longer than `maxChain`: an op whose
+/// destination is the only use of an earlier destination-style op's result
+/// (the gradient norm's sums of squares, one per parameter into one f64
+/// accumulator: 536 at 24 layers) extends that result's chain; at
+/// `maxChain` ops the destination becomes a copy into a fresh empty, the
+/// first op of a new chain. Bufferization puts a whole chain in one alias
+/// set and checks each write against every read and write of the set:
+/// cubic in the chain. A copy is a new buffer with the same contents: the
+/// ops compute the same values in the same order. Static shapes only (the
+/// empty needs no sizes). One walk: linear.
+void cutLongChains(func::FuncOp func, unsigned maxChain) {
+  // Per destination-style result: how many ops its chain has so far.
+  llvm::DenseMap<Value, unsigned> lengths;
+  OpBuilder builder(func.getContext());
+  func.walk([&](DestinationStyleOpInterface op) {
+    if (!op.hasPureTensorSemantics())
+      return;
+    for (OpOperand &init : op.getDpsInitsMutable()) {
+      Value dest = init.get();
+      unsigned length = 0;
+      auto it = lengths.find(dest);
+      if (it != lengths.end() && dest.hasOneUse())
+        length = it->second;
+      auto type = dyn_cast<RankedTensorType>(dest.getType());
+      if (length >= maxChain && type && type.hasStaticShape()) {
+        builder.setInsertionPoint(op);
+        Value empty = tensor::EmptyOp::create(
+            builder, op.getLoc(), type.getShape(), type.getElementType());
+        init.set(linalg::CopyOp::create(builder, op.getLoc(), dest, empty)
+                     .getResult(0));
+        length = 0;
+      }
+      lengths[op.getTiedOpResult(&init)] = length + 1;
+    }
+  });
+}
+
 struct MSAMPSplitSharedInitsPass
     : ::mlir::msamp::impl::MSAMPSplitSharedInitsBase<
           MSAMPSplitSharedInitsPass> {
@@ -95,6 +133,9 @@ struct MSAMPSplitSharedInitsPass
     splitUses(
         getOperation(), [](Operation *op) { return isa<tensor::EmptyOp>(op); },
         [](OpOperand &) { return true; }, maxUses);
+    // After the empties: the copies' empties have one use each.
+    if (maxChain > 0)
+      cutLongChains(getOperation(), maxChain);
   }
 };
 } // namespace

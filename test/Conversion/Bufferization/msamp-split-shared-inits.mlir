@@ -89,3 +89,75 @@ func.func @fill_of_argument(%x: tensor<4x8xf32>, %init: tensor<4xf32>) -> (tenso
     }
   return %r0, %r1 : tensor<4xf32>, tensor<4xf32>
 }
+
+// -----
+
+// Chains of in-place writes (max-chain=2, RUN line CHAIN): each op whose
+// destination is the only use of the previous op's result writes into the
+// same buffer; after two ops the destination is a copy into a fresh empty.
+// The fill starts the first chain, so the first sum is its second op and
+// the second sum gets a copy. A result with a second use (%s3, returned)
+// does not extend its chain (bufferization copies it for the later write
+// anyway): %s4 starts a new one, and %s6 is its third op.
+// RUN: msamp-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(msamp-split-shared-inits{max-chain=2}))' | FileCheck %s --check-prefix=CHAIN
+// CHAIN-LABEL: func @chain
+// CHAIN-SAME: (%[[X:.*]]: tensor<8xf32>)
+// CHAIN: %[[F:.*]] = linalg.fill
+// CHAIN-NEXT: %[[S1:.*]] = linalg.reduce ins(%[[X]] : tensor<8xf32>) outs(%[[F]] : tensor<f64>)
+// CHAIN: %[[E1:.*]] = tensor.empty() : tensor<f64>
+// CHAIN-NEXT: %[[C1:.*]] = linalg.copy ins(%[[S1]] : tensor<f64>) outs(%[[E1]] : tensor<f64>)
+// CHAIN-NEXT: %[[S2:.*]] = linalg.reduce ins(%[[X]] : tensor<8xf32>) outs(%[[C1]] : tensor<f64>)
+// CHAIN: %[[S3:.*]] = linalg.reduce ins(%[[X]] : tensor<8xf32>) outs(%[[S2]] : tensor<f64>)
+// CHAIN: %[[S4:.*]] = linalg.reduce ins(%[[X]] : tensor<8xf32>) outs(%[[S3]] : tensor<f64>)
+// CHAIN: %[[S5:.*]] = linalg.reduce ins(%[[X]] : tensor<8xf32>) outs(%[[S4]] : tensor<f64>)
+// CHAIN: %[[E2:.*]] = tensor.empty() : tensor<f64>
+// CHAIN-NEXT: %[[C2:.*]] = linalg.copy ins(%[[S5]] : tensor<f64>) outs(%[[E2]] : tensor<f64>)
+// CHAIN-NEXT: %[[S6:.*]] = linalg.reduce ins(%[[X]] : tensor<8xf32>) outs(%[[C2]] : tensor<f64>)
+// CHAIN-NOT: linalg.copy
+// CHAIN: return %[[S3]], %[[S6]]
+// At the default max-chain (64) this chain stays whole.
+// CHECK-LABEL: func @chain
+// CHECK-NOT: linalg.copy
+// CHECK: return
+func.func @chain(%x: tensor<8xf32>) -> (tensor<f64>, tensor<f64>) {
+  %zero = arith.constant 0.0 : f64
+  %e = tensor.empty() : tensor<f64>
+  %f = linalg.fill ins(%zero : f64) outs(%e : tensor<f64>) -> tensor<f64>
+  %s1 = linalg.reduce ins(%x : tensor<8xf32>) outs(%f : tensor<f64>) dimensions = [0]
+    (%in: f32, %acc: f64) {
+      %w = arith.extf %in : f32 to f64
+      %s = arith.addf %acc, %w : f64
+      linalg.yield %s : f64
+    }
+  %s2 = linalg.reduce ins(%x : tensor<8xf32>) outs(%s1 : tensor<f64>) dimensions = [0]
+    (%in: f32, %acc: f64) {
+      %w = arith.extf %in : f32 to f64
+      %s = arith.addf %acc, %w : f64
+      linalg.yield %s : f64
+    }
+  %s3 = linalg.reduce ins(%x : tensor<8xf32>) outs(%s2 : tensor<f64>) dimensions = [0]
+    (%in: f32, %acc: f64) {
+      %w = arith.extf %in : f32 to f64
+      %s = arith.addf %acc, %w : f64
+      linalg.yield %s : f64
+    }
+  %s4 = linalg.reduce ins(%x : tensor<8xf32>) outs(%s3 : tensor<f64>) dimensions = [0]
+    (%in: f32, %acc: f64) {
+      %w = arith.extf %in : f32 to f64
+      %s = arith.addf %acc, %w : f64
+      linalg.yield %s : f64
+    }
+  %s5 = linalg.reduce ins(%x : tensor<8xf32>) outs(%s4 : tensor<f64>) dimensions = [0]
+    (%in: f32, %acc: f64) {
+      %w = arith.extf %in : f32 to f64
+      %s = arith.addf %acc, %w : f64
+      linalg.yield %s : f64
+    }
+  %s6 = linalg.reduce ins(%x : tensor<8xf32>) outs(%s5 : tensor<f64>) dimensions = [0]
+    (%in: f32, %acc: f64) {
+      %w = arith.extf %in : f32 to f64
+      %s = arith.addf %acc, %w : f64
+      linalg.yield %s : f64
+    }
+  return %s3, %s6 : tensor<f64>, tensor<f64>
+}
