@@ -89,7 +89,10 @@ linalg::FillOp msamp::constantInitFill(linalg::LinalgOp op, OpOperand *init) {
     if (&other != init && isa<BaseMemRefType>(other.get().getType()) &&
         viewedBuffer(other.get()) == buffer)
       return {};
-  for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode()) {
+  // Back to the allocation at most: nothing before it names the buffer (a
+  // walk to the block's start for every op was quadratic in the step).
+  for (Operation *prev = op->getPrevNode();
+       prev && prev != buffer.getDefiningOp(); prev = prev->getPrevNode()) {
     auto fill = dyn_cast<linalg::FillOp>(prev);
     if (fill && fill.hasPureBufferSemantics() &&
         fill.getOutputs()[0] == init->get())

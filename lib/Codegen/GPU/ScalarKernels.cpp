@@ -104,10 +104,21 @@ bool mayTouch(Operation *op, Value buffer) {
 /// its first user when nothing in between may write that buffer: it then
 /// joins the user's run instead of leaving a host load (and a wait) behind.
 void sinkLoads(Block &block) {
+  // The ops' order, numbered once: each move would otherwise make the next
+  // isBeforeInBlock renumber the whole block (issue 19: quadratic in the
+  // step). A load moved before `first` takes first's number and a sequence
+  // number below first's own, so loads moved before the same op keep the
+  // order in which they were moved, all before it.
+  constexpr unsigned kInPlace = ~0u;
+  llvm::DenseMap<Operation *, std::pair<unsigned, unsigned>> position;
   SmallVector<memref::LoadOp> loads;
-  for (Operation &op : block)
+  unsigned numOps = 0;
+  for (Operation &op : block) {
+    position[&op] = {numOps++, kInPlace};
     if (auto load = dyn_cast<memref::LoadOp>(op))
       loads.push_back(load);
+  }
+  unsigned numMoved = 0;
   for (memref::LoadOp load : loads) {
     Value buffer = rootBuffer(load.getMemRef());
     if (!buffer.getDefiningOp<memref::AllocOp>() || load->use_empty())
@@ -115,7 +126,7 @@ void sinkLoads(Block &block) {
     Operation *first = nullptr;
     for (Operation *user : load->getUsers()) {
       Operation *ancestor = block.findAncestorOpInBlock(*user);
-      if (ancestor && (!first || ancestor->isBeforeInBlock(first)))
+      if (ancestor && (!first || position[ancestor] < position[first]))
         first = ancestor;
     }
     if (!first)
@@ -124,8 +135,10 @@ void sinkLoads(Block &block) {
     for (Operation *op = load->getNextNode(); op && op != first && safe;
          op = op->getNextNode())
       safe = !mayTouch(op, buffer);
-    if (safe)
+    if (safe) {
       load->moveBefore(first);
+      position[load] = {position[first].first, numMoved++};
+    }
   }
 }
 
