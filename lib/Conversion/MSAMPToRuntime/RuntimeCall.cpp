@@ -65,11 +65,13 @@ Value RuntimeCall::dummy() {
   return input(one);
 }
 
-Value RuntimeCall::output(Type tensorType) {
+Value RuntimeCall::output(Type tensorType) { return output(op, tensorType); }
+
+Value RuntimeCall::output(Operation *owner, Type tensorType) {
   auto type = cast<RankedTensorType>(tensorType);
   Value buffer = memref::AllocOp::create(
       rewriter, loc, MemRefType::get(type.getShape(), type.getElementType()));
-  outputs.push_back({buffer, tensorType, /*inPlace=*/false, op});
+  outputs.push_back({buffer, tensorType, /*inPlace=*/false, owner});
   return erase(buffer);
 }
 
