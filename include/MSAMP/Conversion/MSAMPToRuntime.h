@@ -48,15 +48,10 @@ public:
   unsigned numCalls = 0;
   unsigned numInPlace = 0;
   unsigned numFusedCasts = 0;
-  unsigned numAmaxInCast = 0;
 
   /// Whether just-in-time cast chains become one msamp_rt_quantize_jit call
   /// (the pass's fuse-casts option; FusedCastToRuntime.cpp).
   bool fuseCasts = true;
-  /// Whether a delayed cast's scale update and quantize become one
-  /// msamp_rt_quantize_scale_update call (the amax-in-cast option;
-  /// ScaleUpdateToRuntime.cpp).
-  bool amaxInCast = true;
   /// Ops after the one being lowered whose results its call writes (the
   /// `1 / scale` a fused cast's scale_inv replaces, the transpose of codes a
   /// quantize writes as out_t): erased when the walk reaches them, since an

@@ -124,22 +124,14 @@ def ConvertMSAMPToRuntime : Pass<"convert-msamp-to-runtime", "::mlir::ModuleOp">
     Option<"fuseCasts", "fuse-casts", "bool", "true",
            "lower each just-in-time cast chain (msamp.amax -> compute_scale "
            "most_recent -> quantize of one tensor) to one "
-           "msamp_rt_quantize_jit call">,
-    Option<"amaxInCast", "amax-in-cast", "bool", "true",
-           "lower a delayed-scaling msamp.scale_update and the quantize of "
-           "its input with the scale it chose to one "
-           "msamp_rt_quantize_scale_update call (the amax taken in the "
-           "cast's pass on the device)">
+           "msamp_rt_quantize_jit call">
   ];
   let statistics = [
     Statistic<"numCalls", "num-runtime-calls", "runtime calls emitted">,
     Statistic<"numInPlace", "num-in-place-updates",
               "optimizer outputs written in place into state arguments">,
     Statistic<"numFusedCasts", "num-fused-casts",
-              "just-in-time cast chains lowered to one msamp_rt_quantize_jit">,
-    Statistic<"numAmaxInCast", "num-amax-in-cast",
-              "scale updates lowered with their quantize to one "
-              "msamp_rt_quantize_scale_update">
+              "just-in-time cast chains lowered to one msamp_rt_quantize_jit">
   ];
 }
 

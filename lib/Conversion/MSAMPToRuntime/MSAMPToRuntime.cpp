@@ -174,7 +174,6 @@ void ConvertMSAMPToRuntimePass::runOnOperation() {
     return signalPassFailure();
   MSAMPToRuntimeState state(step);
   state.fuseCasts = fuseCasts;
-  state.amaxInCast = amaxInCast;
   remarkUnfusedJitCasts(step, state);
   RewritePatternSet patterns(&getContext());
   populateMSAMPToRuntimePatterns(patterns, state);
@@ -189,7 +188,6 @@ void ConvertMSAMPToRuntimePass::runOnOperation() {
   numCalls += state.numCalls;
   numInPlace += state.numInPlace;
   numFusedCasts += state.numFusedCasts;
-  numAmaxInCast += state.numAmaxInCast;
 
   WalkResult unlowered = step.walk([](Operation *op) {
     if (!isa<MSAMPDialect>(op->getDialect()))

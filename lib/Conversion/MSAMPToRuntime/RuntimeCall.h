@@ -165,7 +165,7 @@ Operation *getFusedCastQuantize(Operation *amaxOrScale,
 
 /// The msamp.quantize of a delayed-scaling `op`'s input with the scale it
 /// chose that one msamp_rt_quantize_scale_update replaces together with
-/// `op` (ScaleUpdateToRuntime.cpp), or null (also without amax-in-cast).
+/// `op` (ScaleUpdateToRuntime.cpp), or null.
 QuantizeOp getAmaxFusedQuantize(ScaleUpdateOp op,
                                 const MSAMPToRuntimeState &state);
 

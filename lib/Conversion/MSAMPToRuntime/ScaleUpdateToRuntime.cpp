@@ -14,14 +14,15 @@
 //   %q = msamp.quantize %x, %s        (and maybe %q's codes transposed)
 //
 // becomes one msamp_rt_quantize_scale_update (RuntimeABI.md 3.15) at the
-// quantize, so that a device backend reads %x once: it takes the amax
-// inside the cast with %prev, the scale a delayed cast uses; in MS-AMP's
-// warm-up (%w set, decided on the device) it casts again with the
-// just-in-time scale. The call computes what the two calls did, bit for
-// bit (the CPU backend composes them). A just_in_time update is left alone:
-// its scale needs the amax before the cast (two reads either way). So is a
-// pair with something between the two ops that reads the update's results
-// or its states (the call, at the quantize, writes the states in place).
+// quantize (GPU pipeline only: the CPU target has no msamp.scale_update), so
+// that a device backend reads %x once: it takes the amax inside the cast with
+// %prev, the scale a delayed cast uses; in MS-AMP's warm-up (%w set, decided on
+// the device) it casts again with the just-in-time scale. The call computes
+// what the two calls did, bit for bit (the CPU backend composes them). A
+// just_in_time update is left alone: its scale needs the amax before the cast
+// (two reads either way). So is a pair with something between the two ops that
+// reads the update's results or its states (the call, at the quantize, writes
+// the states in place).
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,7 +40,7 @@ static constexpr int kMaxOpsBetween = 32;
 
 QuantizeOp mlir::msamp::getAmaxFusedQuantize(ScaleUpdateOp op,
                                              const MSAMPToRuntimeState &state) {
-  if (!state.amaxInCast || op.getJustInTime())
+  if (op.getJustInTime())
     return nullptr;
   // The walk's order (isBeforeInBlock would renumber the step after every
   // call it inserts).
@@ -168,7 +169,6 @@ struct QuantizeScaleUpdateToRuntime : RuntimeCallPattern<QuantizeOp> {
         call.i32(update.getMarginAttr().getValue().getSExtValue()),
         call.i32(flags)};
     call.replaceOps(RuntimeFn::QuantizeScaleUpdate, args, {update, op});
-    ++state.numAmaxInCast;
     if (transpose)
       state.replacedOps.insert(transpose);
   }

@@ -1,4 +1,4 @@
-// convert-msamp-to-runtime's amax-in-cast (on by default): a delayed-scaling
+// convert-msamp-to-runtime, msamp_rt_quantize_scale_update: a delayed-scaling
 // msamp.scale_update and the msamp.quantize of its input with the scale it
 // chose (and the codes' transpose, if a GEMM wants that layout) become one
 // msamp_rt_quantize_scale_update call at the quantize, so that the device
@@ -6,8 +6,6 @@
 // just-in-time update, a quantize of another tensor and a pair with a
 // reader of the update's results in between keep their own calls.
 // RUN: msamp-opt %s --convert-msamp-to-runtime -split-input-file | FileCheck %s
-// RUN: msamp-opt %s --convert-msamp-to-runtime="amax-in-cast=false" -split-input-file | FileCheck %s --check-prefix=OFF
-// RUN: msamp-opt %s --convert-msamp-to-runtime -split-input-file -mlir-pass-statistics 2>&1 -o /dev/null | FileCheck %s --check-prefix=STATS
 // RUN: msamp-opt %s --msamp-lower-to-llvm -split-input-file -o /dev/null
 
 // MS-AMP's warm-up select and the all-reduced amax: flags 3 (reduce_amax,
@@ -24,11 +22,6 @@
 // CHECK: %[[QT:.+]] = bufferization.to_tensor %[[Q]] restrict writable
 // CHECK: call @msamp_rt_gemm__
 // CHECK-DAG: func.func private @msamp_rt_quantize_scale_update__0(memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xi1>, memref<*xf8E4M3FN>, memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>, i32, i32, i32, i32, i32, i32, i32) attributes {msamp.runtime_symbol = "msamp_rt_quantize_scale_update"}
-// OFF-LABEL: func.func @train_step(
-// OFF: call @msamp_rt_scale_update__
-// OFF: call @msamp_rt_quantize__
-// OFF-NOT: msamp_rt_quantize_scale_update
-// STATS: 1 num-amax-in-cast
 module {
   func.func @train_step(
       %x: tensor<4x8xf32> {msamp.role = "input", msamp.name = "x"},
@@ -59,9 +52,6 @@ module {
 // CHECK: call @msamp_rt_quantize_scale_update__{{[0-9]+}}({{.*}}, %c11_i32{{[_0-9]*}})
 // CHECK-NOT: linalg.transpose
 // CHECK-NOT: call @msamp_rt_quantize_transpose
-// OFF-LABEL: func.func @train_step(
-// OFF: call @msamp_rt_scale_update__
-// OFF: call @msamp_rt_quantize_transpose__
 module {
   func.func @train_step(
       %x: tensor<4x8xf32> {msamp.role = "input", msamp.name = "x"},
