@@ -93,8 +93,9 @@ Value RuntimeCall::stateOutput(Value operand, Value result) {
   return stateOutput(op, operand, result);
 }
 
-Value RuntimeCall::stateOutput(Operation *owner, Value operand, Value result) {
-  BlockArgument arg = state.getInPlaceTarget(owner, operand, result);
+Value RuntimeCall::stateOutput(Operation *owner, Value operand, Value result,
+                               ArrayRef<Operation *> sameCall) {
+  BlockArgument arg = state.getInPlaceTarget(owner, operand, result, sameCall);
   if (!arg) {
     Value handle = output(result.getType());
     outputs.back().owner = owner;

@@ -65,8 +65,11 @@ public:
   /// place), a fresh one otherwise.
   Value stateOutput(Value operand, Value result);
   /// The same for a result of `owner`, another op the call replaces too
-  /// (a call for several ops: replaceOps).
-  Value stateOutput(Operation *owner, Value operand, Value result);
+  /// (a call for several ops: replaceOps); `sameCall` are the call's other
+  /// ops, whose reads of `operand` are the call's own
+  /// (MSAMPToRuntimeState::getInPlaceTarget).
+  Value stateOutput(Operation *owner, Value operand, Value result,
+                    ArrayRef<Operation *> sameCall = {});
 
   Value i32(int64_t value);
   Value i64(int64_t value);

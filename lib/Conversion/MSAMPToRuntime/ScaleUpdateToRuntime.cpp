@@ -147,8 +147,24 @@ struct QuantizeScaleUpdateToRuntime : RuntimeCallPattern<QuantizeOp> {
       flags |= MSAMP_RT_SCALE_UPDATE_SELECT_JIT;
     if (transpose)
       flags |= MSAMP_RT_SCALE_UPDATE_TRANSPOSE;
+    // The states first: whether the call may write them in place is asked
+    // of the update, whose state operands must have no reader after it but
+    // this call. The call sits at the quantize, after the update, so the
+    // to_buffers it makes for its own reads of the states (call.input) would
+    // be such readers, and so is the quantize when it casts with %prev (no
+    // warm-up): both read inside this call, before it writes (RuntimeABI.md
+    // 3.15 lets the outputs alias these inputs). Without this the history
+    // and next scale went to fresh buffers and bufferization copied each
+    // back: a copy and a scalar kernel per delayed cast.
+    Value newHistory = call.stateOutput(update, update.getAmaxHistory(),
+                                        update.getNewHistory(), {op});
+    Value scale = call.output(update, update.getScale().getType());
+    Value scaleInv = call.output(update, update.getScaleInv().getType());
+    Value nextScale = call.stateOutput(update, update.getPrevScale(),
+                                       update.getNextScale(), {op});
     // The update's outputs in its result order (history, scale, scale_inv,
-    // next scale), the quantize's codes, the transpose's result.
+    // next scale; made above in that order), the quantize's codes, the
+    // transpose's result.
     SmallVector<Value> args = {
         call.input(update.getInput()),
         call.input(update.getAmaxHistory()),
@@ -156,11 +172,10 @@ struct QuantizeScaleUpdateToRuntime : RuntimeCallPattern<QuantizeOp> {
         call.optional(update.getUseJit()),
         call.output(op.getType()),
         transpose ? call.outputFor(transpose->getResult(0)) : call.dummy(),
-        call.stateOutput(update, update.getAmaxHistory(),
-                         update.getNewHistory()),
-        call.output(update, update.getScale().getType()),
-        call.output(update, update.getScaleInv().getType()),
-        call.stateOutput(update, update.getPrevScale(), update.getNextScale()),
+        newHistory,
+        scale,
+        scaleInv,
+        nextScale,
         call.i32(RuntimeCall::dtype(update.getInput())),
         call.i32(RuntimeCall::dtype(op.getResult())),
         call.i32(static_cast<int64_t>(update.getKind())),
