@@ -100,3 +100,28 @@ module {
     return %si0, %q0, %q, %twice : tensor<f32>, tensor<4x8xf8E4M3FN>, tensor<4x8xf8E4M3FN>, tensor<f32>
   }
 }
+
+// -----
+
+// No warm-up select: the cast uses the state %prev itself, which the call
+// then overwrites with the next scale. The quantize's read of %prev is the
+// call's own (the cast kernel reads it before the update writes it), so the
+// history and the next scale are still written in place (arguments 6 and
+// 9 of the call are the states %hist and %prev): flags 0.
+// CHECK-LABEL: func.func @train_step(
+// CHECK: call @msamp_rt_quantize_scale_update__{{[0-9]+}}({{.*}}, %c0_i32{{[_0-9]*}}) {msamp.in_place_args = array<i64: 6, 1, 9, 2>}
+// CHECK-NOT: call @msamp_rt_scale_update
+module {
+  func.func @train_step(
+      %x: tensor<4x8xf32> {msamp.role = "input", msamp.name = "x"},
+      %hist: tensor<16xf32> {msamp.role = "scaling_state", msamp.name = "x.amax_history", msamp.init = "zeros"},
+      %prev: tensor<f32> {msamp.role = "scaling_state", msamp.name = "x.scale", msamp.init = "ones"})
+      -> (tensor<f32> {msamp.role = "loss"}, tensor<4x8xf8E4M3FN> {msamp.role = "metric", msamp.name = "q"},
+          tensor<16xf32> {msamp.updates = 1 : i64},
+          tensor<f32> {msamp.updates = 2 : i64})
+      attributes {msamp.kind = "train_step", msamp.level = "O2"} {
+    %h, %s, %si, %n = msamp.scale_update pow2 max %x, %hist, %prev for f8E4M3FN : tensor<4x8xf32>, tensor<16xf32>
+    %q = msamp.quantize %x, %prev : tensor<4x8xf32> to tensor<4x8xf8E4M3FN>
+    return %si, %q, %h, %n : tensor<f32>, tensor<4x8xf8E4M3FN>, tensor<16xf32>, tensor<f32>
+  }
+}
