@@ -84,7 +84,8 @@ static bool allUsesBefore(Value value, Operation *op, const BlockOrder *order,
                              : ancestor->isBeforeInBlock(op)))
       return false;
     for (Value r : user->getResults())
-      if (isa<TensorType>(r.getType()) && !allUsesBefore(r, op, order, sameCall, visited))
+      if (isa<TensorType>(r.getType()) &&
+          !allUsesBefore(r, op, order, sameCall, visited))
         return false;
   }
   return true;
