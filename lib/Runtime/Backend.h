@@ -86,6 +86,13 @@ struct ScaleUpdateParams {
   float fpMax = 448.0f;
   int32_t margin = 0;
   bool reduceAmax = false, justInTime = false;
+  /// msamp_rt_quantize_scale_update: also `out = Q(in * *outScale)` (and
+  /// `outT`, its codes as [cols, rows], when not null), the amax taken in
+  /// the cast's own pass where the backend can.
+  bool quantize = false;
+  TensorRef out;
+  void *outT = nullptr;
+  int64_t rows = 0, cols = 0;
 };
 
 /// msamp_rt_quantize_transpose: out = Q(in * *scale) and outT, the same

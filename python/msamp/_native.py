@@ -299,6 +299,8 @@ def _declare_runtime(lib):
            umr, umr, i32, i32, i32, i32, i32)
     _proto(lib, "_mlir_ciface_msamp_rt_quantize_transpose", None, umr, umr,
            umr, umr, i32, i32)
+    _proto(lib, "_mlir_ciface_msamp_rt_quantize_scale_update", None,
+           *([umr] * 10), *([i32] * 7))
 
 
 def available():

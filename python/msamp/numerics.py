@@ -260,6 +260,46 @@ def quantize_jit(x, to="e4m3", kind="pow2", margin=0, previous=1.0,
     return result + (out_t,) if transpose else result
 
 
+_AMAX_ALGOS = {"max": 0, "most_recent": 1}
+
+
+def quantize_scale_update(x, history, previous, to="e4m3", kind="pow2",
+                          algo="max", margin=0, use_jit=None, transpose=False,
+                          fmt_name=None):
+    """The runtime's delayed-scaling cast with its bookkeeping
+    (msamp_rt_quantize_scale_update, docs/RuntimeABI.md 3.15): the amax of
+    ``x`` rolled into ``history``, the scale (``previous``, or with
+    ``use_jit`` set the just-in-time one of the amax), ``Q(x * scale)``,
+    ``1 / scale`` and the next scale (``algo`` over the rolled history).
+    ``use_jit`` None passes no warm-up select. ``fmt_name`` is the format
+    whose largest value the scales use (default ``to``). Returns
+    ``(codes, new_history, scale, scale_inv, next_scale)`` and with
+    ``transpose`` also the codes of ``x`` as [rows, last dim], transposed."""
+    f = fmt(to)
+    array, in_code = _input(x)
+    out, out_t = _code_buffers(array, f, transpose)
+    hist = np.ascontiguousarray(history, np.float32).copy()
+    new_hist = np.empty_like(hist)
+    prev = np.array(previous, np.float32)
+    flag = np.array(1 if use_jit else 0, np.uint8)
+    scale, scale_inv, next_scale = (np.zeros((), np.float32) for _ in range(3))
+    flags = 0x1  # all-reduced: a group of one returns its input
+    if use_jit is not None:
+        flags |= 0x2
+    if transpose:
+        flags |= 0x8
+    rt = _runtime()
+    rt.msamp_rt_clear_error()
+    refs = [_MemRef(a) for a in (array, hist, prev, flag, out, out_t, new_hist,
+                                 scale, scale_inv, next_scale)]
+    rt._mlir_ciface_msamp_rt_quantize_scale_update(
+        *(r.ptr for r in refs), in_code, f.code, _SCALE_KINDS[kind],
+        _AMAX_ALGOS[algo], fmt(fmt_name or to).code, margin, flags)
+    _check_runtime(rt, "msamp_rt_quantize_scale_update")
+    result = (out, new_hist, float(scale), float(scale_inv), float(next_scale))
+    return result + (out_t,) if transpose else result
+
+
 def pow2_scale(amax_value, to="e4m3", margin=0, previous=1.0):
     """MS-AMP's scale 2^(floor(log2(fp_max / amax)) - margin), clamped to
     [2^-126, 2^127]; ``previous`` when amax is 0 or not finite (docs/Numerics.md 2.1).

@@ -32,9 +32,11 @@ public:
 
   /// The state argument `result` will be written back to, if `operand` is
   /// that argument and `op` is its last reader (so writing it in place is
-  /// invisible to the rest of the step); null otherwise.
-  BlockArgument getInPlaceTarget(Operation *op, Value operand,
-                                 Value result) const;
+  /// invisible to the rest of the step); null otherwise. `sameCall` are the
+  /// other ops one call replaces together with `op`: their reads happen in
+  /// that call, so they do not count as later readers.
+  BlockArgument getInPlaceTarget(Operation *op, Value operand, Value result,
+                                 ArrayRef<Operation *> sameCall = {}) const;
 
   /// Records that a runtime call writes `buffer`, the to_buffer of state
   /// argument `arg`, in place.

@@ -97,7 +97,13 @@
     MSAMP_RT_ARG_I32, MSAMP_RT_ARG_I32, MSAMP_RT_ARG_I32)                      \
   X(QuantizeTranspose, msamp_rt_quantize_transpose, MSAMP_RT_ARG_MEMREF,       \
     MSAMP_RT_ARG_MEMREF, MSAMP_RT_ARG_MEMREF, MSAMP_RT_ARG_MEMREF,             \
-    MSAMP_RT_ARG_I32, MSAMP_RT_ARG_I32)
+    MSAMP_RT_ARG_I32, MSAMP_RT_ARG_I32)                                        \
+  X(QuantizeScaleUpdate, msamp_rt_quantize_scale_update, MSAMP_RT_ARG_MEMREF,  \
+    MSAMP_RT_ARG_MEMREF, MSAMP_RT_ARG_MEMREF, MSAMP_RT_ARG_MEMREF,             \
+    MSAMP_RT_ARG_MEMREF, MSAMP_RT_ARG_MEMREF, MSAMP_RT_ARG_MEMREF,             \
+    MSAMP_RT_ARG_MEMREF, MSAMP_RT_ARG_MEMREF, MSAMP_RT_ARG_MEMREF,             \
+    MSAMP_RT_ARG_I32, MSAMP_RT_ARG_I32, MSAMP_RT_ARG_I32, MSAMP_RT_ARG_I32,    \
+    MSAMP_RT_ARG_I32, MSAMP_RT_ARG_I32, MSAMP_RT_ARG_I32)
 
 /** The plain-C functions a compiled step's packed entry point calls directly
  *  (msamp-emit-entry-point), not through `_mlir_ciface_`, as

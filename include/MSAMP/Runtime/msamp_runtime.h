@@ -308,6 +308,37 @@ MSAMP_RT_EXPORT void _mlir_ciface_msamp_rt_scale_update(
     msamp_rt_unranked_memref *out_scale_inv,
     msamp_rt_unranked_memref *out_next_scale, int32_t in_dtype, int32_t kind,
     int32_t algo, int32_t format_dtype, int32_t margin, int32_t flags);
+/** Flag of msamp_rt_quantize_scale_update (besides REDUCE_AMAX and
+ *  SELECT_JIT above): `out_t` receives the codes transposed as
+ *  msamp_rt_quantize_transpose writes them. */
+#define MSAMP_RT_SCALE_UPDATE_TRANSPOSE 0x8
+
+/** A delayed-scaling cast and its bookkeeping from one read of `in`
+ *  (docs/RuntimeABI.md 3.15): exactly msamp_rt_scale_update(in, history,
+ *  prev_scale, use_jit, out_history, out_scale, out_scale_inv,
+ *  out_next_scale, ...) followed by msamp_rt_quantize(in, out_scale, out)
+ *  (msamp_rt_quantize_transpose into out and out_t with
+ *  MSAMP_RT_SCALE_UPDATE_TRANSPOSE), bit for bit. A device backend computes
+ *  the amax inside the cast's pass (with prev_scale, the scale used unless
+ *  the warm-up select picks the just-in-time one, in which case a kernel
+ *  that reads use_jit on the device casts again).
+ *  @param flags  REDUCE_AMAX, SELECT_JIT, TRANSPOSE; JUST_IN_TIME is
+ *                refused (the scale needs the amax before the cast: see
+ *                msamp_rt_quantize_jit).
+ *  @param out    same shape as `in`; out_dtype f8E4M3FN, f8E5M2 or f16.
+ *  @param out_t  with TRANSPOSE rank 2 [C, R]; else a dummy.
+ *  The other parameters are msamp_rt_scale_update's. Neither output may
+ *  overlap `in` or the other. */
+MSAMP_RT_EXPORT void _mlir_ciface_msamp_rt_quantize_scale_update(
+    msamp_rt_unranked_memref *in, msamp_rt_unranked_memref *history,
+    msamp_rt_unranked_memref *prev_scale, msamp_rt_unranked_memref *use_jit,
+    msamp_rt_unranked_memref *out, msamp_rt_unranked_memref *out_t,
+    msamp_rt_unranked_memref *out_history, msamp_rt_unranked_memref *out_scale,
+    msamp_rt_unranked_memref *out_scale_inv,
+    msamp_rt_unranked_memref *out_next_scale, int32_t in_dtype,
+    int32_t out_dtype, int32_t kind, int32_t algo, int32_t format_dtype,
+    int32_t margin, int32_t flags);
+
 /** Scaled cast into both operand layouts (docs/RuntimeABI.md 3.14): what
  *  msamp_rt_quantize writes into `out`, and the same codes transposed into
  *  `out_t`, from one pass over `in` (a GEMM whose FP8 operand is needed with

@@ -22,7 +22,7 @@ using namespace mlir::msamp;
 namespace {
 
 /// The parameters that runtime entry points only read (docs/RuntimeABI.md
-/// 3.1-3.7, 3.12-3.14: the inputs, scales and histories; `out` may alias an
+/// 3.1-3.7, 3.12-3.15: the inputs, scales and histories; `out` may alias an
 /// input where the ABI allows it, and is then written through `out`). Every
 /// other memref parameter of a call is taken as read and written.
 llvm::ArrayRef<unsigned> readOnlyParameters(llvm::StringRef callee) {
@@ -36,7 +36,9 @@ llvm::ArrayRef<unsigned> readOnlyParameters(llvm::StringRef callee) {
               "msamp_rt_quantize_transpose"},
              kFirstTwo)
       .Case("msamp_rt_amax", kFirst)
-      .Cases({"msamp_rt_gemm", "msamp_rt_scale_update"}, kFirstFour)
+      .Cases({"msamp_rt_gemm", "msamp_rt_scale_update",
+              "msamp_rt_quantize_scale_update"},
+             kFirstFour)
       .Default({});
 }
 

@@ -137,7 +137,8 @@ int64_t numElements(MemRefType type) {
 /// entry point (docs/GPU.md "The cost report"): the scaled casts multiply
 /// once, amax and a scale update (its amax) compare once, compute_scale
 /// reduces its history once, the
-/// fused just-in-time cast compares and multiplies (2), Adam
+/// fused just-in-time cast and the cast with its scale update (its amax in
+/// the cast's pass) compare and multiply (2), Adam
 /// does 16 (2 decodes, weight decay, 3 for m, 4 for v, 6 for the update),
 /// SGD 8; moves (history roll, collectives, index checks) none.
 int64_t elementFlops(StringRef callee) {
@@ -146,7 +147,7 @@ int64_t elementFlops(StringRef callee) {
               "msamp_rt_compute_scale", "msamp_rt_scale_update",
               "msamp_rt_quantize_transpose"},
              1)
-      .Case("msamp_rt_quantize_jit", 2)
+      .Cases({"msamp_rt_quantize_jit", "msamp_rt_quantize_scale_update"}, 2)
       .Case("msamp_rt_adam_update", 16)
       .Case("msamp_rt_sgd_update", 8)
       .Default(0);

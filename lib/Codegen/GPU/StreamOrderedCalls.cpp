@@ -30,7 +30,8 @@ bool isStreamOrderedCall(llvm::StringRef callee) {
                                           "msamp_rt_quantize_jit",
                                           "msamp_rt_scale_update",
                                           "msamp_rt_quantize_transpose",
-                                          "msamp_rt_check_computed_index"};
+                                          "msamp_rt_check_computed_index",
+                                          "msamp_rt_quantize_scale_update"};
   return names.contains(callee);
 }
 

@@ -64,33 +64,37 @@ MSAMPToRuntimeState::MSAMPToRuntimeState(func::FuncOp step) : step(step) {
       stateResultArg[ret.getOperand(i)] = updates.getInt();
 }
 
-/// True when every use of `value` (through view-like ops) is before `op`.
+/// True when every use of `value` (through view-like ops) is before `op`,
+/// apart from the uses by the ops in `sameCall` (lowered with `op`).
 /// `visited` holds the values already checked: the walk follows every
 /// tensor result downstream, and in a graph with many paths between two
 /// values (residual connections) an unmemoized walk is exponential.
 /// `order`, if not null, orders the ops of `op`'s block.
 static bool allUsesBefore(Value value, Operation *op, const BlockOrder *order,
+                          ArrayRef<Operation *> sameCall,
                           llvm::DenseSet<Value> &visited) {
   if (!visited.insert(value).second)
     return true;
   for (OpOperand &use : value.getUses()) {
     Operation *user = use.getOwner();
-    if (user == op)
+    if (user == op || llvm::is_contained(sameCall, user))
       continue;
     Operation *ancestor = op->getBlock()->findAncestorOpInBlock(*user);
     if (!ancestor || !(order ? order->isBefore(ancestor, op)
                              : ancestor->isBeforeInBlock(op)))
       return false;
     for (Value r : user->getResults())
-      if (isa<TensorType>(r.getType()) && !allUsesBefore(r, op, order, visited))
+      if (isa<TensorType>(r.getType()) &&
+          !allUsesBefore(r, op, order, sameCall, visited))
         return false;
   }
   return true;
 }
 
-BlockArgument MSAMPToRuntimeState::getInPlaceTarget(Operation *op,
-                                                    Value operand,
-                                                    Value result) const {
+BlockArgument
+MSAMPToRuntimeState::getInPlaceTarget(Operation *op, Value operand,
+                                      Value result,
+                                      ArrayRef<Operation *> sameCall) const {
   auto arg = dyn_cast_or_null<BlockArgument>(operand);
   if (!arg || arg.getOwner() != &getStep().getBody().front())
     return nullptr;
@@ -98,7 +102,7 @@ BlockArgument MSAMPToRuntimeState::getInPlaceTarget(Operation *op,
   if (it == stateResultArg.end() || it->second != arg.getArgNumber())
     return nullptr;
   llvm::DenseSet<Value> visited;
-  if (!allUsesBefore(arg, op, order, visited))
+  if (!allUsesBefore(arg, op, order, sameCall, visited))
     return nullptr;
   return arg;
 }

@@ -65,11 +65,13 @@ Value RuntimeCall::dummy() {
   return input(one);
 }
 
-Value RuntimeCall::output(Type tensorType) {
+Value RuntimeCall::output(Type tensorType) { return output(op, tensorType); }
+
+Value RuntimeCall::output(Operation *owner, Type tensorType) {
   auto type = cast<RankedTensorType>(tensorType);
   Value buffer = memref::AllocOp::create(
       rewriter, loc, MemRefType::get(type.getShape(), type.getElementType()));
-  outputs.push_back({buffer, tensorType, /*inPlace=*/false, op});
+  outputs.push_back({buffer, tensorType, /*inPlace=*/false, owner});
   return erase(buffer);
 }
 
@@ -91,8 +93,9 @@ Value RuntimeCall::stateOutput(Value operand, Value result) {
   return stateOutput(op, operand, result);
 }
 
-Value RuntimeCall::stateOutput(Operation *owner, Value operand, Value result) {
-  BlockArgument arg = state.getInPlaceTarget(owner, operand, result);
+Value RuntimeCall::stateOutput(Operation *owner, Value operand, Value result,
+                               ArrayRef<Operation *> sameCall) {
+  BlockArgument arg = state.getInPlaceTarget(owner, operand, result, sameCall);
   if (!arg) {
     Value handle = output(result.getType());
     outputs.back().owner = owner;

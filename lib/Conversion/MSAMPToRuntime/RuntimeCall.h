@@ -50,6 +50,9 @@ public:
 
   /// A fresh buffer for the op's next result of type `tensorType`.
   Value output(Type tensorType);
+  /// The same for the next result of `owner`, another op the call replaces
+  /// too (replaceOps).
+  Value output(Operation *owner, Type tensorType);
   /// A fresh buffer whose tensor replaces `replaced`, a result of another op
   /// than the one lowered (a fused call's intermediate value, e.g. the scale
   /// of a just-in-time cast); the caller erases that op.
@@ -62,8 +65,11 @@ public:
   /// place), a fresh one otherwise.
   Value stateOutput(Value operand, Value result);
   /// The same for a result of `owner`, another op the call replaces too
-  /// (a call for several ops: replaceOps).
-  Value stateOutput(Operation *owner, Value operand, Value result);
+  /// (a call for several ops: replaceOps); `sameCall` are the call's other
+  /// ops, whose reads of `operand` are the call's own
+  /// (MSAMPToRuntimeState::getInPlaceTarget).
+  Value stateOutput(Operation *owner, Value operand, Value result,
+                    ArrayRef<Operation *> sameCall = {});
 
   Value i32(int64_t value);
   Value i64(int64_t value);
@@ -158,6 +164,12 @@ void remarkUnfusedJitCasts(func::FuncOp step, const MSAMPToRuntimeState &state);
 /// which one msamp_rt_quantize_jit call replaces (FusedCastToRuntime.cpp),
 /// or null: the amax and compute_scale patterns leave such a chain to it.
 Operation *getFusedCastQuantize(Operation *amaxOrScale,
+                                const MSAMPToRuntimeState &state);
+
+/// The msamp.quantize of a delayed-scaling `op`'s input with the scale it
+/// chose that one msamp_rt_quantize_scale_update replaces together with
+/// `op` (ScaleUpdateToRuntime.cpp), or null.
+QuantizeOp getAmaxFusedQuantize(ScaleUpdateOp op,
                                 const MSAMPToRuntimeState &state);
 
 /// The to_buffer of state argument `arg` at `b`'s position, writable, and

@@ -10,7 +10,11 @@
 // then numerics::scaleUpdate, the one definition of the history roll, the
 // two scale computations and the inverse (ScaleUpdate.h). The results are
 // therefore those of the separate entry points bit for bit; the CUDA
-// backend is tested against this one.
+// backend is tested against this one. msamp_rt_quantize_scale_update
+// (p.quantize) is the same, then the cast with the scale it chose:
+// cpu::quantize, or quantizeTranspose for both layouts, exactly the calls
+// it replaces (the CPU gains nothing from a single pass, and composing
+// keeps the reference trivially equal).
 //
 //===----------------------------------------------------------------------===//
 
@@ -47,7 +51,18 @@ msamp_rt_status scaleUpdate(const ScaleUpdateParams &p,
   *p.outScale = r.scale;
   *p.outScaleInv = r.scaleInv;
   *p.outNextScale = r.nextScale;
-  return MSAMP_RT_OK;
+  if (!p.quantize)
+    return MSAMP_RT_OK;
+  if (!p.outT)
+    return quantize(p.in, p.outScale, p.out);
+  QuantizeTransposeParams q;
+  q.in = p.in;
+  q.scale = p.outScale;
+  q.out = p.out;
+  q.outT = p.outT;
+  q.rows = p.rows;
+  q.cols = p.cols;
+  return quantizeTranspose(q);
 }
 
 } // namespace msamp::runtime::cpu

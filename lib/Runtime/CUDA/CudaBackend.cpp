@@ -276,7 +276,8 @@ msamp_rt_status CudaBackend::quantizeJit(const QuantizeJitParams &p) {
 
 msamp_rt_status CudaBackend::scaleUpdate(const ScaleUpdateParams &p,
                                          Collective &collective) {
-  Call call(*this, "msamp_rt_scale_update");
+  Call call(*this, p.quantize ? "msamp_rt_quantize_scale_update"
+                              : "msamp_rt_scale_update");
   MSAMP_RT_RETURN_IF_ERROR(call.status);
   if (p.length > INT_MAX)
     return recordError(MSAMP_RT_ERROR_INVALID_ARGUMENT,
@@ -310,9 +311,38 @@ msamp_rt_status CudaBackend::scaleUpdate(const ScaleUpdateParams &p,
   a.algo = p.algo;
   a.fpMax = p.fpMax;
   a.margin = p.margin;
-  MSAMP_CUDA_TRY_CTX(launchAmax(dIn, p.in.dtype, p.in.numel, bits, ctx.stream),
-                     "%s, %lld elements", dtypeName(p.in.dtype),
-                     static_cast<long long>(p.in.numel));
+  void *dOut = nullptr, *dOutT = nullptr;
+  if (p.quantize) {
+    MSAMP_RT_RETURN_IF_ERROR(st.output(p.out.data, bytesOf(p.out), &dOut));
+    if (p.outT)
+      MSAMP_RT_RETURN_IF_ERROR(st.output(p.outT, bytesOf(p.out), &dOutT));
+  }
+  // The cast with the scale the update picks (or, for a delayed cast,
+  // with prev_scale, which it picks unless the warm-up select says
+  // otherwise); with `onlyIf` the kernel runs only when that byte is set.
+  auto cast = [&](const float *scale, unsigned *amaxBits,
+                  const uint8_t *onlyIf) -> cudaError_t {
+    if (dOutT)
+      return launchCastTranspose(dIn, p.in.dtype, p.rows, p.cols, scale, dOut,
+                                 dOutT, p.out.dtype, amaxBits, ctx.stream,
+                                 onlyIf);
+    return launchQuantize(dIn, p.in.dtype, scale, dOut, p.out.dtype, amaxBits,
+                          p.in.numel, ctx.stream, onlyIf);
+  };
+  // A delayed cast (no just-in-time scale) reads its input once: the amax
+  // is taken inside the cast with prev_scale (Transformer Engine's cast
+  // kernels do the same). The just-in-time scale needs the amax first.
+  const bool amaxInCast = p.quantize && !p.justInTime;
+  if (amaxInCast)
+    MSAMP_CUDA_TRY_CTX(
+        cast(a.prevScale, bits, nullptr), "%s -> %s, %lld elements%s",
+        dtypeName(p.in.dtype), dtypeName(p.out.dtype),
+        static_cast<long long>(p.in.numel), dOutT ? ", transposed" : "");
+  else
+    MSAMP_CUDA_TRY_CTX(
+        launchAmax(dIn, p.in.dtype, p.in.numel, bits, ctx.stream),
+        "%s, %lld elements", dtypeName(p.in.dtype),
+        static_cast<long long>(p.in.numel));
   if (p.reduceAmax && collective.worldSize() > 1) {
     // The collective needs the complete amax: finalize it into an f32 and
     // MAX-reduce it as msamp_rt_all_reduce would.
@@ -328,6 +358,21 @@ msamp_rt_status CudaBackend::scaleUpdate(const ScaleUpdateParams &p,
                      "history length %lld, kind %d, algo %d, margin %d",
                      static_cast<long long>(p.length), static_cast<int>(p.kind),
                      static_cast<int>(p.algo), p.margin);
+  if (p.quantize) {
+    // The warm-up (use_jit set on the device) casts again with the scale
+    // just chosen, overwriting what prev_scale gave; otherwise every block
+    // of this launch returns at once. A just-in-time scale (not fused by
+    // the compiler, but accepted here) casts after the amax, always.
+    const uint8_t *onlyIf = nullptr;
+    if (amaxInCast)
+      onlyIf = a.useJit;
+    if (!amaxInCast || onlyIf)
+      MSAMP_CUDA_TRY_CTX(cast(a.outScale, nullptr, onlyIf),
+                         "%s -> %s, %lld elements, %s", dtypeName(p.in.dtype),
+                         dtypeName(p.out.dtype),
+                         static_cast<long long>(p.in.numel),
+                         onlyIf ? "warm-up recast" : "after the amax");
+  }
   return st.finish();
 }
 

@@ -37,8 +37,9 @@ class Collective;
 /// Bumped whenever CudaPluginHost or the entry point's meaning changes.
 /// 2: AdamParams::mode1 (it fits in the struct's padding, so the layout
 /// fingerprint below does not see it). 3: Backend::scaleUpdate (a new
-/// virtual: the vtable's layout changed).
-constexpr uint32_t kCudaPluginVersion = 3;
+/// virtual: the vtable's layout changed). 4: ScaleUpdateParams' fused
+/// quantize (msamp_rt_quantize_scale_update).
+constexpr uint32_t kCudaPluginVersion = 4;
 
 /// A fingerprint of the parameter structs of Backend.h. The loader refuses a
 /// plugin built from a different Backend.h (a stale libmsamp_runtime_cuda.so

@@ -40,10 +40,13 @@ void setMaxGridBlocks(int blocks);
 
 /// out[i] = Q_out(in[i] * *scale) (msamp_rt_quantize), fused with the amax of
 /// the input when `amaxBits` is non-null (Transformer Engine's cast computes
-/// the amax of what it casts, for the next step's scale).
+/// the amax of what it casts, for the next step's scale). With `onlyIf`, the
+/// kernel does nothing unless that device byte's low bit is set (a branch
+/// decided on the device: msamp_rt_quantize_scale_update's warm-up recast).
 cudaError_t launchQuantize(const void *in, int32_t inType, const float *scale,
                            void *out, int32_t outType, unsigned *amaxBits,
-                           int64_t n, cudaStream_t stream);
+                           int64_t n, cudaStream_t stream,
+                           const uint8_t *onlyIf = nullptr);
 
 //===--- cast/quantize_jit.cu ---------------------------------------------===//
 
@@ -154,11 +157,12 @@ cudaError_t launchScaleUpdate(const ScaleUpdateLaunchArgs &args,
 /// out = Q(in * *scale) as [rows, cols] (may be null) and outT = its
 /// transpose [cols, rows]; one quantization, two layouts, the same scale
 /// (MS-AMP's fp8_fused_cast_transpose, docs/Numerics.md 3.1). With `amaxBits`,
-/// the amax of the input.
+/// the amax of the input. `onlyIf` as for launchQuantize.
 cudaError_t launchCastTranspose(const void *in, int32_t inType, int64_t rows,
                                 int64_t cols, const float *scale, void *out,
                                 void *outT, int32_t outType, unsigned *amaxBits,
-                                cudaStream_t stream);
+                                cudaStream_t stream,
+                                const uint8_t *onlyIf = nullptr);
 
 /// Copies `batch` row-major [srcRows, srcCols] matrices of `elemBytes`-byte
 /// elements (1, 2 or 4) into [dstRows, dstCols] ones, transposed when

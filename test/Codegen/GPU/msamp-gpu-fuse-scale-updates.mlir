@@ -11,7 +11,7 @@
 // RUN: msamp-opt %S/../../Transforms/Inputs/mlp.mlir --msamp-o2 | msamp-opt --msamp-lower-to-gpu="cost-report=%t.cost.json" -o /dev/null
 // RUN: FileCheck %s --check-prefix=COST < %t.cost.json
 // RUN: %python %S/Inputs/check_gpu_cost.py %t.cost.json | FileCheck %s --check-prefix=SUMS
-// RUN: grep -cE 'call @msamp_rt_scale_update.*, %c3_i32[_0-9]*\) \{msamp.in_place_args = array<i64: 4, [0-9]+, 7, [0-9]+>\}' %t.calls.mlir | FileCheck %s --check-prefix=DELAYED
+// RUN: grep -cE 'call @msamp_rt_quantize_scale_update.*, %c3_i32[_0-9]*\) \{msamp.in_place_args = array<i64: 6, [0-9]+, 9, [0-9]+>\}' %t.calls.mlir | FileCheck %s --check-prefix=DELAYED
 // RUN: grep -cE 'call @msamp_rt_scale_update.*, %c5_i32[_0-9]*\) :' %t.calls.mlir | FileCheck %s --check-prefix=JIT
 
 // Delayed scaling with MS-AMP's warm-up and the amax all-reduced: amax,
@@ -163,12 +163,16 @@ func.func @kept(%x: tensor<4xf32>, %h: tensor<4xf32>, %p: tensor<f32>)
 // DELAYED: 4
 // JIT: 2
 
-// The cost report charges a scale update one f32 FLOP per input element
-// (its amax) and every operand's bytes once: the first one, the input
-// x [4,3] f32 (48 bytes), its history [16] in and out (64 + 64), the
-// previous scale, scale, inverse and next scale (4 x 4) and the use_jit
-// byte (1): 193 bytes.
-// COST: {"name": "msamp_rt_scale_update", "op": "runtime", "unit": "f32", "flops": 12, "bytes": 193,
+// The 4 delayed casts' updates are lowered with their quantizes, one
+// msamp_rt_quantize_scale_update each (ScaleUpdateToRuntime.cpp), history
+// and next scale still in place (arguments 6 and 9). The cost report
+// charges it two f32 FLOPs per input element (amax and cast) and every
+// operand's bytes once: the first one, the input x [4,3] f32 (48 bytes),
+// its history [16] in and out (64 + 64), the previous scale, scale,
+// inverse and next scale (4 x 4), the use_jit byte (1), the E4M3 codes
+// (12) and the 0-d f32 placeholder of the transposed codes no GEMM reads
+// here (4): 209 bytes, where the two calls were 193 + 64.
+// COST: {"name": "msamp_rt_quantize_scale_update", "op": "runtime", "unit": "f32", "flops": 24, "bytes": 209,
 // SUMS: gpu_cost.json: consistent
 
 // One amax read by two histories (not what msamp-fp8-gemms writes): the
