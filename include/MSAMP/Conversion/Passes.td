@@ -250,7 +250,7 @@ def MSAMPSplitSharedInits
   let options = [
     Option<"maxUses", "max-uses", "unsigned", /*default=*/"16",
            "most uses one tensor.empty keeps (consecutive in IR order)">,
-    Option<"maxChain", "max-chain", "unsigned", /*default=*/"64",
+    Option<"maxChain", "max-chain", "unsigned", /*default=*/"128",
            "most ops in a chain of in-place writes before its destination "
            "is copied (0: no limit)">,
   ];

@@ -115,7 +115,7 @@ func.func @fill_of_argument(%x: tensor<4x8xf32>, %init: tensor<4xf32>) -> (tenso
 // CHAIN-NEXT: %[[S6:.*]] = linalg.reduce ins(%[[X]] : tensor<8xf32>) outs(%[[C2]] : tensor<f64>)
 // CHAIN-NOT: linalg.copy
 // CHAIN: return %[[S3]], %[[S6]]
-// At the default max-chain (64) this chain stays whole.
+// At the default max-chain (128) this chain stays whole.
 // CHECK-LABEL: func @chain
 // CHECK-NOT: linalg.copy
 // CHECK: return
