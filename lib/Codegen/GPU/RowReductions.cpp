@@ -725,7 +725,8 @@ struct Chain {
 };
 
 /// Whether `op` or an op nested in it uses a result of one of `ops`.
-bool usesResultOf(Operation *op, const llvm::SmallPtrSetImpl<Operation *> &ops) {
+bool usesResultOf(Operation *op,
+                  const llvm::SmallPtrSetImpl<Operation *> &ops) {
   if (ops.empty())
     return false;
   WalkResult walk = op->walk([&](Operation *inner) {
