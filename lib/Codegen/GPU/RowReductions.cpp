@@ -42,6 +42,13 @@
 // accumulator copies, ReductionInits.h) is stored as combine(c, p) without
 // loading it, and the fill is erased: the same value, one kernel fewer.
 //
+// A chain (option `chains`) runs later reductions of the same rows and
+// one elementwise op that reads their results in the same kernel: with a
+// warp per row the results stay in registers (every lane holds the
+// butterfly's total); with a block per row (cross-entropy over the
+// vocabulary) lane 0 of the first warp writes each to workgroup memory and
+// every thread reads it back after a barrier.
+//
 //===----------------------------------------------------------------------===//
 
 #include "MSAMP/Codegen/GPU/BufferAccesses.h"
@@ -204,8 +211,8 @@ SmallVector<Value> delinearize(OpBuilder &b, Location loc, Value linear,
 
 class RowKernelBuilder {
 public:
-  /// A kernel for `ops`: one row reduction, or a chain (a warp per row
-  /// only) whose ops share the first one's rows.
+  /// A kernel for `ops`: one row reduction, or a chain whose ops share
+  /// the first one's rows.
   RowKernelBuilder(ArrayRef<RowOp> ops, unsigned numParallel, Location loc)
       : ops(ops), loc(loc) {
     SmallVector<int64_t> ranges = ops.front().op.getStaticLoopRanges();
@@ -304,9 +311,10 @@ private:
   ArrayRef<RowOp> ops;
   Location loc;
   SmallVector<int64_t> parallelRanges, reductionRanges;
-  /// A chain's per-row results so far, as every lane of the warp holds
-  /// them: the output buffer (read through `map` by a later op of the
-  /// chain) -> its value for the warp's row.
+  /// A chain's per-row results so far, as every lane of the warp (or
+  /// every thread of the block, after the broadcast) holds them: the
+  /// output buffer (read through `map` by a later op of the chain) -> its
+  /// value for the row.
   struct PerRowValue {
     AffineMap map;
     Value value;
@@ -661,12 +669,13 @@ SmallVector<std::pair<OpOperand *, bool>> memrefOperands(linalg::GenericOp op) {
 }
 
 /// Whether `next` may run after `earlier`, an op of the same chain, inside
-/// one warp's row: wherever one writes memory the other touches, it is
-/// (a) a per-row result of `earlier` that starts from a constant, which
-/// `next` reads through the same value and map (from the register), or
-/// (b) a row `earlier` reads and `next`, the chain's elementwise end,
-/// overwrites through the same value and map: each lane writes only the
-/// elements it read itself, after the warp's shuffles.
+/// one warp's (or block's) row: wherever one writes memory the other
+/// touches, it is (a) a per-row result of `earlier` that starts from a
+/// constant, which `next` reads through the same value and map (from the
+/// register), or (b) a row `earlier` reads and `next`, the chain's
+/// elementwise end, overwrites through the same value and map: each lane
+/// writes only the elements it read itself (the same stride), after the
+/// shuffles.
 bool mayFollow(const RowOp &next, const RowOp &earlier) {
   for (auto [nextOperand, nextWrites] : memrefOperands(next.op)) {
     Value nextRoot = msamp::rootBuffer(nextOperand->get());
