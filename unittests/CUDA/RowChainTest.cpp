@@ -15,6 +15,9 @@
 // later op reads must be the values stored): the backward's bit for bit,
 // the forward's within the device exp's error. The outputs start as NaN:
 // the kernels must not read them (their fills became the start values).
+// Cross-entropy over rows of 50,257 (a block per row) is the same check
+// for the block form, whose later ops read the row results from workgroup
+// memory after a barrier.
 //
 //===----------------------------------------------------------------------===//
 
@@ -154,6 +157,68 @@ TEST_F(RowChain, SoftmaxBackwardUpdatesTheRowItReadInPlace) {
       const float want = (p[at] * (g[at] - r)) * 0.125f;
       EXPECT_TRUE(sameBits(dp.aligned[at], want))
           << "ds[" << j << "] " << dp.aligned[at] << " vs " << want;
+    }
+  }
+}
+
+TEST_F(RowChain, CrossEntropyOverLongRowsIsOneBlockPerRowKernel) {
+  constexpr int64_t kCeRows = 5, kVocab = 50257, kThreads = 256;
+  std::vector<float> x = random(kCeRows * kVocab, 8.0f);
+  x[2 * kVocab + 7] = -std::numeric_limits<float>::infinity(); // exp -> 0
+  x[1 * kVocab + kVocab - 1] = 9.5f; // the max in the last, partial stride
+  // Label 50,256 sits in the last stride; -1 picks nothing (t = 0).
+  const std::vector<int64_t> labels = {0, kVocab - 1, 12345, -1, 300};
+  std::vector<float> nan(kCeRows, kNaN), nanRows(kCeRows * kVocab, kNaN);
+  KernelMemref dx(managed(x), {kCeRows, kVocab}),
+      // A descriptor's pointers are untyped on the device: the i64 labels
+      // pass through the f32 descriptor unchanged.
+      dl(reinterpret_cast<float *>(managed(labels)), {kCeRows}),
+      dm(managed(nan), {kCeRows}), dt(managed(nan), {kCeRows}),
+      ds(managed(nan), {kCeRows}), dg(managed(nanRows), {kCeRows, kVocab});
+  std::vector<void *> args;
+  for (KernelMemref *m : {&dx, &dl, &dm, &dt, &ds, &dg})
+    m->append(args);
+  ASSERT_EQ(args.size(), 34u);
+  const EmbeddedKernel &k = kernel("cross_entropy_kernel");
+  EXPECT_EQ(k.grid_block[0], kCeRows);
+  EXPECT_EQ(k.grid_block[3], kThreads);
+  launch(k, args);
+
+  // The strided per-thread sums, then 8 + 3 butterfly levels: each term
+  // passes through at most this many f32 additions.
+  const int64_t depth = (kVocab + kThreads - 1) / kThreads + 8 + 1;
+  for (int64_t row = 0; row < kCeRows; ++row) {
+    SCOPED_TRACE("row " + std::to_string(row));
+    const float *xr = &x[row * kVocab];
+    float m = -std::numeric_limits<float>::infinity(), t = 0.0f;
+    for (int64_t j = 0; j < kVocab; ++j) {
+      m = std::isnan(xr[j]) || xr[j] > m ? xr[j] : m;
+      t = (j == labels[row] ? xr[j] : 0.0f) + t;
+    }
+    EXPECT_TRUE(sameBits(dm.aligned[row], m))
+        << "max " << dm.aligned[row] << " vs " << m;
+    // One non-zero term among zeros: exact in any order.
+    EXPECT_TRUE(sameBits(dt.aligned[row], t))
+        << "target logit " << dt.aligned[row] << " vs " << t;
+    double sum = 0;
+    for (int64_t j = 0; j < kVocab; ++j)
+      sum += std::exp(static_cast<double>(xr[j]) - m);
+    const float s = ds.aligned[row];
+    // Positive terms: the tree's rounding (depth additions) and the
+    // device exp's error on each term.
+    EXPECT_NEAR(s, sum, (depth * std::ldexp(1.0, -24) + 1e-6) * sum)
+        << "sum of exponentials";
+    // The gradient from the kernel's own m and s (the values every thread
+    // read back): only the device's exp differs.
+    for (int64_t j = 0; j < kVocab; ++j) {
+      const float got = dg.aligned[row * kVocab + j];
+      const float p = std::exp(xr[j] - dm.aligned[row]) / s;
+      const float want = p - (j == labels[row] ? 1.0f : 0.0f);
+      // The device's expf within 2 ulps, the host's within 1, the divide
+      // and the one-hot subtraction rounded on both.
+      ASSERT_NEAR(got, want,
+                  6e-7f * p + (j == labels[row] ? 1.2e-7f : 0.0f) + 1e-30f)
+          << "g[" << j << "]";
     }
   }
 }

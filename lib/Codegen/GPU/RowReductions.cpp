@@ -42,6 +42,13 @@
 // accumulator copies, ReductionInits.h) is stored as combine(c, p) without
 // loading it, and the fill is erased: the same value, one kernel fewer.
 //
+// A chain (option `chains`) runs later reductions of the same rows and
+// one elementwise op that reads their results in the same kernel: with a
+// warp per row the results stay in registers (every lane holds the
+// butterfly's total); with a block per row (cross-entropy over the
+// vocabulary) lane 0 of the first warp writes each to workgroup memory and
+// every thread reads it back after a barrier.
+//
 //===----------------------------------------------------------------------===//
 
 #include "MSAMP/Codegen/GPU/BufferAccesses.h"
@@ -204,8 +211,8 @@ SmallVector<Value> delinearize(OpBuilder &b, Location loc, Value linear,
 
 class RowKernelBuilder {
 public:
-  /// A kernel for `ops`: one row reduction, or a chain (a warp per row
-  /// only) whose ops share the first one's rows.
+  /// A kernel for `ops`: one row reduction, or a chain whose ops share
+  /// the first one's rows.
   RowKernelBuilder(ArrayRef<RowOp> ops, unsigned numParallel, Location loc)
       : ops(ops), loc(loc) {
     SmallVector<int64_t> ranges = ops.front().op.getStaticLoopRanges();
@@ -254,13 +261,30 @@ public:
     gpu::TerminatorOp::create(b, loc);
   }
 
-  /// A block of `threads` (a power of two, 64..1024) per row; one op.
+  /// A block of `threads` (a power of two, 64..1024) per row; the ops one
+  /// after another. Each reduction is the standalone block form: strided
+  /// accumulation, a butterfly per warp, each warp's value to workgroup
+  /// memory, a barrier, and the first warp's butterfly over the warps'
+  /// values. In a chain, a result that starts from a constant is also
+  /// written by lane 0 of the first warp to a broadcast slot, which every
+  /// thread reads back after a second barrier (the later ops' register).
   void buildBlockPerRow(OpBuilder &b, int64_t threads) {
-    const RowOp &rowOp = ops.front();
     const int64_t warps = threads / kWarpSize;
+    // Workgroup memory: per reduction op, one slot per warp and output,
+    // then (in a chain, when a later op may read them) one broadcast slot
+    // per output. Every op has its own slots, so no slot is written twice
+    // and no barrier is needed for reuse.
+    SmallVector<int64_t> slotsAt, broadcastAt;
+    int64_t size = 0;
+    for (auto [i, rowOp] : llvm::enumerate(ops)) {
+      slotsAt.push_back(size);
+      size += static_cast<int64_t>(rowOp.reductions.size()) * warps;
+      broadcastAt.push_back(broadcasts(i) ? size : -1);
+      if (broadcasts(i))
+        size += static_cast<int64_t>(rowOp.reductions.size());
+    }
     auto workgroup = MemRefType::get(
-        {static_cast<int64_t>(rowOp.reductions.size()) * warps},
-        Float32Type::get(b.getContext()), MemRefLayoutAttrInterface(),
+        {size}, Float32Type::get(b.getContext()), MemRefLayoutAttrInterface(),
         gpu::AddressSpaceAttr::get(b.getContext(),
                                    gpu::AddressSpace::Workgroup));
     gpu::LaunchOp launch = createLaunch(b, rows, threads, {workgroup});
@@ -271,6 +295,49 @@ public:
     Value lane = arith::RemUIOp::create(b, loc, thread, warpSize);
     Value warp = arith::DivUIOp::create(b, loc, thread, warpSize);
     SmallVector<Value> parallelIvs = delinearize(b, loc, row, parallelRanges);
+    for (auto [i, rowOp] : llvm::enumerate(ops)) {
+      if (rowOp.reductions.empty()) {
+        elementwiseStrided(b, rowOp.op, parallelIvs, thread, threads);
+        continue;
+      }
+      reduceBlock(b, rowOp, shared, slotsAt[i], broadcastAt[i], thread, lane,
+                  warp, warps, threads, parallelIvs);
+    }
+    b.setInsertionPointToEnd(&launch.getBody().front());
+    gpu::TerminatorOp::create(b, loc);
+  }
+
+private:
+  ArrayRef<RowOp> ops;
+  Location loc;
+  SmallVector<int64_t> parallelRanges, reductionRanges;
+  /// A chain's per-row results so far, as every lane of the warp (or
+  /// every thread of the block, after the broadcast) holds them: the
+  /// output buffer (read through `map` by a later op of the chain) -> its
+  /// value for the row.
+  struct PerRowValue {
+    AffineMap map;
+    Value value;
+  };
+  DenseMap<Value, PerRowValue> perRow;
+
+  /// Whether the block form writes op `i`'s results that start from a
+  /// constant to workgroup memory for the later ops (a chain, not its
+  /// last op).
+  bool broadcasts(size_t i) const {
+    return ops.size() > 1 && i + 1 < ops.size() &&
+           llvm::any_of(ops[i].reductions,
+                        [](const RowReduction &red) { return red.start; });
+  }
+
+  /// One reduction op of the block form, slots from `slotsAt`; its
+  /// broadcast results (at `broadcastAt` when not -1) become `perRow`,
+  /// read by every thread after a barrier. Leaves the insertion point
+  /// after the op's code.
+  void reduceBlock(OpBuilder &b, const RowOp &rowOp, Value shared,
+                   int64_t slotsAt, int64_t broadcastAt, Value thread,
+                   Value lane, Value warp, int64_t warps, int64_t threads,
+                   ValueRange parallelIvs) {
     SmallVector<Value> partial =
         accumulateStrided(b, rowOp, parallelIvs, thread, threads);
     partial = butterfly(b, rowOp, partial, kWarpSize);
@@ -284,39 +351,39 @@ public:
       b.setInsertionPointToStart(&ifOp.getThenRegion().front());
       for (auto [k, value] : llvm::enumerate(partial))
         memref::StoreOp::create(b, loc, value, shared,
-                                plus(b, warp, k * warps));
+                                plus(b, warp, slotsAt + k * warps));
     }
     gpu::BarrierOp::create(b, loc);
     // The first warp combines the warps' values: lane l reads warp
     // l % warps, so a butterfly over `warps` lanes leaves the total in
     // lane 0 (the other lanes hold copies and are not read).
-    Value firstWarp =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, warp, zero);
-    auto ifOp = scf::IfOp::create(b, loc, firstWarp, /*withElse=*/false);
-    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-    Value source = arith::RemUIOp::create(b, loc, lane, index(b, warps));
-    SmallVector<Value> perWarp;
-    for (size_t k = 0; k < rowOp.reductions.size(); ++k)
-      perWarp.push_back(
-          memref::LoadOp::create(b, loc, shared, plus(b, source, k * warps)));
-    perWarp = butterfly(b, rowOp, perWarp, warps);
-    storeFromLaneZero(b, rowOp, lane, parallelIvs, perWarp);
-    b.setInsertionPointToEnd(&launch.getBody().front());
-    gpu::TerminatorOp::create(b, loc);
+    {
+      Value firstWarp =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, warp, zero);
+      auto ifOp = scf::IfOp::create(b, loc, firstWarp, /*withElse=*/false);
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      Value source = arith::RemUIOp::create(b, loc, lane, index(b, warps));
+      SmallVector<Value> perWarp;
+      for (size_t k = 0; k < rowOp.reductions.size(); ++k)
+        perWarp.push_back(memref::LoadOp::create(
+            b, loc, shared, plus(b, source, slotsAt + k * warps)));
+      perWarp = butterfly(b, rowOp, perWarp, warps);
+      storeFromLaneZero(b, rowOp, lane, parallelIvs, perWarp,
+                        broadcastAt < 0 ? Value() : shared, broadcastAt);
+    }
+    if (broadcastAt < 0)
+      return;
+    // Lane 0 of the first warp wrote the results; every thread reads them
+    // once they are there.
+    gpu::BarrierOp::create(b, loc);
+    for (auto [k, red] : llvm::enumerate(rowOp.reductions))
+      if (red.start)
+        perRow[red.init->get()] = {
+            rowOp.op.getMatchingIndexingMap(red.init),
+            memref::LoadOp::create(b, loc, shared, index(b, broadcastAt + k))
+                .getResult()};
   }
-
-private:
-  ArrayRef<RowOp> ops;
-  Location loc;
-  SmallVector<int64_t> parallelRanges, reductionRanges;
-  /// A chain's per-row results so far, as every lane of the warp holds
-  /// them: the output buffer (read through `map` by a later op of the
-  /// chain) -> its value for the warp's row.
-  struct PerRowValue {
-    AffineMap map;
-    Value value;
-  };
-  DenseMap<Value, PerRowValue> perRow;
 
   Value index(OpBuilder &b, int64_t v) {
     return arith::ConstantIndexOp::create(b, loc, v);
@@ -485,12 +552,15 @@ private:
   /// step (its initial value in the accumulator's position). An output
   /// that starts from a constant is combined in every lane (each holds
   /// the total after a warp's butterfly), which is what a later op of a
-  /// chain reads (`perRow`).
+  /// chain reads (`perRow`). In the block form only lane 0 of the first
+  /// warp holds the total: with `broadcast`, it also writes each output
+  /// that starts from a constant to `broadcast[broadcastAt + k]`.
   void storeFromLaneZero(OpBuilder &b, const RowOp &rowOp, Value lane,
-                         ValueRange parallelIvs, ArrayRef<Value> totals) {
+                         ValueRange parallelIvs, ArrayRef<Value> totals,
+                         Value broadcast = {}, int64_t broadcastAt = 0) {
     SmallVector<Value> finals(totals.size());
     for (auto [k, red] : llvm::enumerate(rowOp.reductions)) {
-      if (!red.start || ops.size() == 1)
+      if (!red.start || ops.size() == 1 || broadcast)
         continue;
       Value init =
           arith::ConstantOp::create(b, loc, msamp::constantOf(red.start));
@@ -518,6 +588,9 @@ private:
         final = combine(b, red, init, totals[k]);
       }
       memref::StoreOp::create(b, loc, final, buffer, indices);
+      if (broadcast && red.start)
+        memref::StoreOp::create(b, loc, final, broadcast,
+                                index(b, broadcastAt + k));
     }
   }
 };
@@ -596,12 +669,13 @@ SmallVector<std::pair<OpOperand *, bool>> memrefOperands(linalg::GenericOp op) {
 }
 
 /// Whether `next` may run after `earlier`, an op of the same chain, inside
-/// one warp's row: wherever one writes memory the other touches, it is
-/// (a) a per-row result of `earlier` that starts from a constant, which
-/// `next` reads through the same value and map (from the register), or
-/// (b) a row `earlier` reads and `next`, the chain's elementwise end,
-/// overwrites through the same value and map: each lane writes only the
-/// elements it read itself, after the warp's shuffles.
+/// one warp's (or block's) row: wherever one writes memory the other
+/// touches, it is (a) a per-row result of `earlier` that starts from a
+/// constant, which `next` reads through the same value and map (from the
+/// register), or (b) a row `earlier` reads and `next`, the chain's
+/// elementwise end, overwrites through the same value and map: each lane
+/// writes only the elements it read itself (the same stride), after the
+/// shuffles.
 bool mayFollow(const RowOp &next, const RowOp &earlier) {
   for (auto [nextOperand, nextWrites] : memrefOperands(next.op)) {
     Value nextRoot = msamp::rootBuffer(nextOperand->get());
@@ -648,23 +722,71 @@ FailureOr<msamp::gpucost::OpCost> chainCost(ArrayRef<RowOp> chain) {
 /// the pass's work on deep steps.
 constexpr unsigned kMaxChainLookahead = 16;
 
+/// A row kernel's ops, and the ops between them that move after its
+/// kernel.
+struct Chain {
+  SmallVector<RowOp> ops;
+  /// Ops between the first and the last op of the chain that read or
+  /// write a buffer of it, or depend on such an op: they run after the
+  /// kernel, in their order (cross-entropy's loss sum, which reads the
+  /// row max and sum before the gradient is computed).
+  SmallVector<Operation *> after;
+};
+
+/// Whether `op` or an op nested in it uses a result of one of `ops`.
+bool usesResultOf(Operation *op,
+                  const llvm::SmallPtrSetImpl<Operation *> &ops) {
+  if (ops.empty())
+    return false;
+  WalkResult walk = op->walk([&](Operation *inner) {
+    for (Value operand : inner->getOperands())
+      if (Operation *def = operand.getDefiningOp(); def && ops.contains(def))
+        return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return walk.wasInterrupted();
+}
+
+/// Whether `a` and `b` may not be reordered (BufferAccesses.h).
+bool conflict(const msamp::BufferAccesses &a, const msamp::BufferAccesses &b) {
+  return msamp::dependsOn(a, b) || msamp::dependsOn(b, a);
+}
+
 /// The row reduction `first` and the ops after it in its block that run in
-/// its kernel, a warp per row (the file comment): further row reductions of
-/// the same rows whose outputs start from constants, and at most one
-/// elementwise op over those rows, last. Ops between them stay in place
-/// when they touch no buffer of the chain so far (which moves down past
-/// them, to the last op's place). `first` alone when nothing joins.
-SmallVector<RowOp> growChain(RowOp first, unsigned numParallel) {
-  SmallVector<RowOp> chain{std::move(first)};
-  SmallVector<int64_t> ranges = chain.front().op.getStaticLoopRanges();
+/// its kernel (the file comment): further row reductions of the same rows
+/// whose outputs start from constants, and at most one elementwise op over
+/// those rows, last. Ops between them that touch no buffer of the chain
+/// stay in place (the chain moves down past them, to the last op's place);
+/// an op that does touch one, and every later op that touches a buffer it
+/// touches or uses its results, moves after the kernel instead (`after`),
+/// and no such op joins. Moving an op down past a later member is sound
+/// when the two touch no common buffer that either writes, which holds for
+/// every member that joins after it. `first` alone when nothing joins.
+Chain growChain(RowOp first, unsigned numParallel) {
+  Chain chain;
+  chain.ops.push_back(std::move(first));
+  SmallVector<int64_t> ranges = chain.ops.front().op.getStaticLoopRanges();
   SmallVector<msamp::BufferAccesses> accesses{
-      msamp::collectBufferAccesses(chain.front().op)};
+      msamp::collectBufferAccesses(chain.ops.front().op)};
+  SmallVector<Operation *> deferred;
+  SmallVector<msamp::BufferAccesses> deferredAccesses;
+  llvm::SmallPtrSet<Operation *, 8> deferredSet;
+  size_t deferredBeforeLast = 0;
   unsigned passed = 0;
-  for (Operation *op = chain.front().op->getNextNode();
+  for (Operation *op = chain.ops.front().op->getNextNode();
        op && !op->hasTrait<OpTrait::IsTerminator>() &&
        passed < kMaxChainLookahead;
        op = op->getNextNode()) {
-    if (auto generic = dyn_cast<linalg::GenericOp>(op)) {
+    msamp::BufferAccesses here = msamp::collectBufferAccesses(op);
+    // After a deferred op it touches (or whose results it uses), `op` must
+    // stay after it: it moves too.
+    bool afterDeferred =
+        usesResultOf(op, deferredSet) ||
+        llvm::any_of(deferredAccesses, [&](const msamp::BufferAccesses &d) {
+          return conflict(here, d);
+        });
+    auto generic = dyn_cast<linalg::GenericOp>(op);
+    if (generic && !afterDeferred) {
       std::optional<RowOp> next;
       unsigned nextParallel = 0;
       if (generic.getNumReductionLoops() == 0) {
@@ -678,27 +800,32 @@ SmallVector<RowOp> growChain(RowOp first, unsigned numParallel) {
           red.start = msamp::constantInitFill(generic, red.init);
         next = RowOp{generic, std::move(*reductions)};
       }
-      if (next && llvm::all_of(chain, [&](const RowOp &earlier) {
+      if (next && llvm::all_of(chain.ops, [&](const RowOp &earlier) {
             return mayFollow(*next, earlier);
           })) {
         bool end = next->reductions.empty();
-        chain.push_back(std::move(*next));
+        chain.ops.push_back(std::move(*next));
+        deferredBeforeLast = deferred.size();
         if (end)
           break;
-        accesses.push_back(msamp::collectBufferAccesses(generic));
+        accesses.push_back(std::move(here));
         passed = 0;
         continue;
       }
     }
-    // An op the chain moves past: it must not touch the chain's buffers.
-    msamp::BufferAccesses between = msamp::collectBufferAccesses(op);
-    if (llvm::any_of(accesses, [&](const msamp::BufferAccesses &member) {
-          return msamp::dependsOn(between, member) ||
-                 msamp::dependsOn(member, between);
-        }))
-      break;
+    // An op the chain moves past must not touch the chain's buffers; one
+    // that does moves after the kernel.
+    if (afterDeferred ||
+        llvm::any_of(accesses, [&](const msamp::BufferAccesses &member) {
+          return conflict(here, member);
+        })) {
+      deferred.push_back(op);
+      deferredSet.insert(op);
+      deferredAccesses.push_back(std::move(here));
+    }
     ++passed;
   }
+  chain.after.assign(deferred.begin(), deferred.begin() + deferredBeforeLast);
   return chain;
 }
 
@@ -746,33 +873,36 @@ struct RowReductionsPass
       for (RowReduction &red : *reductions)
         red.start = msamp::constantInitFill(generic, red.init);
       RowOp first{generic, std::move(*reductions)};
-      SmallVector<int64_t> ranges = generic.getStaticLoopRanges();
-      int64_t rowLength = 1;
-      for (int64_t r : ArrayRef<int64_t>(ranges).drop_front(numParallel))
-        rowLength *= r;
-      SmallVector<RowOp> chain = fuseChains && rowLength < blockThreshold
-                                     ? growChain(std::move(first), numParallel)
-                                     : SmallVector<RowOp>{std::move(first)};
+      Chain chain;
+      if (fuseChains)
+        chain = growChain(std::move(first), numParallel);
+      else
+        chain.ops.push_back(std::move(first));
       Location loc = generic.getLoc();
-      if (chain.size() > 1) {
-        FailureOr<msamp::gpucost::OpCost> cost = chainCost(chain);
+      if (chain.ops.size() > 1) {
+        FailureOr<msamp::gpucost::OpCost> cost = chainCost(chain.ops);
         if (failed(cost))
           return signalPassFailure();
         SmallVector<Location> locs;
-        for (const RowOp &rowOp : chain)
+        for (const RowOp &rowOp : chain.ops)
           locs.push_back(rowOp.op.getLoc());
         loc = msamp::gpucost::withKernelCost(
             locs,
             msamp::gpucost::kernelCostAttr(&getContext(), "row_chain", *cost));
       }
-      RowKernelBuilder kernel(chain, numParallel, loc);
+      RowKernelBuilder kernel(chain.ops, numParallel, loc);
       // At the last op's place: every operand of the chain is defined there.
-      OpBuilder b(chain.back().op);
+      Operation *last = chain.ops.back().op;
+      OpBuilder b(last);
       if (kernel.rowLength >= blockThreshold)
         kernel.buildBlockPerRow(b, blockSize);
       else
         kernel.buildWarpPerRow(b, warpsPerBlock);
-      for (RowOp &rowOp : chain) {
+      // The ops that touch the chain's buffers in between: after the
+      // kernel, in their order.
+      for (Operation *op : chain.after)
+        op->moveBefore(last);
+      for (RowOp &rowOp : chain.ops) {
         for (RowReduction &red : rowOp.reductions)
           if (red.start)
             rewriter.eraseOp(red.start);

@@ -95,3 +95,76 @@ func.func @softmax_bwd() {
   }
   return
 }
+
+// cross_entropy: rows of 50,257 (a vocabulary; >= block-threshold: a block
+// of 256 threads per row, 196 full strides and 81 elements in the last).
+// m = max of the row with t = the label's logit (one generic, two
+// outputs), s = sum of exp(x - m), then the loss sum over the rows (reads
+// m, s and t: it moves after the kernel), and g = exp(x - m) / s - onehot.
+// m, t and s start from fills (-inf, 0, 0); m and s reach g through
+// workgroup memory. Kernel parameters (in the order of first use): x,
+// labels, m, t, s, g.
+#xr = affine_map<(i, j) -> (i, j)>
+#rr = affine_map<(i, j) -> (i)>
+#all = affine_map<(i) -> (i)>
+#none = affine_map<(i) -> ()>
+func.func @cross_entropy() {
+  %x = memref.alloc() : memref<5x50257xf32>
+  %labels = memref.alloc() : memref<5xi64>
+  %g = memref.alloc() : memref<5x50257xf32>
+  %m = memref.alloc() : memref<5xf32>
+  %t = memref.alloc() : memref<5xf32>
+  %s = memref.alloc() : memref<5xf32>
+  %loss = memref.alloc() : memref<f32>
+  %ninf = arith.constant 0xFF800000 : f32
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%ninf : f32) outs(%m : memref<5xf32>)
+  linalg.fill ins(%zero : f32) outs(%t : memref<5xf32>)
+  linalg.generic {indexing_maps = [#xr, #rr, #rr, #rr], iterator_types = ["parallel", "reduction"]}
+      ins(%x, %labels : memref<5x50257xf32>, memref<5xi64>) outs(%m, %t : memref<5xf32>, memref<5xf32>) {
+  ^bb0(%v: f32, %l: i64, %macc: f32, %tacc: f32):
+    %z = arith.constant 0.0 : f32
+    %mx = arith.maximumf %v, %macc : f32
+    %j = linalg.index 1 : index
+    %ji = arith.index_cast %j : index to i64
+    %hit = arith.cmpi eq, %ji, %l : i64
+    %pick = arith.select %hit, %v, %z : f32
+    %ta = arith.addf %pick, %tacc : f32
+    linalg.yield %mx, %ta : f32, f32
+  }
+  linalg.fill ins(%zero : f32) outs(%s : memref<5xf32>)
+  linalg.generic {indexing_maps = [#xr, #rr, #rr], iterator_types = ["parallel", "reduction"]}
+      ins(%x, %m : memref<5x50257xf32>, memref<5xf32>) outs(%s : memref<5xf32>) {
+  ^bb0(%v: f32, %mv: f32, %acc: f32):
+    %d = arith.subf %v, %mv : f32
+    %e = math.exp %d : f32
+    %a = arith.addf %e, %acc : f32
+    linalg.yield %a : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%loss : memref<f32>)
+  linalg.generic {indexing_maps = [#all, #all, #all, #none], iterator_types = ["reduction"]}
+      ins(%m, %s, %t : memref<5xf32>, memref<5xf32>, memref<5xf32>) outs(%loss : memref<f32>) {
+  ^bb0(%mv: f32, %sv: f32, %tv: f32, %acc: f32):
+    %ls = math.log %sv : f32
+    %lse = arith.addf %mv, %ls : f32
+    %nll = arith.subf %lse, %tv : f32
+    %a = arith.addf %nll, %acc : f32
+    linalg.yield %a : f32
+  }
+  linalg.generic {indexing_maps = [#xr, #rr, #rr, #rr, #xr], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %m, %s, %labels : memref<5x50257xf32>, memref<5xf32>, memref<5xf32>, memref<5xi64>) outs(%g : memref<5x50257xf32>) {
+  ^bb0(%v: f32, %mv: f32, %sv: f32, %l: i64, %o: f32):
+    %one = arith.constant 1.0 : f32
+    %z = arith.constant 0.0 : f32
+    %d = arith.subf %v, %mv : f32
+    %e = math.exp %d : f32
+    %p = arith.divf %e, %sv : f32
+    %j = linalg.index 1 : index
+    %ji = arith.index_cast %j : index to i64
+    %hit = arith.cmpi eq, %ji, %l : i64
+    %oh = arith.select %hit, %one, %z : f32
+    %r = arith.subf %p, %oh : f32
+    linalg.yield %r : f32
+  }
+  return
+}

@@ -185,8 +185,12 @@ def MSAMPGPURowReductions
     total with the output's initial value, `combine(init, total)`, and
     stores it. Several outputs (reductions of the same row) are reduced
     together. The sum is reassociated (a fixed tree, no atomics: the same
-    result every run); max is exact. Everything else is left to the loop
-    path. Not in host emulation (the host cannot run shuffles).
+    result every run); max is exact. With `chains`, the later reductions
+    of the same rows and one elementwise op reading their results join the
+    kernel (a block per row passes the results through workgroup memory);
+    ops in between that touch the chain's buffers move after it.
+    Everything else is left to the loop path. Not in host emulation (the
+    host cannot run shuffles).
   }];
   let options = [
     Option<"warpsPerBlock", "warps-per-block", "int64_t", /*default=*/"8",
