@@ -1,6 +1,7 @@
 // RUN: msamp-opt %s --convert-msamp-to-runtime -split-input-file | FileCheck %s
 // RUN: msamp-opt %s --convert-elementwise-to-linalg --convert-msamp-to-runtime --one-shot-bufferize="bufferize-function-boundaries" --msamp-finalize-runtime-calls | FileCheck %s --check-prefix=FINAL
 // RUN: msamp-opt %s --msamp-lower-to-llvm -split-input-file | FileCheck %s --check-prefix=LLVM
+// RUN: msamp-opt %s --convert-msamp-to-runtime -split-input-file | FileCheck %s --check-prefix=DEAD
 
 // A minimal train step: an FP8 GEMM, a high-precision GEMM, an FP8 all-reduce
 // and an in-place AdamW update.
@@ -34,6 +35,15 @@
 // CHECK-DAG: func.func private @msamp_rt_quantize__0(memref<*xf32>, memref<*xf32>, memref<*xf8E4M3FN>, i32, i32) attributes {msamp.runtime_symbol = "msamp_rt_quantize"}
 // CHECK-DAG: func.func private @msamp_rt_gemm__0(memref<*xf8E4M3FN>, memref<*xf32>, memref<*xf8E4M3FN>, memref<*xf32>, memref<*xf32>, memref<*xf32>, i32, i32, i32, i32) attributes {msamp.runtime_symbol = "msamp_rt_gemm"}
 // CHECK-DAG: func.func private @msamp_rt_gemm__1(memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>, i32, i32, i32, i32) attributes {msamp.runtime_symbol = "msamp_rt_gemm"}
+
+// The f32 GEMM's zero init (fill of an empty) is not read by the call,
+// which overwrites its output: the pass erases what it left dead, or
+// bufferization would write the fill into a buffer for nobody (issue 23:
+// a 403 MB fill kernel per step on the issue's LM).
+// DEAD-LABEL: func.func @train_step(
+// DEAD-NOT: linalg.fill
+// DEAD-NOT: tensor.empty
+// DEAD: return{{$}}
 
 // After msamp-finalize-runtime-calls every call goes to the one canonical
 // C-interface declaration per symbol.
