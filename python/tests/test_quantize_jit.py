@@ -19,6 +19,8 @@ import pytest
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from msamp import _native, numerics  # noqa: E402
+from scaling_reference import amax as _amax  # noqa: E402
+from scaling_reference import scale as _scale  # noqa: E402
 
 ml_dtypes = pytest.importorskip("ml_dtypes", reason="needs ml_dtypes")
 _OK, _WHY = _native.available()
@@ -26,32 +28,6 @@ needs_runtime = pytest.mark.skipif(not _OK, reason=_WHY)
 
 ML_TYPES = {"e4m3": ml_dtypes.float8_e4m3fn, "e5m2": ml_dtypes.float8_e5m2,
             "f16": np.float16}
-FLT_MAX = np.finfo(np.float32).max
-
-
-def _amax(x32):
-    if np.isnan(x32).any():
-        return math.nan
-    return float(np.max(np.abs(x32))) if x32.size else 0.0
-
-
-def _floor_log2_quotient(a, b):
-    """floor(log2(a / b)) of the exact quotient of two positive floats."""
-    ma, ea = math.frexp(a)
-    mb, eb = math.frexp(b)
-    return ea - eb - (1 if ma < mb else 0)
-
-
-def _scale(amax, name, kind, margin, previous):
-    if not (amax > 0) or math.isinf(amax):
-        return np.float32(previous)
-    fp_max = numerics.fmt(name).max
-    if kind == "pow2":
-        e = min(max(_floor_log2_quotient(fp_max, amax) - margin, -126), 127)
-        return np.float32(2.0 ** e)
-    with np.errstate(over="ignore"):
-        s = np.float32(fp_max * 2.0 ** -margin) / np.float32(amax)
-    return np.float32(FLT_MAX) if np.isinf(s) else s
 
 
 def _codes(x32, scale, name):
