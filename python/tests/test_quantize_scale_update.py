@@ -20,15 +20,13 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from msamp import _native, numerics  # noqa: E402
 from scaling_reference import amax as _amax  # noqa: E402
+from scaling_reference import codes as _codes  # noqa: E402
+from scaling_reference import same_codes as _same  # noqa: E402
 from scaling_reference import scale as _scale  # noqa: E402
 
 ml_dtypes = pytest.importorskip("ml_dtypes", reason="needs ml_dtypes")
 _OK, _WHY = _native.available()
 needs_runtime = pytest.mark.skipif(not _OK, reason=_WHY)
-
-ML_TYPES = {"e4m3": ml_dtypes.float8_e4m3fn, "e5m2": ml_dtypes.float8_e5m2,
-            "f16": np.float16}
-
 
 def _history_amax(history, algo):
     if algo == "most_recent":
@@ -36,23 +34,6 @@ def _history_amax(history, algo):
     if np.isnan(history).any():
         return math.nan
     return float(np.max(history))
-
-
-def _codes(x32, scale, name):
-    with np.errstate(over="ignore", invalid="ignore"):
-        y = x32 * np.float32(scale)
-        if name != "f16":
-            m = numerics.fmt(name).max
-            y = np.where(np.isnan(y), y, np.clip(y, -m, m))
-        codes = y.astype(ML_TYPES[name])
-    return codes if name == "f16" else codes.view(np.uint8)
-
-
-def _same(got, want, name):
-    if name == "f16":
-        return np.array_equal(got, want, equal_nan=True)
-    a, b = numerics.decode(got, name), numerics.decode(want, name)
-    return bool(np.all((got == want) | (np.isnan(a) & np.isnan(b))))
 
 
 def _inputs():
