@@ -204,6 +204,20 @@ inline Raw highPrecisionBuffer(int32_t dtype,
   return t;
 }
 
+/// `values`, cut or padded with zeros to the element count of `shape`, as a
+/// buffer of `dtype` and `shape` (rounded as highPrecisionBuffer does).
+inline Raw shaped(int32_t dtype, std::vector<float> values,
+                  const std::vector<int64_t> &shape) {
+  size_t n = 1;
+  for (int64_t d : shape)
+    n *= static_cast<size_t>(d);
+  values.resize(n);
+  const Raw flat = highPrecisionBuffer(dtype, values);
+  Raw m(dtype, shape);
+  m.bytes = flat.bytes;
+  return m;
+}
+
 /// A state tensor for an optimizer: f32 values, or values quantized with a
 /// power-of-two scale chosen for their amax (docs/Numerics.md 5.2).
 struct StateInit {

@@ -79,19 +79,6 @@ protected:
   }
 };
 
-/// `values` as a buffer of `shape`.
-Raw shaped(int32_t dtype, std::vector<float> values,
-           const std::vector<int64_t> &shape) {
-  size_t n = 1;
-  for (int64_t d : shape)
-    n *= static_cast<size_t>(d);
-  values.resize(n);
-  const Raw flat = highPrecisionBuffer(dtype, values);
-  Raw m(dtype, shape);
-  m.bytes = flat.bytes;
-  return m;
-}
-
 TEST_F(CudaQuantizeScaleUpdate, MatchesCpuWarmAndSteady) {
   std::vector<float> finite;
   for (float x : interestingFloats(400000, 31))

@@ -47,19 +47,6 @@ protected:
   }
 };
 
-/// `values` (at least rows x cols of them) as a buffer of `shape`.
-Raw shaped(int32_t dtype, std::vector<float> values,
-           const std::vector<int64_t> &shape) {
-  size_t n = 1;
-  for (int64_t d : shape)
-    n *= static_cast<size_t>(d);
-  values.resize(n);
-  const Raw flat = highPrecisionBuffer(dtype, values);
-  Raw m(dtype, shape);
-  m.bytes = flat.bytes;
-  return m;
-}
-
 TEST_F(CudaQuantizeTranspose, MatchesCpuOnEveryDTypeAndShape) {
   // Inf, NaN, subnormals and values over many binades; scale 64 pushes the
   // largest past every format's maximum (saturation, Inf for f16).
