@@ -168,11 +168,25 @@ private:
   /// Writes every updated state argument in place, the loss and the metrics
   /// into trailing output arguments, and makes the step return nothing.
   LogicalResult writeResultsInPlace(MSAMPToRuntimeState &state);
-
-  /// Erases the step's ops left without uses and without side effects.
-  void eraseDeadTensorOps(func::FuncOp step);
 };
 } // namespace
+
+/// Erases the step's ops left without uses and without side effects.
+static void eraseDeadTensorOps(func::FuncOp step) {
+  // What the calls made dead, chiefly the zero init of a GEMM the runtime
+  // overwrites: one-shot bufferization, next with nothing folding in
+  // between, bufferizes an unused op like any other, and a dead fill into
+  // a view of an empty that later ops share zeroed a buffer for nobody (on
+  // the issue's LM a 403 MB fill kernel per step, issue 23). From the back,
+  // so that a chain (fill, expand_shape, empty) goes in one sweep.
+  Block &entry = step.getBody().front();
+  for (Operation *op = entry.getTerminator()->getPrevNode(); op;) {
+    Operation *prev = op->getPrevNode();
+    if (isOpTriviallyDead(op))
+      op->erase();
+    op = prev;
+  }
+}
 
 void ConvertMSAMPToRuntimePass::runOnOperation() {
   func::FuncOp step =
@@ -205,22 +219,6 @@ void ConvertMSAMPToRuntimePass::runOnOperation() {
   if (unlowered.wasInterrupted() || failed(writeResultsInPlace(state)))
     return signalPassFailure();
   eraseDeadTensorOps(step);
-}
-
-void ConvertMSAMPToRuntimePass::eraseDeadTensorOps(func::FuncOp step) {
-  // What the calls made dead, chiefly the zero init of a GEMM the runtime
-  // overwrites: one-shot bufferization, next with nothing folding in
-  // between, bufferizes an unused op like any other, and a dead fill into
-  // a view of an empty that later ops share zeroed a buffer for nobody (on
-  // the issue's LM a 403 MB fill kernel per step, issue 23). From the back,
-  // so that a chain (fill, expand_shape, empty) goes in one sweep.
-  Block &entry = step.getBody().front();
-  for (Operation *op = entry.getTerminator()->getPrevNode(); op;) {
-    Operation *prev = op->getPrevNode();
-    if (isOpTriviallyDead(op))
-      op->erase();
-    op = prev;
-  }
 }
 
 LogicalResult
