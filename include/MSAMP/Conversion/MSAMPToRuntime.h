@@ -82,8 +82,13 @@ constexpr llvm::StringLiteral kAdamGroupAttr = "msamp.adam_group";
 /// hyper-parameters and mode, the same dtypes and the same optional scales.
 bool canShareAdamCall(Operation *a, Operation *b);
 
+/// Whether `other` (null allowed) is a row of `op`'s group call when the
+/// two are adjacent: the same kAdamGroupAttr id and canShareAdamCall.
+bool isAdamGroupPartner(Operation *op, Operation *other);
+
 /// The run of adjacent updates that `op`'s group call lowers, in order
 /// (just `op` when it has no kAdamGroupAttr or no partner next to it).
+/// Linear in the run: the patterns' matches look at the neighbours only.
 SmallVector<Operation *> getAdamGroupRun(Operation *op);
 
 /// Whether `user` computes `1.0 / scale`, the inverse scale a GEMM reads: an

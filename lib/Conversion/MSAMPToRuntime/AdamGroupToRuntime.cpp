@@ -63,21 +63,20 @@ bool mlir::msamp::canShareAdamCall(Operation *a, Operation *b) {
          adamSignature(x) == adamSignature(y);
 }
 
-SmallVector<Operation *> mlir::msamp::getAdamGroupRun(Operation *op) {
+bool mlir::msamp::isAdamGroupPartner(Operation *op, Operation *other) {
   auto id = op->getAttrOfType<IntegerAttr>(kAdamGroupAttr);
-  if (!id)
-    return {op};
-  auto member = [&](Operation *other) {
-    auto otherId =
-        other ? other->getAttrOfType<IntegerAttr>(kAdamGroupAttr) : nullptr;
-    return otherId && otherId == id && canShareAdamCall(op, other);
-  };
+  auto otherId =
+      other ? other->getAttrOfType<IntegerAttr>(kAdamGroupAttr) : nullptr;
+  return id && otherId == id && canShareAdamCall(op, other);
+}
+
+SmallVector<Operation *> mlir::msamp::getAdamGroupRun(Operation *op) {
   Operation *first = op;
-  while (member(first->getPrevNode()))
+  while (isAdamGroupPartner(op, first->getPrevNode()))
     first = first->getPrevNode();
-  SmallVector<Operation *> run;
-  for (Operation *it = first; member(it) || it == op; it = it->getNextNode())
-    run.push_back(it);
+  SmallVector<Operation *> run = {first};
+  while (run.back() != op || isAdamGroupPartner(op, run.back()->getNextNode()))
+    run.push_back(run.back()->getNextNode());
   return run;
 }
 
@@ -88,8 +87,8 @@ struct AdamGroupToRuntime : RuntimeCallPattern<AdamUpdateOp> {
   /// Only the last op of a run of two or more (AdamUpdateToRuntime declines
   /// every op of such a run).
   LogicalResult match(AdamUpdateOp op) const override {
-    SmallVector<Operation *> run = getAdamGroupRun(op);
-    return success(run.size() > 1 && run.back() == op.getOperation());
+    return success(isAdamGroupPartner(op, op->getPrevNode()) &&
+                   !isAdamGroupPartner(op, op->getNextNode()));
   }
 
   void lower(AdamUpdateOp last, RuntimeCall &call) const override {

@@ -18,7 +18,8 @@ struct AdamUpdateToRuntime : RuntimeCallPattern<AdamUpdateOp> {
   using RuntimeCallPattern::RuntimeCallPattern;
   /// An update grouped with its neighbours is AdamGroupToRuntime's.
   LogicalResult match(AdamUpdateOp op) const override {
-    return success(getAdamGroupRun(op).size() == 1);
+    return success(!isAdamGroupPartner(op, op->getPrevNode()) &&
+                   !isAdamGroupPartner(op, op->getNextNode()));
   }
   void lower(AdamUpdateOp op, RuntimeCall &call) const override {
     SmallVector<Value> args = {

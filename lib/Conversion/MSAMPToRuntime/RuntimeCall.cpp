@@ -131,28 +131,42 @@ void RuntimeCall::replaceOp(RuntimeFn fn, ValueRange args) {
   replaceOps(fn, args, {op});
 }
 
-/// The first op of `call`'s block that uses `handle` (made by `cast`)
-/// before `call`, or `call`. This lowering made the cast right before the
-/// ops it adds, so the walk from the cast to the call visits only those;
-/// isBeforeInBlock would renumber the whole step after every insertion
-/// (quadratic in depth: 11% of a 12-layer compile, issue 19).
-static Operation *firstUserBefore(Value handle, Operation *cast,
-                                  Operation *call) {
-  if (cast->getBlock() == call->getBlock()) {
-    Operation *it = cast->getNextNode();
-    for (; it && it != call; it = it->getNextNode())
-      if (llvm::is_contained(it->getOperands(), handle))
-        return it;
-    if (it)
-      return call;
+/// For each handle (made by its cast op), the first op of `call`'s block
+/// that uses it before `call`, or `call`. This lowering made the casts
+/// right before the ops it adds, so one walk back from the call to the
+/// earliest cast visits only those (a group call's handles, one walk for
+/// all: linear in the group); isBeforeInBlock would renumber the whole step
+/// after every insertion (quadratic in depth: 11% of a 12-layer compile,
+/// issue 19).
+static SmallVector<Operation *> firstUsersBefore(ArrayRef<Value> handles,
+                                                 Operation *call) {
+  SmallVector<Operation *> firstUsers(handles.size(), call);
+  llvm::SmallDenseMap<Value, unsigned> indexOf;
+  llvm::SmallPtrSet<Operation *, 8> casts;
+  for (auto [i, handle] : llvm::enumerate(handles)) {
+    Operation *cast = handle.getDefiningOp();
+    if (cast->getBlock() == call->getBlock()) {
+      indexOf[handle] = i;
+      casts.insert(cast);
+      continue;
+    }
+    // Elsewhere (no such step is lowered today): compare positions.
+    for (Operation *user : handle.getUsers())
+      if (user->getBlock() == call->getBlock() &&
+          user->isBeforeInBlock(firstUsers[i]))
+        firstUsers[i] = user;
   }
-  // Elsewhere (no such step is lowered today): compare positions.
-  Operation *firstUser = call;
-  for (Operation *user : handle.getUsers())
-    if (user->getBlock() == call->getBlock() &&
-        user->isBeforeInBlock(firstUser))
-      firstUser = user;
-  return firstUser;
+  // Back from the call: the last user seen of a handle is its first.
+  for (Operation *it = call->getPrevNode(); it && !casts.empty();
+       it = it->getPrevNode()) {
+    casts.erase(it);
+    for (Value operand : it->getOperands()) {
+      auto found = indexOf.find(operand);
+      if (found != indexOf.end())
+        firstUsers[found->second] = it;
+    }
+  }
+  return firstUsers;
 }
 
 void RuntimeCall::replaceOps(RuntimeFn fn, ValueRange args,
@@ -171,10 +185,14 @@ void RuntimeCall::replaceOps(RuntimeFn fn, ValueRange args,
   if (!inPlaceHandles.empty()) {
     // Per user: operand index, argument number, ...
     llvm::MapVector<Operation *, SmallVector<int64_t>> pairsOf;
-    for (auto [handle, arg] : inPlaceHandles) {
+    SmallVector<Value> handles = llvm::to_vector(
+        llvm::make_first_range(inPlaceHandles));
+    SmallVector<Operation *> firstUsers = firstUsersBefore(handles, call);
+    for (auto [handleAndArg, firstUser] :
+         llvm::zip_equal(inPlaceHandles, firstUsers)) {
+      auto [handle, arg] = handleAndArg;
       Operation *cast = handle.getDefiningOp();
       Operation *toBuffer = cast->getOperand(0).getDefiningOp();
-      Operation *firstUser = firstUserBefore(handle, cast, call);
       rewriter.moveOpBefore(toBuffer, firstUser);
       rewriter.moveOpBefore(cast, firstUser);
       for (OpOperand &use : handle.getUses()) {
