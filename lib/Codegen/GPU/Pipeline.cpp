@@ -196,18 +196,19 @@ void mlir::msamp::buildLowerToGPUPipeline(OpPassManager &pm,
                            : std::string(options.toolkit);
   pm.addPass(createGpuModuleToBinaryPass(binary));
 
-  // 4. Host code -> LLVM dialect, the host step cut into bounded blocks
-  // right before the memory and GPU conversions: they renumbered its one
-  // block for every value they replaced (SplitHostStep.cpp). Not earlier:
-  // the greedy rewrites before (expand-strided-metadata) hoist every
-  // constant back into the entry block, 4,495 of them at 24 layers.
+  // 4. Host code -> LLVM dialect. gpu-to-llvm renumbered the host step's
+  // one block for every value it replaced (SplitHostStep.cpp), so right
+  // before it the step is cut into bounded blocks. Not earlier: the greedy
+  // rewrites before (expand-strided-metadata) hoist every constant back
+  // into the entry block (4,495 at 24 layers), and finalize-memref-to-llvm
+  // puts a cast of every argument of the step there (2,578).
   buildHostToLLVMPipeline(pm, [](OpPassManager &pm) {
-    pm.addPass(createMSAMPGPUSplitHostStep());
     // Before gpu-to-llvm, whose memref patterns would lower memref.alloc to
     // plain malloc (host memory a kernel cannot reach).
     FinalizeMemRefToLLVMConversionPassOptions memrefToLLVM;
     memrefToLLVM.useGenericFunctions = true;
     pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefToLLVM));
+    pm.addPass(createMSAMPGPUSplitHostStep());
     pm.addPass(createGpuToLLVMConversionPass());
   });
   // The host step is a straight line of launches and runtime calls, one

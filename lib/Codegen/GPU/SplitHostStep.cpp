@@ -5,7 +5,7 @@
 //===----------------------------------------------------------------------===//
 //
 // msamp-gpu-split-host-step: on --target cuda nothing repeated is outlined
-// on the host, so @train_step reaches the host conversions as one block of
+// on the host, so @train_step reaches gpu-to-llvm as one block of
 // every launch, runtime call and buffer view of the step, linear in depth.
 // The dialect conversion driver asks, for each value it replaces, whether
 // a use comes before an operation of the same block
