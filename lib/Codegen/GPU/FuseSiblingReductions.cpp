@@ -44,6 +44,9 @@
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/DenseMap.h"
+
+#include <set>
 
 namespace mlir::msamp {
 #define GEN_PASS_DEF_MSAMPGPUFUSESIBLINGREDUCTIONS
@@ -98,37 +101,65 @@ struct FuseSiblingReductionsPass
         reductions.push_back(op);
     });
     DominanceInfo dominance(getOperation());
+    // Only reductions that read a common value can merge (shareAnInput):
+    // each value's readers are indexed, so each op is tried against the
+    // later ones reading one of its inputs, not against every later one
+    // (all pairs grew with the square of depth: issue 19).
+    llvm::DenseMap<Value, SmallVector<unsigned>> readers;
+    auto addReader = [&](linalg::LinalgOp op, unsigned index) {
+      for (Value in : op.getDpsInputs()) {
+        SmallVector<unsigned> &list = readers[in];
+        if (list.empty() || list.back() != index)
+          list.push_back(index);
+      }
+    };
+    for (auto [index, op] : llvm::enumerate(reductions))
+      addReader(op, index);
+    SmallVector<bool> mergedAway(reductions.size(), false);
     // Pairs in program order, the first that merges first. The merged op
     // takes a's place and a's turn, and tries the later ones again from
     // the start: a pair with an earlier op cannot merge now either (it
     // failed with both a and b), so this is the order of rescanning the
     // whole function after every merge, without the rescans (they made
     // the pass cubic in depth: issue 19).
-    for (size_t i = 0; i < reductions.size(); ++i) {
-      for (size_t j = i + 1; j < reductions.size(); ++j) {
-        linalg::LinalgOp a = reductions[i], b = reductions[j];
-        if (a->getBlock() != b->getBlock() ||
-            a.getStaticLoopRanges() != b.getStaticLoopRanges() ||
-            !shareAnInput(a, b))
-          continue;
-        // b's operands, and the values its body captures, defined before
-        // a: b moves up without depending on a.
-        llvm::SetVector<Value> used(b->getOperands().begin(),
-                                    b->getOperands().end());
-        getUsedValuesDefinedAbove(b->getRegion(0), used);
-        if (!llvm::all_of(used, [&](Value v) {
-              return dominance.properlyDominates(v, a);
-            }))
-          continue;
-        FailureOr<linalg::GenericOp> ga = msamp::asGeneric(rewriter, a);
-        FailureOr<linalg::GenericOp> gb = msamp::asGeneric(rewriter, b);
-        if (failed(ga) || failed(gb))
-          return; // (linalg.reduce always generalizes)
-        rewriter.setInsertionPoint(*ga);
-        reductions[i] = msamp::mergeGenerics(rewriter, *ga, *gb);
-        reductions.erase(reductions.begin() + j);
-        ++numMerged;
-        j = i; // the merged op against every later one again
+    for (unsigned i = 0; i < reductions.size(); ++i) {
+      if (mergedAway[i])
+        continue;
+      for (bool merged = true; merged;) {
+        merged = false;
+        linalg::LinalgOp a = reductions[i];
+        std::set<unsigned> later;
+        for (Value in : a.getDpsInputs())
+          for (unsigned j : readers[in])
+            if (j > i && !mergedAway[j])
+              later.insert(j);
+        for (unsigned j : later) {
+          linalg::LinalgOp b = reductions[j];
+          if (a->getBlock() != b->getBlock() ||
+              a.getStaticLoopRanges() != b.getStaticLoopRanges() ||
+              !shareAnInput(a, b))
+            continue;
+          // b's operands, and the values its body captures, defined before
+          // a: b moves up without depending on a.
+          llvm::SetVector<Value> used(b->getOperands().begin(),
+                                      b->getOperands().end());
+          getUsedValuesDefinedAbove(b->getRegion(0), used);
+          if (!llvm::all_of(used, [&](Value v) {
+                return dominance.properlyDominates(v, a);
+              }))
+            continue;
+          FailureOr<linalg::GenericOp> ga = msamp::asGeneric(rewriter, a);
+          FailureOr<linalg::GenericOp> gb = msamp::asGeneric(rewriter, b);
+          if (failed(ga) || failed(gb))
+            return; // (linalg.reduce always generalizes)
+          rewriter.setInsertionPoint(*ga);
+          reductions[i] = msamp::mergeGenerics(rewriter, *ga, *gb);
+          mergedAway[j] = true;
+          addReader(reductions[i], i);
+          ++numMerged;
+          merged = true; // the merged op against every later one again
+          break;
+        }
       }
     }
   }
