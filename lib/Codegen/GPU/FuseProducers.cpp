@@ -287,8 +287,8 @@ struct FuseProducersPass
     IRRewriter rewriter(&getContext());
     FusionWorklist worklist(getOperation());
     while (Operation *producer = worklist.pop()) {
-      FailureOr<bool> fused = fuseIntoUses(
-          rewriter, cast<linalg::GenericOp>(producer), worklist);
+      FailureOr<bool> fused =
+          fuseIntoUses(rewriter, cast<linalg::GenericOp>(producer), worklist);
       if (failed(fused))
         return signalPassFailure();
       if (*fused)

@@ -159,8 +159,10 @@ struct StaticArenaPass : msamp::impl::MSAMPGPUStaticArenaBase<StaticArenaPass> {
     // pass's 0.55 at 48 layers, issue 19) for allocs that have none.
     if (failed(applyPatternsGreedily(
             step, std::move(patterns),
-            GreedyRewriteConfig().enableFolding(false).setRegionSimplificationLevel(
-                GreedySimplifyRegionLevel::Disabled))))
+            GreedyRewriteConfig()
+                .enableFolding(false)
+                .setRegionSimplificationLevel(
+                    GreedySimplifyRegionLevel::Disabled))))
       return signalPassFailure();
 
     FailureOr<BufferPlan> plan = BufferPlan::compute(step);

@@ -185,8 +185,8 @@ void RuntimeCall::replaceOps(RuntimeFn fn, ValueRange args,
   if (!inPlaceHandles.empty()) {
     // Per user: operand index, argument number, ...
     llvm::MapVector<Operation *, SmallVector<int64_t>> pairsOf;
-    SmallVector<Value> handles = llvm::to_vector(
-        llvm::make_first_range(inPlaceHandles));
+    SmallVector<Value> handles =
+        llvm::to_vector(llvm::make_first_range(inPlaceHandles));
     SmallVector<Operation *> firstUsers = firstUsersBefore(handles, call);
     for (auto [handleAndArg, firstUser] :
          llvm::zip_equal(inPlaceHandles, firstUsers)) {
