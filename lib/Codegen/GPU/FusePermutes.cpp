@@ -22,9 +22,11 @@
 //   - its producer: an all-parallel linalg.generic whose only use the
 //     transpose is (its result in the other layout only);
 //   - otherwise its consumers: when every use of the transpose's result is
-//     an input of a linalg.generic, each reads the transpose's input
-//     instead (a permute is a pure read: a copy per consumer costs no
-//     work, and no consumer's loops or summation order change).
+//     an input of an elementwise linalg.generic, each reads the
+//     transpose's input instead (a permute is a pure read: a copy per
+//     consumer costs no work). Never a contraction: at this point the
+//     GEMMs are generics still, and msamp-normalize-contractions would
+//     materialize the permute again for the library call, once per copy.
 //
 // A transpose between two library calls (a GEMM's result permuted for the
 // next batched GEMM) has no such neighbour and stays: cuBLASLt's strided
@@ -69,13 +71,16 @@ bool hasFusableProducer(linalg::TransposeOp transpose) {
 }
 
 /// Whether `transpose`'s consumers may each read its input permuted: every
-/// use an input of a generic on tensors.
+/// use an input of an elementwise generic. Not a contraction: here the
+/// GEMMs are still generics, which msamp-normalize-contractions makes
+/// library calls again by materializing their operands' permutes, one per
+/// copy fused here.
 bool hasFusableConsumers(linalg::TransposeOp transpose) {
   Value result = transpose->getResult(0);
   return !result.use_empty() &&
          llvm::all_of(result.getUses(), [](OpOperand &use) {
            auto consumer = dyn_cast<linalg::GenericOp>(use.getOwner());
-           return consumer && consumer.hasPureTensorSemantics() &&
+           return consumer && isElementwise(consumer) &&
                   consumer.isDpsInput(&use);
          });
 }

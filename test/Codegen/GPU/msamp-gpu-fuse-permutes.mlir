@@ -95,3 +95,33 @@ func.func @stays(%y: tensor<2x3x4x8xf32>, %x: tensor<2x4x3x8xf32>)
       outs(%e2 : tensor<2x3x4x8xf32>) permutation = [0, 2, 1, 3]
   return %c, %t2, %n : tensor<8x24xf32>, tensor<2x3x4x8xf32>, tensor<2x4x3x8xf32>
 }
+
+// A permute read by a contraction (a GEMM, still a generic on tensors)
+// stays: msamp-normalize-contractions makes the GEMM a library call again
+// and would materialize the permute anew.
+// CHECK-LABEL: func.func @into_contraction_stays(
+// CHECK: %[[T:.+]] = linalg.transpose
+// CHECK: linalg.generic {{.*}}"reduction"{{.*}} ins(%[[T]],
+#a = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d4)>
+#b = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4, d3)>
+#c = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>
+func.func @into_contraction_stays(%y: tensor<2x4x3x8xf32>,
+                                  %w: tensor<2x3x8x5xf32>)
+    -> tensor<2x3x4x5xf32> {
+  %e = tensor.empty() : tensor<2x3x4x8xf32>
+  %t = linalg.transpose ins(%y : tensor<2x4x3x8xf32>)
+      outs(%e : tensor<2x3x4x8xf32>) permutation = [0, 2, 1, 3]
+  %z = arith.constant 0.0 : f32
+  %o = tensor.empty() : tensor<2x3x4x5xf32>
+  %f = linalg.fill ins(%z : f32) outs(%o : tensor<2x3x4x5xf32>) -> tensor<2x3x4x5xf32>
+  %m = linalg.generic {indexing_maps = [#a, #b, #c],
+                       iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%t, %w : tensor<2x3x4x8xf32>, tensor<2x3x8x5xf32>)
+      outs(%f : tensor<2x3x4x5xf32>) {
+  ^bb0(%p: f32, %q: f32, %acc: f32):
+    %r = arith.mulf %p, %q : f32
+    %s = arith.addf %acc, %r : f32
+    linalg.yield %s : f32
+  } -> tensor<2x3x4x5xf32>
+  return %m : tensor<2x3x4x5xf32>
+}

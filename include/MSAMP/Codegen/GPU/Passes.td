@@ -523,9 +523,10 @@ def MSAMPGPUFusePermutes
     linalg.transpose whose input is the one use of an all-parallel
     linalg.generic is generalized and fused into that producer, which then
     writes its result through the permuted map; otherwise one whose every
-    use is an input of a linalg.generic is fused into each consumer, which
-    reads the transpose's input through the permuted map
-    (linalg::fuseElementwiseOps). No transpose kernel and no permuted copy
+    use is an input of an all-parallel linalg.generic is fused into each
+    consumer, which reads the transpose's input through the permuted map
+    (linalg::fuseElementwiseOps); never into a contraction (still a generic
+    here: msamp-normalize-contractions would materialize the permute again). No transpose kernel and no permuted copy
     remain: attention's head permutes after the Q, K and V bias-adds
     (issue 23). A transpose between library calls stays. GPU only: the CPU
     pipeline keeps its transposes.
