@@ -44,6 +44,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 namespace mlir::msamp {
 #define GEN_PASS_DEF_MSAMPGPUFUSEPERMUTES
@@ -63,25 +64,26 @@ bool isElementwise(linalg::GenericOp op) {
 /// Whether `transpose`'s producer may write its result permuted: an
 /// elementwise generic with one result, read by the transpose only.
 bool hasFusableProducer(linalg::TransposeOp transpose) {
-  auto producer =
-      transpose.getInput().getDefiningOp<linalg::GenericOp>();
+  auto producer = transpose.getInput().getDefiningOp<linalg::GenericOp>();
   return producer && isElementwise(producer) &&
-         producer->getNumResults() == 1 &&
-         producer->getResult(0).hasOneUse();
+         producer->getNumResults() == 1 && producer->getResult(0).hasOneUse();
 }
 
 /// Whether `transpose`'s consumers may each read its input permuted: every
-/// use an input of an elementwise generic. Not a contraction: here the
-/// GEMMs are still generics, which msamp-normalize-contractions makes
-/// library calls again by materializing their operands' permutes, one per
-/// copy fused here.
+/// use an input of an elementwise generic, each consumer reading it once
+/// (one fusion per consumer replaces that consumer). Not a contraction:
+/// here the GEMMs are still generics, which msamp-normalize-contractions
+/// makes library calls again by materializing their operands' permutes,
+/// one per copy fused here.
 bool hasFusableConsumers(linalg::TransposeOp transpose) {
   Value result = transpose->getResult(0);
+  llvm::SmallPtrSet<Operation *, 4> consumers;
   return !result.use_empty() &&
-         llvm::all_of(result.getUses(), [](OpOperand &use) {
+         llvm::all_of(result.getUses(), [&](OpOperand &use) {
            auto consumer = dyn_cast<linalg::GenericOp>(use.getOwner());
            return consumer && isElementwise(consumer) &&
-                  consumer.isDpsInput(&use);
+                  consumer.isDpsInput(&use) &&
+                  consumers.insert(consumer).second;
          });
 }
 
@@ -143,7 +145,7 @@ struct FusePermutesPass
   /// The producer writes the transpose's result through the permuted map;
   /// false when upstream fusion would refuse (the transpose stays).
   FailureOr<bool> fuseIntoProducer(RewriterBase &rewriter,
-                                 linalg::TransposeOp transpose) {
+                                   linalg::TransposeOp transpose) {
     linalg::GenericOp generic = generalize(rewriter, transpose);
     OpOperand &input = *generic.getDpsInputOperand(0);
     if (!linalg::areElementwiseOpsFusable(&input)) {
@@ -165,7 +167,7 @@ struct FusePermutesPass
   /// Each consumer reads the transpose's input through the permuted map;
   /// false when upstream fusion would refuse one (the transpose stays).
   FailureOr<bool> fuseIntoConsumers(RewriterBase &rewriter,
-                                  linalg::TransposeOp transpose) {
+                                    linalg::TransposeOp transpose) {
     // Checked on a throwaway copy first, so that a refused use leaves the
     // transpose named and whole.
     SmallVector<OpOperand *> uses;

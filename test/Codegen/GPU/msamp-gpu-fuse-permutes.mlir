@@ -125,3 +125,23 @@ func.func @into_contraction_stays(%y: tensor<2x4x3x8xf32>,
   } -> tensor<2x3x4x5xf32>
   return %m : tensor<2x3x4x5xf32>
 }
+
+// A consumer that reads the permute twice stays as it is (each fusion
+// replaces its consumer: one operand at a time would leave the other).
+// CHECK-LABEL: func.func @read_twice_stays(
+// CHECK: %[[T:.+]] = linalg.transpose
+// CHECK: linalg.generic {{.*}} ins(%[[T]], %[[T]] :
+func.func @read_twice_stays(%y: tensor<2x3x4x8xf32>) -> tensor<2x4x3x8xf32> {
+  %e = tensor.empty() : tensor<2x4x3x8xf32>
+  %t = linalg.transpose ins(%y : tensor<2x3x4x8xf32>)
+      outs(%e : tensor<2x4x3x8xf32>) permutation = [0, 2, 1, 3]
+  %m = linalg.generic {indexing_maps = [#id, #id, #id],
+                       iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%t, %t : tensor<2x4x3x8xf32>, tensor<2x4x3x8xf32>)
+      outs(%e : tensor<2x4x3x8xf32>) {
+  ^bb0(%p: f32, %q: f32, %o: f32):
+    %r = arith.mulf %p, %q : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x3x8xf32>
+  return %m : tensor<2x4x3x8xf32>
+}
