@@ -91,6 +91,7 @@ void mlir::msamp::buildLowerToGPUPipeline(OpPassManager &pm,
         // Each FP8 cast's amax, history and scales as one call.
         pm.addNestedPass<func::FuncOp>(createMSAMPGPUFuseScaleUpdates());
         pm.addNestedPass<func::FuncOp>(createMSAMPGPUGroupAdamUpdates());
+        pm.addNestedPass<func::FuncOp>(createMSAMPGPUFusePermutes());
         // Multi-use elementwise results recomputed by their consumers
         // rather than written and read back (FuseProducers.cpp).
         pm.addNestedPass<func::FuncOp>(createMSAMPGPUFuseProducers());

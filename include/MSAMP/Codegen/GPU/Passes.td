@@ -515,6 +515,31 @@ def MSAMPGPUGroupAdamUpdates
   ];
 }
 
+def MSAMPGPUFusePermutes
+    : Pass<"msamp-gpu-fuse-permutes", "::mlir::func::FuncOp"> {
+  let summary = "fuse linalg.transpose into an elementwise neighbour";
+  let description = [{
+    On the tensor-level train step, after elementwise fusion: a
+    linalg.transpose whose input is the one use of an all-parallel
+    linalg.generic is generalized and fused into that producer, which then
+    writes its result through the permuted map; otherwise one whose every
+    use is an input of an all-parallel linalg.generic is fused into each
+    consumer, which reads the transpose's input through the permuted map
+    (linalg::fuseElementwiseOps); never into a contraction (still a generic
+    here: msamp-normalize-contractions would materialize the permute again). No transpose kernel and no permuted copy
+    remain: attention's head permutes after the Q, K and V bias-adds
+    (issue 23). A transpose between library calls stays. GPU only: the CPU
+    pipeline keeps its transposes.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+  let statistics = [
+    Statistic<"numIntoProducers", "num-into-producers",
+              "transposes written by their producer">,
+    Statistic<"numIntoConsumers", "num-into-consumers",
+              "transposes read through by their consumers">
+  ];
+}
+
 def MSAMPGPUFuseProducers
     : Pass<"msamp-gpu-fuse-producers", "::mlir::func::FuncOp"> {
   let summary = "recompute multi-use elementwise producers in each consumer";
