@@ -224,9 +224,13 @@ public:
   }
 
   /// `replacement` stands where `original` stood (before it is erased).
+  /// Every linalg op has a key (the walk, or an earlier replacement); one
+  /// without (none today) leaves its replacement unordered, never examined.
   void replace(Operation *original, Operation *replacement) {
     auto it = keys.find(original);
     assert(it != keys.end() && "replacing an op without a key");
+    if (it == keys.end())
+      return;
     uint64_t key = it->second;
     forget(original);
     keys[replacement] = key;
