@@ -39,6 +39,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "MSAMP/Codegen/GPU/FuseIntoConsumer.h"
 #include "MSAMP/Codegen/GPU/Passes.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -91,17 +92,9 @@ bool hasFusableConsumers(linalg::TransposeOp transpose) {
 /// consumer by the fused op; failure when upstream fusion refuses.
 LogicalResult fuse(RewriterBase &rewriter, OpOperand &use) {
   Operation *consumer = use.getOwner();
-  if (!linalg::areElementwiseOpsFusable(&use))
+  if (!linalg::areElementwiseOpsFusable(&use) ||
+      failed(msamp::fuseIntoConsumer(rewriter, use)))
     return failure();
-  rewriter.setInsertionPoint(consumer);
-  FailureOr<linalg::ElementwiseOpFusionResult> fusion =
-      linalg::fuseElementwiseOps(rewriter, &use);
-  if (failed(fusion))
-    return failure();
-  for (auto [original, replacement] : fusion->replacements)
-    rewriter.replaceUsesWithIf(original, replacement, [&](OpOperand &u) {
-      return u.getOwner() != fusion->fusedOp;
-    });
   rewriter.eraseOp(consumer);
   return success();
 }

@@ -52,6 +52,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "MSAMP/Codegen/GPU/FuseIntoConsumer.h"
 #include "MSAMP/Codegen/GPU/Passes.h"
 #include "MSAMP/Codegen/GPU/RowForm.h"
 #include "MSAMP/Conversion/AsGeneric.h"
@@ -355,18 +356,12 @@ struct FuseProducersPass
     for (linalg::GenericOp copy : copies) {
       OpOperand &use = *copy->getResult(0).getUses().begin();
       Operation *consumer = use.getOwner();
-      rewriter.setInsertionPoint(consumer); // where the fused op goes
-      FailureOr<linalg::ElementwiseOpFusionResult> fusion =
-          linalg::fuseElementwiseOps(rewriter, &use);
-      if (failed(fusion))
+      FailureOr<Operation *> fused = msamp::fuseIntoConsumer(rewriter, use);
+      if (failed(fused))
         return copy.emitError("msamp-gpu-fuse-producers: elementwise fusion "
                               "failed after areElementwiseOpsFusable held");
-      for (auto [original, replacement] : fusion->replacements)
-        rewriter.replaceUsesWithIf(original, replacement, [&](OpOperand &u) {
-          return u.getOwner() != fusion->fusedOp;
-        });
-      worklist.replace(consumer, fusion->fusedOp);
-      fusedOps.push_back(fusion->fusedOp);
+      worklist.replace(consumer, *fused);
+      fusedOps.push_back(*fused);
       rewriter.eraseOp(consumer);
       if (copy->use_empty())
         rewriter.eraseOp(copy);
