@@ -199,7 +199,7 @@ struct MergeAtomicSumsPass
     memrefs.insert_range(capturedMemRefs(later.op));
     int64_t bytes = 0;
     for (Value v : memrefs)
-      bytes += descriptorBytes(cast<MemRefType>(v.getType()));
+      bytes += kernelParamBytes(cast<MemRefType>(v.getType()));
     return bytes <= kMaxSingleThreadParamBytes;
   }
 

@@ -157,14 +157,14 @@ struct MergeScalarKernelsPass
     return succeeded(opsToHoist(kernel, target));
   }
 
-  /// Whether the merged kernel's memref descriptors fit the parameters.
+  /// Whether the merged kernel's buffers (bare pointers) fit the parameters.
   static bool fitsParameters(Operation *kernel, Operation *target) {
     llvm::SetVector<Value> captured = capturedValues(target);
     captured.insert_range(capturedValues(kernel));
     int64_t bytes = 0;
     for (Value value : captured)
       if (auto type = dyn_cast<MemRefType>(value.getType()))
-        bytes += descriptorBytes(type);
+        bytes += kernelParamBytes(type);
     return bytes <= kMaxSingleThreadParamBytes;
   }
 

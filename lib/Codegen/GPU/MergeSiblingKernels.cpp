@@ -34,8 +34,8 @@
 // buffer, arguments and globals may alias each other, runtime calls read
 // only their inputs, scales and histories, a table of addresses may reach
 // anything). A merge that would pass the kernel parameter budget of the
-// single-thread kernels (kMaxSingleThreadParamBytes of memref
-// descriptors) is not made.
+// single-thread kernels (kMaxSingleThreadParamBytes of buffer pointers)
+// is not made.
 //
 // Numbers: every output element is computed by its own op's body from the
 // same operands, and every op keeps its order relative to every op it
@@ -129,7 +129,7 @@ bool isMovable(Operation *op) {
          op->getNumRegions() == 0;
 }
 
-/// The merged kernel's memref descriptors fit the parameter budget.
+/// The merged kernel's buffers (bare pointers) fit the parameter budget.
 bool fitsParameters(linalg::GenericOp a, linalg::GenericOp b) {
   llvm::SetVector<Value> memrefs;
   for (linalg::GenericOp op : {a, b})
@@ -138,7 +138,7 @@ bool fitsParameters(linalg::GenericOp a, linalg::GenericOp b) {
         memrefs.insert(v);
   int64_t bytes = 0;
   for (Value v : memrefs)
-    bytes += descriptorBytes(cast<MemRefType>(v.getType()));
+    bytes += kernelParamBytes(cast<MemRefType>(v.getType()));
   return bytes <= kMaxSingleThreadParamBytes;
 }
 

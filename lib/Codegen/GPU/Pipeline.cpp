@@ -183,7 +183,15 @@ void mlir::msamp::buildLowerToGPUPipeline(OpPassManager &pm,
   OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
   kernels.addPass(createSCFToControlFlowPass());
   kernels.addPass(createMSAMPGPULowerFP8Casts());
-  kernels.addPass(createConvertGpuOpsToNVVMOps());
+  // Buffers as bare pointers, in the kernel and at its launch (gpu-to-llvm
+  // below): every kernel buffer has a static shape, strides and offset,
+  // which the kernel rebuilds from its type. A whole descriptor was
+  // 3 + 2 x rank parameters per buffer, each one an alloca, a store and a
+  // pointer in the launch's host code (issue 19), and counted against the
+  // merged kernels' parameter budget (kernelParamBytes).
+  ConvertGpuOpsToNVVMOpsOptions nvvm;
+  nvvm.useBarePtrCallConv = true;
+  kernels.addPass(createConvertGpuOpsToNVVMOps(nvvm));
   // What libdevice has no function for (trunc, ctlz, cttz, ctpop) is left
   // by convert-gpu-to-nvvm; LLVM intrinsics the NVPTX backend selects.
   kernels.addPass(createConvertMathToLLVMPass());
@@ -210,7 +218,10 @@ void mlir::msamp::buildLowerToGPUPipeline(OpPassManager &pm,
     memrefToLLVM.useGenericFunctions = true;
     pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefToLLVM));
     pm.addPass(createMSAMPGPUSplitHostStep());
-    pm.addPass(createGpuToLLVMConversionPass());
+    // Kernels take bare pointers (convert-gpu-to-nvvm above).
+    GpuToLLVMConversionPassOptions gpuToLLVM;
+    gpuToLLVM.kernelBarePtrCallConv = true;
+    pm.addPass(createGpuToLLVMConversionPass(gpuToLLVM));
   });
   // The host step is a straight line of launches and runtime calls, one
   // block that grows with depth: LLVM -O3's SLP vectorizer and -O3 code

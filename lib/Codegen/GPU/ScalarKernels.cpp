@@ -203,7 +203,7 @@ struct ScalarKernelsPass
             dependsOnRun = true;
           if (auto type = dyn_cast<MemRefType>(operand.getType()))
             if (!runBuffers.contains(operand))
-              newBytes += descriptorBytes(type);
+              newBytes += kernelParamBytes(type);
         }
         if (!dependsOnRun && !run.empty() &&
             runParamBytes + newBytes > kMaxSingleThreadParamBytes) {
@@ -215,7 +215,7 @@ struct ScalarKernelsPass
           newBytes = 0;
           for (Value operand : op.getOperands())
             if (auto type = dyn_cast<MemRefType>(operand.getType()))
-              newBytes += descriptorBytes(type);
+              newBytes += kernelParamBytes(type);
         }
         for (Value operand : op.getOperands())
           if (isa<MemRefType>(operand.getType()))

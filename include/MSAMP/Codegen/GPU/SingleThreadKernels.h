@@ -17,15 +17,19 @@
 
 namespace mlir::msamp {
 
-/// The memref descriptors one single-thread kernel may take (8 bytes per
-/// pointer, offset, size and stride), well under the 4,352 bytes of kernel
-/// parameters PTX ISA 8.0 allows, with room for its scalar arguments.
+/// The buffers one merged kernel may take (kernelParamBytes each), well
+/// under the 4,352 bytes of kernel parameters PTX ISA 8.0 allows, with room
+/// for its scalar arguments.
 constexpr int64_t kMaxSingleThreadParamBytes = 3072;
 
 /// The bytes of kernel parameters a memref of `type` takes once outlined:
-/// its descriptor (allocated and aligned pointers, offset, sizes, strides).
-inline int64_t descriptorBytes(MemRefType type) {
-  return 8 * (3 + 2 * type.getRank());
+/// one pointer. Kernels take their buffers as bare pointers (gpu-to-llvm's
+/// and convert-gpu-to-nvvm's bare-pointer convention, Pipeline.cpp); the
+/// static shape, strides and offset are the kernel's constants. (A whole
+/// descriptor was 8 x (3 + 2 x rank) bytes.)
+inline int64_t kernelParamBytes(MemRefType type) {
+  (void)type;
+  return 8;
 }
 
 /// The buffer `value` views (through casts, reshapes and views), or
