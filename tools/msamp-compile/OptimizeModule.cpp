@@ -1,4 +1,4 @@
-//===- OptimizeModule.cpp - LLVM -O3 of the step's module -----------------===//
+//===- OptimizeModule.cpp - LLVM optimization of the step's module --------===//
 
 #include "OptimizeModule.h"
 
@@ -12,7 +12,8 @@
 
 using namespace llvm;
 
-Error mlir::msamp::optimizeModuleO3(Module &module, TargetMachine &machine) {
+Error mlir::msamp::optimizeModule(Module &module, TargetMachine &machine,
+                                  bool hostGlue) {
   LoopAnalysisManager lam;
   FunctionAnalysisManager fam;
   CGSCCAnalysisManager cgam;
@@ -39,7 +40,8 @@ Error mlir::msamp::optimizeModuleO3(Module &module, TargetMachine &machine) {
   builder.crossRegisterProxies(lam, fam, cgam, mam);
 
   ModulePassManager passes =
-      builder.buildPerModuleDefaultPipeline(OptimizationLevel::O3);
+      hostGlue ? builder.buildO0DefaultPipeline(OptimizationLevel::O0)
+               : builder.buildPerModuleDefaultPipeline(OptimizationLevel::O3);
   passes.run(module, mam);
   return Error::success();
 }

@@ -1,6 +1,7 @@
-//===- OptimizeModule.h - LLVM -O3 of the step's module ---------*- C++ -*-===//
+//===- OptimizeModule.h - LLVM optimization of the step's module -*- C++
+//-*-===//
 //
-// LLVM's default -O3 pipeline (the options of MLIR's
+// CPU target: LLVM's default -O3 pipeline (the options of MLIR's
 // makeOptimizingTransformer: loop and SLP vectorization, unrolling,
 // interleaving) with two differences that only save time:
 //
@@ -12,6 +13,11 @@
 //    module-wide propagation over every pointer argument was 90% of -O3 on
 //    a 12-layer LM (the step passes ~1,300 descriptor fields per call;
 //    docs/Benchmarks.md, issue 19).
+//
+// GPU target: LLVM's -O0 pipeline. The host module is glue (launches and
+// runtime calls, kernel registration; the kernels are PTX, optimized by
+// gpu-module-to-binary), and -O3's interprocedural passes still walked the
+// step at -O0 (IPSCCP, GlobalOpt: 0.4 s of a 24-layer compile, issue 19).
 //
 // With --time-passes the optimizer's passes are timed too.
 //
@@ -26,9 +32,10 @@
 
 namespace mlir::msamp {
 
-/// Runs the -O3 pipeline above on `module` for `machine`.
-llvm::Error optimizeModuleO3(llvm::Module &module,
-                             llvm::TargetMachine &machine);
+/// Runs the -O3 pipeline above (`hostGlue`: the -O0 pipeline) on `module`
+/// for `machine`.
+llvm::Error optimizeModule(llvm::Module &module, llvm::TargetMachine &machine,
+                           bool hostGlue);
 
 } // namespace mlir::msamp
 

@@ -496,8 +496,11 @@ int main(int argc, char **argv) {
   llvmModule->setDataLayout(machine->createDataLayout());
   llvmModule->setTargetTriple(triple);
   translateTimer.stop();
-  TimingScope optimizeTimer = root.nest("LLVM optimization (-O3)");
-  if (auto err = msamp::optimizeModuleO3(*llvmModule, *machine))
+  // The GPU target's host code only enqueues work (OptimizeModule.h).
+  TimingScope optimizeTimer =
+      root.nest(cuda ? "LLVM optimization (-O0)" : "LLVM optimization (-O3)");
+  if (auto err = msamp::optimizeModule(*llvmModule, *machine,
+                                       /*hostGlue=*/cuda))
     return fail("LLVM optimization failed: " + llvm::toString(std::move(err)));
   optimizeTimer.stop();
   if (emitLLVMIR && failed(writeText(llPath, [&](raw_ostream &os) {
