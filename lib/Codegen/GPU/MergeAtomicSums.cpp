@@ -51,6 +51,8 @@
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/SetVector.h"
 
+#include <vector>
+
 namespace mlir::msamp {
 #define GEN_PASS_DEF_MSAMPGPUMERGEATOMICSUMS
 #include "MSAMP/Codegen/GPU/Passes.h.inc"
@@ -140,6 +142,48 @@ llvm::SetVector<Value> capturedMemRefs(Operation *op) {
   return memrefs;
 }
 
+/// Kernels that become one, in program order, and what the merge checks of
+/// them together: the union of their accesses (all of them, and those
+/// besides the accumulators), their accumulators and captured memrefs, kept
+/// as members join so that a group's checks do not walk its kernels again.
+struct Group {
+  SmallVector<AtomicSum> members;
+  BufferAccesses accesses, rest;
+  SmallVector<Value, 1> accumulators;
+  llvm::SetVector<Value> memrefs;
+  int64_t threads = 0;
+
+  explicit Group(AtomicSum first)
+      : members{first}, accesses(collectBufferAccesses(first.op)),
+        rest(accessesBesidesAccumulator(first)),
+        accumulators(first.accumulators), memrefs(capturedMemRefs(first.op)),
+        threads(first.threads) {}
+
+  /// The kernel the next one would merge into: the last member's place.
+  scf::ParallelOp last() { return members.back().op; }
+
+  void add(AtomicSum sum) {
+    BufferAccesses own = collectBufferAccesses(sum.op);
+    accesses.reads.insert(own.reads.begin(), own.reads.end());
+    accesses.writes.insert(own.writes.begin(), own.writes.end());
+    accesses.anything |= own.anything;
+    BufferAccesses sumRest = accessesBesidesAccumulator(sum);
+    rest.reads.insert(sumRest.reads.begin(), sumRest.reads.end());
+    rest.writes.insert(sumRest.writes.begin(), sumRest.writes.end());
+    rest.anything |= sumRest.anything;
+    for (Value acc : sum.accumulators)
+      if (!llvm::is_contained(accumulators, acc))
+        accumulators.push_back(acc);
+    for (Value acc : accumulators) {
+      rest.reads.erase(acc);
+      rest.writes.erase(acc);
+    }
+    memrefs.insert_range(capturedMemRefs(sum.op));
+    threads = std::max(threads, sum.threads);
+    members.push_back(sum);
+  }
+};
+
 struct MergeAtomicSumsPass
     : msamp::impl::MSAMPGPUMergeAtomicSumsBase<MergeAtomicSumsPass> {
   void runOnOperation() override {
@@ -151,125 +195,126 @@ struct MergeAtomicSumsPass
   }
 
   LogicalResult mergeInBlock(Block &block) {
-    // The block's atomic-sum kernels in order; a merged kernel replaces the
-    // later of its two (its body is no longer the recognized form).
+    // The block's atomic-sum kernels in order.
     SmallVector<AtomicSum> kernels;
     for (Operation &op : block)
       if (FailureOr<AtomicSum> sum = asAtomicSum(&op); succeeded(sum))
         kernels.push_back(*sum);
-    // Each kernel moves down into the next one when it can.
-    for (size_t i = 0; i + 1 < kernels.size(); ++i) {
-      if (!canMerge(kernels[i], kernels[i + 1]))
-        continue;
-      FailureOr<AtomicSum> merged = merge(kernels[i], kernels[i + 1]);
-      if (failed(merged))
-        return failure();
-      kernels[i + 1] = *merged;
-      ++numMerged;
+    if (kernels.empty())
+      return success();
+    // Each kernel (or the group it ended) moves down into the next one when
+    // it can; each group then becomes one kernel at its last member's place.
+    std::vector<Group> groups{Group(kernels.front())};
+    for (AtomicSum next : ArrayRef(kernels).drop_front()) {
+      if (canMerge(groups.back(), next)) {
+        groups.back().add(next);
+        ++numMerged;
+      } else {
+        groups.emplace_back(next);
+      }
     }
+    for (Group &group : groups)
+      if (group.members.size() > 1 && failed(merge(group)))
+        return failure();
     return success();
   }
 
-  bool canMerge(AtomicSum earlier, AtomicSum later) {
+  bool canMerge(Group &earlier, AtomicSum later) {
     for (Value a : earlier.accumulators)
       for (Value b : later.accumulators)
         if (a != b && mayAlias(a, b))
           return false;
     auto readsAccumulator = [](const BufferAccesses &accesses,
-                               const AtomicSum &sum) {
+                               ArrayRef<Value> accumulators) {
       return llvm::any_of(accesses.reads, [&](Value v) {
-        return llvm::any_of(sum.accumulators,
+        return llvm::any_of(accumulators,
                             [&](Value acc) { return mayAlias(v, acc); });
       });
     };
-    BufferAccesses own = collectBufferAccesses(earlier.op);
-    BufferAccesses ownRest = accessesBesidesAccumulator(earlier);
     BufferAccesses laterRest = accessesBesidesAccumulator(later);
-    if (dependsOn(laterRest, ownRest) || readsAccumulator(laterRest, earlier) ||
-        readsAccumulator(ownRest, later))
+    if (dependsOn(laterRest, earlier.rest) ||
+        readsAccumulator(laterRest, earlier.accumulators) ||
+        readsAccumulator(earlier.rest, later.accumulators))
       return false;
-    for (Operation *op = earlier.op->getNextNode(); op != later.op;
+    for (Operation *op = earlier.last()->getNextNode(); op != later.op;
          op = op->getNextNode()) {
       if (isMemoryEffectFree(op) && op->getNumRegions() == 0)
         continue;
-      if (dependsOn(collectBufferAccesses(op), own))
+      if (dependsOn(collectBufferAccesses(op), earlier.accesses))
         return false;
     }
-    llvm::SetVector<Value> memrefs = capturedMemRefs(earlier.op);
-    memrefs.insert_range(capturedMemRefs(later.op));
     int64_t bytes = 0;
-    for (Value v : memrefs)
+    for (Value v : earlier.memrefs)
       bytes += kernelParamBytes(cast<MemRefType>(v.getType()));
+    for (Value v : capturedMemRefs(later.op))
+      if (!earlier.memrefs.contains(v))
+        bytes += kernelParamBytes(cast<MemRefType>(v.getType()));
     return bytes <= kMaxSingleThreadParamBytes;
   }
 
-  /// One kernel at the later one's place: the earlier one's body, then the
-  /// later one's, each guarded by its thread count where that is smaller.
-  FailureOr<AtomicSum> merge(AtomicSum earlier, AtomicSum later) {
-    DictionaryAttr costA = gpucost::kernelCostOf(earlier.op.getLoc());
-    DictionaryAttr costB = gpucost::kernelCostOf(later.op.getLoc());
-    // (Host emulation costs no kernel: then neither has a cost.)
-    if (!costA != !costB)
-      return earlier.op.emitError(
-          "msamp-gpu-merge-atomic-sums: a kernel without its cost");
-    auto intOf = [](DictionaryAttr cost, StringRef name) {
-      return cast<IntegerAttr>(cost.get(name)).getInt();
-    };
+  /// One kernel at the last member's place: each member's body in order,
+  /// guarded by its thread count where that is smaller than the group's.
+  LogicalResult merge(Group &group) {
+    // (Host emulation costs no kernel: then none has a cost.)
+    bool costed = static_cast<bool>(
+        gpucost::kernelCostOf(group.members.front().op.getLoc()));
     gpucost::OpCost cost;
-    if (costA) {
-      cost.flops = intOf(costA, "flops") + intOf(costB, "flops");
-      cost.bytes = intOf(costA, "bytes") + intOf(costB, "bytes");
-    }
-
-    OpBuilder b(later.op);
-    Location loc = later.op.getLoc();
-    int64_t threads = std::max(earlier.threads, later.threads);
-    auto index = [&](int64_t v) -> Value {
-      return arith::ConstantIndexOp::create(b, loc, v);
-    };
-    auto parallel = scf::ParallelOp::create(b, loc, ValueRange{index(0)},
-                                            ValueRange{index(threads)},
-                                            ValueRange{index(1)});
-    Value thread = parallel.getInductionVars()[0];
-    Block *body = parallel.getBody();
-    for (AtomicSum *part : {&earlier, &later}) {
-      b.setInsertionPoint(body->getTerminator());
-      Block *into = body;
-      if (part->threads < threads) {
-        Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                              thread, index(part->threads));
-        auto guard = scf::IfOp::create(b, loc, inRange, /*withElse=*/false);
-        into = guard.thenBlock();
-      }
-      IRMapping mapping;
-      mapping.map(part->op.getInductionVars()[0], thread);
-      Block *from = part->op.getBody();
-      OpBuilder inner = OpBuilder::atBlockTerminator(into);
-      for (Operation &op : from->without_terminator())
-        inner.clone(op, mapping);
-    }
-    // The two kernels' own locations, under the merged cost only.
     SmallVector<Location> locs;
-    for (Location partLoc : {earlier.op.getLoc(), later.op.getLoc()}) {
-      auto fused = dyn_cast<FusedLoc>(partLoc);
+    for (AtomicSum member : group.members) {
+      DictionaryAttr memberCost = gpucost::kernelCostOf(member.op.getLoc());
+      if (!memberCost != !costed)
+        return member.op.emitError(
+            "msamp-gpu-merge-atomic-sums: a kernel without its cost");
+      if (memberCost) {
+        cost.flops += cast<IntegerAttr>(memberCost.get("flops")).getInt();
+        cost.bytes += cast<IntegerAttr>(memberCost.get("bytes")).getInt();
+      }
+      // Each member's own locations, under the merged cost only.
+      auto fused = dyn_cast<FusedLoc>(member.op.getLoc());
       if (fused && fused.getMetadata() &&
           isa<DictionaryAttr>(fused.getMetadata()))
         llvm::append_range(locs, fused.getLocations());
       else
-        locs.push_back(partLoc);
+        locs.push_back(member.op.getLoc());
     }
-    parallel->setLoc(
-        costA ? FusedLoc::get(b.getContext(), locs,
-                              gpucost::kernelCostAttr(b.getContext(),
-                                                      "linalg.generic", cost))
-              : FusedLoc::get(b.getContext(), locs));
-    earlier.op->erase();
-    later.op->erase();
-    AtomicSum merged{parallel, threads, earlier.accumulators};
-    for (Value acc : later.accumulators)
-      if (!llvm::is_contained(merged.accumulators, acc))
-        merged.accumulators.push_back(acc);
-    return merged;
+
+    scf::ParallelOp last = group.last();
+    OpBuilder b(last);
+    Location loc = last.getLoc();
+    auto index = [&](int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(b, loc, v);
+    };
+    auto parallel = scf::ParallelOp::create(b, loc, ValueRange{index(0)},
+                                            ValueRange{index(group.threads)},
+                                            ValueRange{index(1)});
+    Value thread = parallel.getInductionVars()[0];
+    Block *body = parallel.getBody();
+    for (AtomicSum member : group.members) {
+      b.setInsertionPoint(body->getTerminator());
+      Block *into = body;
+      if (member.threads < group.threads) {
+        Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                              thread, index(member.threads));
+        auto guard = scf::IfOp::create(b, loc, inRange, /*withElse=*/false);
+        into = guard.thenBlock();
+      }
+      // Moved, not cloned: each body once, whatever the group's size.
+      Block *from = member.op.getBody();
+      from->getArgument(0).replaceAllUsesWith(thread);
+      Operation *terminator = into->getTerminator();
+      for (Operation &op :
+           llvm::make_early_inc_range(from->without_terminator()))
+        op.moveBefore(terminator);
+    }
+    MLIRContext *context = b.getContext();
+    parallel->setLoc(costed
+                         ? FusedLoc::get(context, locs,
+                                         gpucost::kernelCostAttr(
+                                             context, "linalg.generic", cost))
+                         : FusedLoc::get(context, locs));
+    for (AtomicSum member : group.members)
+      member.op->erase();
+    return success();
   }
 };
 

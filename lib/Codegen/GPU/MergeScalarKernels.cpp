@@ -73,71 +73,101 @@ struct MergeScalarKernelsPass
         return signalPassFailure();
   }
 
-  llvm::DenseMap<Operation *, BufferAccesses> accessCache;
-
-  const BufferAccesses &accessesOf(Operation *op) {
-    auto it = accessCache.find(op);
-    if (it == accessCache.end())
-      it = accessCache.try_emplace(op, collectBufferAccesses(op)).first;
-    return it->second;
-  }
+  /// The single-thread kernel the next ones may join, and what lies between
+  /// it and the scan: one forward walk of the block replaces a walk back
+  /// from every kernel to its target, which grew with the targets' reach
+  /// (issue 19). A kernel R may join the target when it does not depend on
+  /// `between` (the union of the accesses of every op since the target
+  /// that is not pure, an allocation or a kernel merged into it: exactly
+  /// the ops R would move past) and its operands can move before the
+  /// target.
+  struct Target {
+    Operation *op = nullptr;
+    /// The block's position of `op` when the scan began.
+    unsigned position = 0;
+    BufferAccesses between;
+    llvm::SetVector<Value> captured;
+    /// Ops since the target that moved before it (hoisted operands).
+    llvm::DenseSet<Operation *> hoisted;
+    bool merged = false;
+  };
 
   LogicalResult mergeInBlock(Block &block) {
-    SmallVector<Operation *> kernels;
+    SmallVector<Operation *> ops;
     for (Operation &op : block)
-      if (singleThreadBody(&op))
-        kernels.push_back(&op);
-    for (Operation *kernel : kernels) {
-      Operation *target = findTarget(kernel);
-      if (!target)
-        continue;
-      if (failed(merge(kernel, target)))
+      ops.push_back(&op);
+    llvm::DenseMap<Operation *, unsigned> positions;
+    for (auto [i, op] : llvm::enumerate(ops))
+      positions[op] = i;
+    Target target;
+    auto relabel = [&]() -> LogicalResult {
+      if (!target.op || !target.merged)
+        return success();
+      // The merged kernel's cost, counted once from all its ops.
+      scf::ParallelOp into = singleThreadBody(target.op);
+      SmallVector<Operation *> body;
+      for (Operation &op : into.getBody()->without_terminator())
+        body.push_back(&op);
+      FailureOr<Location> loc = singleThreadKernelLoc(body);
+      if (failed(loc))
         return failure();
-      ++numMerged;
-    }
-    return success();
-  }
-
-  /// The previous single-thread kernel that `kernel` can join, or null.
-  Operation *findTarget(Operation *kernel) {
-    BufferAccesses own = collectBufferAccesses(kernel);
-    for (Operation *op = kernel->getPrevNode(); op; op = op->getPrevNode()) {
-      if (singleThreadBody(op))
-        return canHoistOperands(kernel, op) && fitsParameters(kernel, op)
-                   ? op
-                   : nullptr;
-      if (isMemoryEffectFree(op) && op->getNumRegions() == 0)
-        continue; // moved along with the kernel if it uses it
-      if (isa<memref::AllocOp>(op))
+      target.op->setLoc(*loc);
+      into->setLoc(*loc);
+      return success();
+    };
+    for (Operation *op : ops) {
+      if (!singleThreadBody(op)) {
+        if (!target.op ||
+            (isMemoryEffectFree(op) && op->getNumRegions() == 0) ||
+            isa<memref::AllocOp>(op))
+          continue; // moved along with a kernel if it uses it
+        BufferAccesses accesses = collectBufferAccesses(op);
+        target.between.reads.insert(accesses.reads.begin(),
+                                    accesses.reads.end());
+        target.between.writes.insert(accesses.writes.begin(),
+                                     accesses.writes.end());
+        target.between.anything |= accesses.anything;
         continue;
-      if (dependsOn(own, accessesOf(op)))
-        return nullptr;
+      }
+      if (target.op) {
+        BufferAccesses own = collectBufferAccesses(op);
+        if (!dependsOn(own, target.between)) {
+          FailureOr<SmallVector<Operation *>> hoist =
+              opsToHoist(op, target, positions);
+          if (succeeded(hoist) && fitsParameters(op, target)) {
+            merge(op, target, *hoist);
+            ++numMerged;
+            continue;
+          }
+        }
+      }
+      if (failed(relabel()))
+        return failure();
+      target = Target();
+      target.op = op;
+      target.position = positions.lookup(op);
+      target.captured = capturedValues(op);
     }
-    return nullptr;
+    return relabel();
   }
 
-  /// The ops between `target` and `kernel` that define values `kernel`
+  /// The ops between the target and `kernel` that define values `kernel`
   /// uses (transitively), in block order, or failure when one cannot move
-  /// before `target` (it is not an allocation or a pure op).
-  FailureOr<SmallVector<Operation *>> opsToHoist(Operation *kernel,
-                                                 Operation *target) {
-    // The ops between `target` and `kernel`, numbered in reverse block
-    // order (findTarget walked the same stretch). Asking
-    // Operation::isBeforeInBlock instead renumbered the whole block after
-    // every merge had moved ops: quadratic in its length, which grows with
-    // depth (issue 19).
-    llvm::DenseMap<Operation *, unsigned> between;
-    for (Operation *op = kernel->getPrevNode(); op != target;
-         op = op->getPrevNode())
-      between.try_emplace(op, between.size());
+  /// before the target (it is not an allocation or a pure op). `positions`
+  /// numbers the block as the scan found it: only operands (and theirs) are
+  /// looked at, not the ops in between.
+  FailureOr<SmallVector<Operation *>>
+  opsToHoist(Operation *kernel, const Target &target,
+             const llvm::DenseMap<Operation *, unsigned> &positions) {
     llvm::SetVector<Operation *> hoist;
     SmallVector<Value> worklist(capturedValues(kernel).takeVector());
     while (!worklist.empty()) {
       Operation *def = worklist.pop_back_val().getDefiningOp();
-      // Defined in the kernel's block before it: between the two, or
-      // `target` itself (which is not movable), or before `target`.
+      // Defined in the kernel's block before it: after the target (and not
+      // moved before it by an earlier merge), or before the target.
       if (!def || def->getBlock() != kernel->getBlock() ||
-          (def != target && !between.contains(def)) || hoist.contains(def))
+          positions.lookup(def) <= target.position ||
+          target.hoisted.contains(def) || hoist.contains(def))
         continue;
       bool movable = (isa<memref::AllocOp>(def) || isMemoryEffectFree(def)) &&
                      def->getNumRegions() == 0;
@@ -148,51 +178,38 @@ struct MergeScalarKernelsPass
     }
     SmallVector<Operation *> ordered = hoist.takeVector();
     llvm::sort(ordered, [&](Operation *a, Operation *b) {
-      return between.lookup(a) > between.lookup(b);
+      return positions.lookup(a) < positions.lookup(b);
     });
     return ordered;
   }
 
-  bool canHoistOperands(Operation *kernel, Operation *target) {
-    return succeeded(opsToHoist(kernel, target));
-  }
-
   /// Whether the merged kernel's buffers (bare pointers) fit the parameters.
-  static bool fitsParameters(Operation *kernel, Operation *target) {
-    llvm::SetVector<Value> captured = capturedValues(target);
-    captured.insert_range(capturedValues(kernel));
+  static bool fitsParameters(Operation *kernel, const Target &target) {
     int64_t bytes = 0;
-    for (Value value : captured)
+    for (Value value : target.captured)
       if (auto type = dyn_cast<MemRefType>(value.getType()))
+        bytes += kernelParamBytes(type);
+    for (Value value : capturedValues(kernel))
+      if (auto type = dyn_cast<MemRefType>(value.getType());
+          type && !target.captured.contains(value))
         bytes += kernelParamBytes(type);
     return bytes <= kMaxSingleThreadParamBytes;
   }
 
-  LogicalResult merge(Operation *kernel, Operation *target) {
-    FailureOr<SmallVector<Operation *>> hoist = opsToHoist(kernel, target);
-    if (failed(hoist))
-      return failure();
-    for (Operation *op : *hoist)
-      op->moveBefore(target);
-    scf::ParallelOp into = singleThreadBody(target);
+  void merge(Operation *kernel, Target &target, ArrayRef<Operation *> hoist) {
+    for (Operation *op : hoist) {
+      op->moveBefore(target.op);
+      target.hoisted.insert(op);
+    }
+    target.captured.insert_range(capturedValues(kernel));
+    scf::ParallelOp into = singleThreadBody(target.op);
     scf::ParallelOp from = singleThreadBody(kernel);
     Operation *terminator = into.getBody()->getTerminator();
     for (Operation &op :
          llvm::make_early_inc_range(from.getBody()->without_terminator()))
       op.moveBefore(terminator);
     kernel->erase();
-    accessCache.erase(target);
-
-    // The merged kernel's cost, recounted from its ops.
-    SmallVector<Operation *> ops;
-    for (Operation &op : into.getBody()->without_terminator())
-      ops.push_back(&op);
-    FailureOr<Location> loc = singleThreadKernelLoc(ops);
-    if (failed(loc))
-      return failure();
-    target->setLoc(*loc);
-    into->setLoc(*loc);
-    return success();
+    target.merged = true;
   }
 };
 

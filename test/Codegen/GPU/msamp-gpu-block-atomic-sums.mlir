@@ -101,25 +101,26 @@ func.func @two(%a: memref<100xf32>, %b: memref<100xf32>) -> (f32, f64) {
   return %r32, %r64 : f32, f64
 }
 
-// Three sums (50, 100 and 1200 elements): the first two merged, then that
-// kernel into the third, so the 50-element part is guarded inside the
-// 100-element part's guard; each guard yields its sum or -0.0.
+// Three sums (50, 100 and 1200 elements): one kernel of the largest
+// thread count (msamp-gpu-merge-atomic-sums), each smaller part guarded by
+// its own; each guard yields its sum or -0.0 (which adds no bits), and the
+// thread's parts are added in order.
 // CHECK-LABEL: func.func @nested(
 // CHECK: gpu.launch
 // CHECK: %[[T:.+]] = arith.addi
-// CHECK: %[[IN100:.+]] = arith.cmpi ult, %[[T]], %c100
-// CHECK: %[[P100:.+]] = scf.if %[[IN100]] -> (f64) {
 // CHECK: %[[IN50:.+]] = arith.cmpi ult, %[[T]], %c50
 // CHECK: %[[P50:.+]] = scf.if %[[IN50]] -> (f64) {
 // CHECK: scf.for %{{.+}} = %[[T]] to %c50
 // CHECK: } else {
 // CHECK: arith.constant -0.000000e+00 : f64
+// CHECK: %[[IN100:.+]] = arith.cmpi ult, %[[T]], %c100
+// CHECK: %[[P100:.+]] = scf.if %[[IN100]] -> (f64) {
 // CHECK: scf.for %{{.+}} = %[[T]] to %c100
-// CHECK: arith.addf %[[P50]], %{{.+}} : f64
 // CHECK: } else {
 // CHECK: arith.constant -0.000000e+00 : f64
+// CHECK: %[[P150:.+]] = arith.addf %[[P50]], %[[P100]] : f64
 // CHECK: %[[P1200:.+]] = scf.for %{{.+}} = %[[T]] to %c1200
-// CHECK: arith.addf %[[P100]], %[[P1200]] : f64
+// CHECK: arith.addf %[[P150]], %[[P1200]] : f64
 // CHECK-COUNT-8: gpu.barrier
 // CHECK-NOT: gpu.barrier
 // CHECK: memref.atomic_rmw addf
