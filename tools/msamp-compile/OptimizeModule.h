@@ -1,5 +1,4 @@
-//===- OptimizeModule.h - LLVM optimization of the step's module -*- C++
-//-*-===//
+//===- OptimizeModule.h - LLVM optimization of the step ---------*- C++ -*-===//
 //
 // CPU target: LLVM's default -O3 pipeline (the options of MLIR's
 // makeOptimizingTransformer: loop and SLP vectorization, unrolling,
