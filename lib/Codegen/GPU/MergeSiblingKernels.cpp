@@ -56,6 +56,7 @@
 #include "llvm/ADT/SetVector.h"
 
 #include <map>
+#include <string>
 
 namespace mlir::msamp {
 #define GEN_PASS_DEF_MSAMPGPUMERGESIBLINGKERNELS
@@ -93,15 +94,22 @@ bool isRowReduction(linalg::GenericOp op) {
   });
 }
 
-/// Whether `a` and `b` can be one kernel: the same loops, and of
+/// What two kernels must share to be one: the same loops, and of
 /// reductions the same kernel form (a row reduction merged with another
-/// reduction would lose its warp per row).
-bool sameLoops(linalg::GenericOp a, linalg::GenericOp b) {
-  if (a.getStaticLoopRanges() != b.getStaticLoopRanges() ||
-      a.getIteratorTypesArray() != b.getIteratorTypesArray())
-    return false;
-  return a.getNumReductionLoops() == 0 ||
-         isRowReduction(a) == isRowReduction(b);
+/// reduction would lose its warp per row). Equal keys: the same loops.
+std::string loopsKey(linalg::GenericOp op) {
+  std::string key;
+  llvm::raw_string_ostream os(key);
+  for (int64_t range : op.getStaticLoopRanges())
+    os << range << ',';
+  os << ';';
+  for (utils::IteratorType type : op.getIteratorTypesArray())
+    os << (type == utils::IteratorType::parallel ? 'p' : 'r');
+  os << ';'
+     << (op.getNumReductionLoops() == 0 ? 'n'
+         : isRowReduction(op)           ? 'w'
+                                        : 'o');
+  return key;
 }
 
 /// Whether `op` is a fill of one of `kernel`'s outputs (its start value,
@@ -170,12 +178,20 @@ struct MergeSiblingKernelsPass
       if (auto generic = dyn_cast<linalg::GenericOp>(op))
         if (isCandidate(generic))
           kernels.push_back(generic);
+    // The earlier kernels over each loop nest, by index in increasing
+    // order: a kernel looks only at its own (a scan of every earlier kernel
+    // that compared loop ranges grew with the square of the step, issue 19).
+    std::map<std::string, SmallVector<size_t>> earlierOver;
     IRRewriter rewriter(&getContext());
     for (size_t j = 0; j < kernels.size(); ++j) {
+      std::string key = loopsKey(kernels[j]);
+      SmallVector<size_t> &partners = earlierOver[key];
       unsigned tries = 0;
-      for (size_t i = j; i-- > 0 && tries < kMaxPartners;) {
+      bool mergedUp = false;
+      for (size_t p = partners.size(); p-- > 0 && tries < kMaxPartners;) {
+        size_t i = partners[p];
         linalg::GenericOp a = kernels[i], b = kernels[j];
-        if (!a || !sameLoops(a, b))
+        if (!a)
           continue;
         ++tries;
         if (!fitsParameters(a, b) || dependsOn(accessesOf(b), accessesOf(a)))
@@ -195,11 +211,16 @@ struct MergeSiblingKernelsPass
         accessCache.erase(b);
         rewriter.setInsertionPoint(at);
         linalg::GenericOp merged = mergeGenerics(rewriter, a, b);
-        kernels[i] = at == a.getOperation() ? merged : nullptr;
-        kernels[j] = at == a.getOperation() ? nullptr : merged;
+        mergedUp = at == a.getOperation();
+        kernels[i] = mergedUp ? merged : nullptr;
+        kernels[j] = mergedUp ? nullptr : merged;
         ++numMerged;
+        // (The merged kernel runs the same loops: its key is theirs.)
+        assert(loopsKey(merged) == key && "a merge changed the loops");
         break;
       }
+      if (!mergedUp)
+        partners.push_back(j);
     }
   }
 
