@@ -162,6 +162,8 @@ void mlir::msamp::buildLowerToGPUPipeline(OpPassManager &pm,
   // (device memory), not from the host image (SinkGlobals.cpp).
   pm.addNestedPass<func::FuncOp>(createMSAMPGPUSinkGlobals());
   pm.addPass(createGpuKernelOutliningPass());
+  // Kernels take bare pointers (below): every buffer needs a static layout.
+  pm.addPass(createMSAMPGPUCheckKernelBuffers());
   if (options.dedupe)
     pm.addPass(createMSAMPGPUDedupeKernels());
   // One stream: the host waits only where its own code needs the kernels'

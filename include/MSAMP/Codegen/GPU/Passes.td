@@ -414,6 +414,20 @@ def MSAMPGPUMergeScalarKernels
   ];
 }
 
+def MSAMPGPUCheckKernelBuffers
+    : Pass<"msamp-gpu-check-kernel-buffers", "::mlir::ModuleOp"> {
+  let summary = "refuse a kernel buffer without a static layout, located";
+  let description = [{
+    After `gpu-kernel-outlining`: kernels take their buffers as bare
+    pointers (convert-gpu-to-nvvm's and gpu-to-llvm's bare-pointer
+    convention, docs/GPU.md "Kernel buffers as bare pointers"), the rest of
+    each descriptor rebuilt from the memref type, so every memref operand of
+    a `gpu.launch_func` must have a static shape, strides and offset. One
+    that has not is an error at the launch naming the kernel, the argument
+    and its type (gpu-to-llvm would only fail to legalize the launch).
+  }];
+}
+
 def MSAMPGPUDedupeKernels
     : Pass<"msamp-gpu-dedupe-kernels", "::mlir::ModuleOp"> {
   let summary = "one gpu.module per structurally identical kernel";
