@@ -121,10 +121,10 @@ FailureOr<AtomicSum> asAtomicSum(Operation *op) {
   return AtomicSum{parallel, threads.getSExtValue(), {accumulator}};
 }
 
-/// The kernel's accesses without its atomic updates of its accumulator.
-BufferAccesses accessesBesidesAccumulator(AtomicSum sum) {
-  BufferAccesses accesses = collectBufferAccesses(sum.op);
-  for (Value accumulator : sum.accumulators) {
+/// `accesses` (a kernel's) without the atomic updates of `accumulators`.
+BufferAccesses besidesAccumulators(BufferAccesses accesses,
+                                   ArrayRef<Value> accumulators) {
+  for (Value accumulator : accumulators) {
     accesses.reads.erase(accumulator);
     accesses.writes.erase(accumulator);
   }
@@ -153,31 +153,24 @@ struct Group {
   llvm::SetVector<Value> memrefs;
   int64_t threads = 0;
 
-  explicit Group(AtomicSum first)
-      : members{first}, accesses(collectBufferAccesses(first.op)),
-        rest(accessesBesidesAccumulator(first)),
+  /// A group of `first`, whose accesses are `own`.
+  Group(AtomicSum first, BufferAccesses own)
+      : members{first}, accesses(std::move(own)),
+        rest(besidesAccumulators(accesses, first.accumulators)),
         accumulators(first.accumulators), memrefs(capturedMemRefs(first.op)),
         threads(first.threads) {}
 
   /// The kernel the next one would merge into: the last member's place.
   scf::ParallelOp last() { return members.back().op; }
 
-  void add(AtomicSum sum) {
-    BufferAccesses own = collectBufferAccesses(sum.op);
-    accesses.reads.insert(own.reads.begin(), own.reads.end());
-    accesses.writes.insert(own.writes.begin(), own.writes.end());
-    accesses.anything |= own.anything;
-    BufferAccesses sumRest = accessesBesidesAccumulator(sum);
-    rest.reads.insert(sumRest.reads.begin(), sumRest.reads.end());
-    rest.writes.insert(sumRest.writes.begin(), sumRest.writes.end());
-    rest.anything |= sumRest.anything;
+  /// Adds `sum`, whose accesses (`own`) canMerge collected.
+  void add(AtomicSum sum, const BufferAccesses &own) {
+    accesses.add(own);
+    rest.add(besidesAccumulators(own, sum.accumulators));
     for (Value acc : sum.accumulators)
       if (!llvm::is_contained(accumulators, acc))
         accumulators.push_back(acc);
-    for (Value acc : accumulators) {
-      rest.reads.erase(acc);
-      rest.writes.erase(acc);
-    }
+    rest = besidesAccumulators(std::move(rest), accumulators);
     memrefs.insert_range(capturedMemRefs(sum.op));
     threads = std::max(threads, sum.threads);
     members.push_back(sum);
@@ -200,17 +193,16 @@ struct MergeAtomicSumsPass
     for (Operation &op : block)
       if (FailureOr<AtomicSum> sum = asAtomicSum(&op); succeeded(sum))
         kernels.push_back(*sum);
-    if (kernels.empty())
-      return success();
     // Each kernel (or the group it ended) moves down into the next one when
     // it can; each group then becomes one kernel at its last member's place.
-    std::vector<Group> groups{Group(kernels.front())};
-    for (AtomicSum next : ArrayRef(kernels).drop_front()) {
-      if (canMerge(groups.back(), next)) {
-        groups.back().add(next);
+    std::vector<Group> groups;
+    for (AtomicSum next : kernels) {
+      BufferAccesses own = collectBufferAccesses(next.op);
+      if (!groups.empty() && canMerge(groups.back(), next, own)) {
+        groups.back().add(next, own);
         ++numMerged;
       } else {
-        groups.emplace_back(next);
+        groups.emplace_back(next, std::move(own));
       }
     }
     for (Group &group : groups)
@@ -219,7 +211,10 @@ struct MergeAtomicSumsPass
     return success();
   }
 
-  bool canMerge(Group &earlier, AtomicSum later) {
+  /// Whether `later`, whose accesses are `laterAccesses`, may join
+  /// `earlier`.
+  bool canMerge(Group &earlier, AtomicSum later,
+                const BufferAccesses &laterAccesses) {
     for (Value a : earlier.accumulators)
       for (Value b : later.accumulators)
         if (a != b && mayAlias(a, b))
@@ -231,7 +226,8 @@ struct MergeAtomicSumsPass
                             [&](Value acc) { return mayAlias(v, acc); });
       });
     };
-    BufferAccesses laterRest = accessesBesidesAccumulator(later);
+    BufferAccesses laterRest =
+        besidesAccumulators(laterAccesses, later.accumulators);
     if (dependsOn(laterRest, earlier.rest) ||
         readsAccumulator(laterRest, earlier.accumulators) ||
         readsAccumulator(earlier.rest, later.accumulators))
@@ -243,13 +239,10 @@ struct MergeAtomicSumsPass
       if (dependsOn(collectBufferAccesses(op), earlier.accesses))
         return false;
     }
-    int64_t bytes = 0;
-    for (Value v : earlier.memrefs)
-      bytes += kernelParamBytes(cast<MemRefType>(v.getType()));
+    int64_t buffers = earlier.memrefs.size();
     for (Value v : capturedMemRefs(later.op))
-      if (!earlier.memrefs.contains(v))
-        bytes += kernelParamBytes(cast<MemRefType>(v.getType()));
-    return bytes <= kMaxSingleThreadParamBytes;
+      buffers += !earlier.memrefs.contains(v);
+    return buffersFitKernelParameters(buffers);
   }
 
   /// One kernel at the last member's place: each member's body in order,

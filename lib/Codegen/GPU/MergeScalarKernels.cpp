@@ -121,24 +121,17 @@ struct MergeScalarKernelsPass
             (isMemoryEffectFree(op) && op->getNumRegions() == 0) ||
             isa<memref::AllocOp>(op))
           continue; // moved along with a kernel if it uses it
-        BufferAccesses accesses = collectBufferAccesses(op);
-        target.between.reads.insert(accesses.reads.begin(),
-                                    accesses.reads.end());
-        target.between.writes.insert(accesses.writes.begin(),
-                                     accesses.writes.end());
-        target.between.anything |= accesses.anything;
+        target.between.add(collectBufferAccesses(op));
         continue;
       }
-      if (target.op) {
-        BufferAccesses own = collectBufferAccesses(op);
-        if (!dependsOn(own, target.between)) {
-          FailureOr<SmallVector<Operation *>> hoist =
-              opsToHoist(op, target, positions);
-          if (succeeded(hoist) && fitsParameters(op, target)) {
-            merge(op, target, *hoist);
-            ++numMerged;
-            continue;
-          }
+      llvm::SetVector<Value> captured = capturedValues(op);
+      if (target.op && !dependsOn(collectBufferAccesses(op), target.between)) {
+        FailureOr<SmallVector<Operation *>> hoist =
+            opsToHoist(op, captured, target, positions);
+        if (succeeded(hoist) && fitsParameters(captured, target)) {
+          merge(op, captured, target, *hoist);
+          ++numMerged;
+          continue;
         }
       }
       if (failed(relabel()))
@@ -146,7 +139,7 @@ struct MergeScalarKernelsPass
       target = Target();
       target.op = op;
       target.position = positions.lookup(op);
-      target.captured = capturedValues(op);
+      target.captured = std::move(captured);
     }
     return relabel();
   }
@@ -157,10 +150,11 @@ struct MergeScalarKernelsPass
   /// numbers the block as the scan found it: only operands (and theirs) are
   /// looked at, not the ops in between.
   FailureOr<SmallVector<Operation *>>
-  opsToHoist(Operation *kernel, const Target &target,
+  opsToHoist(Operation *kernel, const llvm::SetVector<Value> &captured,
+             const Target &target,
              const llvm::DenseMap<Operation *, unsigned> &positions) {
     llvm::SetVector<Operation *> hoist;
-    SmallVector<Value> worklist(capturedValues(kernel).takeVector());
+    SmallVector<Value> worklist(captured.begin(), captured.end());
     while (!worklist.empty()) {
       Operation *def = worklist.pop_back_val().getDefiningOp();
       // Defined in the kernel's block before it: after the target (and not
@@ -183,25 +177,26 @@ struct MergeScalarKernelsPass
     return ordered;
   }
 
-  /// Whether the merged kernel's buffers (bare pointers) fit the parameters.
-  static bool fitsParameters(Operation *kernel, const Target &target) {
-    int64_t bytes = 0;
+  /// Whether the merged kernel's buffers (bare pointers) fit the parameters:
+  /// the target's and those of the kernel's (`captured`) it does not take.
+  static bool fitsParameters(const llvm::SetVector<Value> &captured,
+                             const Target &target) {
+    int64_t buffers = 0;
     for (Value value : target.captured)
-      if (auto type = dyn_cast<MemRefType>(value.getType()))
-        bytes += kernelParamBytes(type);
-    for (Value value : capturedValues(kernel))
-      if (auto type = dyn_cast<MemRefType>(value.getType());
-          type && !target.captured.contains(value))
-        bytes += kernelParamBytes(type);
-    return bytes <= kMaxSingleThreadParamBytes;
+      buffers += isa<MemRefType>(value.getType());
+    for (Value value : captured)
+      buffers +=
+          isa<MemRefType>(value.getType()) && !target.captured.contains(value);
+    return buffersFitKernelParameters(buffers);
   }
 
-  void merge(Operation *kernel, Target &target, ArrayRef<Operation *> hoist) {
+  void merge(Operation *kernel, const llvm::SetVector<Value> &captured,
+             Target &target, ArrayRef<Operation *> hoist) {
     for (Operation *op : hoist) {
       op->moveBefore(target.op);
       target.hoisted.insert(op);
     }
-    target.captured.insert_range(capturedValues(kernel));
+    target.captured.insert_range(captured);
     scf::ParallelOp into = singleThreadBody(target.op);
     scf::ParallelOp from = singleThreadBody(kernel);
     Operation *terminator = into.getBody()->getTerminator();

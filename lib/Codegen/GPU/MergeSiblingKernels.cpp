@@ -144,10 +144,7 @@ bool fitsParameters(linalg::GenericOp a, linalg::GenericOp b) {
     for (Value v : usedValues(op))
       if (isa<MemRefType>(v.getType()))
         memrefs.insert(v);
-  int64_t bytes = 0;
-  for (Value v : memrefs)
-    bytes += kernelParamBytes(cast<MemRefType>(v.getType()));
-  return bytes <= kMaxSingleThreadParamBytes;
+  return buffersFitKernelParameters(memrefs.size());
 }
 
 struct MergeSiblingKernelsPass

@@ -190,7 +190,7 @@ void mlir::msamp::buildLowerToGPUPipeline(OpPassManager &pm,
   // which the kernel rebuilds from its type. A whole descriptor was
   // 3 + 2 x rank parameters per buffer, each one an alloca, a store and a
   // pointer in the launch's host code (issue 19), and counted against the
-  // merged kernels' parameter budget (kernelParamBytes).
+  // merged kernels' parameter budget (kKernelBufferParamBytes).
   ConvertGpuOpsToNVVMOpsOptions nvvm;
   nvvm.useBarePtrCallConv = true;
   kernels.addPass(createConvertGpuOpsToNVVMOps(nvvm));

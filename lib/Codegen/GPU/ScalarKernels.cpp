@@ -201,9 +201,9 @@ struct ScalarKernelsPass
         for (Value operand : op.getOperands()) {
           if (run.contains(operand.getDefiningOp()))
             dependsOnRun = true;
-          if (auto type = dyn_cast<MemRefType>(operand.getType()))
-            if (!runBuffers.contains(operand))
-              newBytes += kernelParamBytes(type);
+          if (isa<MemRefType>(operand.getType()) &&
+              !runBuffers.contains(operand))
+            newBytes += kKernelBufferParamBytes;
         }
         if (!dependsOnRun && !run.empty() &&
             runParamBytes + newBytes > kMaxSingleThreadParamBytes) {
@@ -214,8 +214,8 @@ struct ScalarKernelsPass
           runParamBytes = 0;
           newBytes = 0;
           for (Value operand : op.getOperands())
-            if (auto type = dyn_cast<MemRefType>(operand.getType()))
-              newBytes += kernelParamBytes(type);
+            if (isa<MemRefType>(operand.getType()))
+              newBytes += kKernelBufferParamBytes;
         }
         for (Value operand : op.getOperands())
           if (isa<MemRefType>(operand.getType()))

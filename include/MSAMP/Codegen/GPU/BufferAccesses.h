@@ -30,6 +30,13 @@ struct BufferAccesses {
   llvm::SmallDenseSet<Value> reads, writes;
   /// It may touch buffers it does not name.
   bool anything = false;
+
+  /// Adds `other`'s accesses: those of two ops (or runs of ops) together.
+  void add(const BufferAccesses &other) {
+    reads.insert(other.reads.begin(), other.reads.end());
+    writes.insert(other.writes.begin(), other.writes.end());
+    anything |= other.anything;
+  }
 };
 
 /// The accesses of `root` and every op nested in it.

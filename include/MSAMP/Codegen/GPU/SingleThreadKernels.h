@@ -17,19 +17,21 @@
 
 namespace mlir::msamp {
 
-/// The buffers one merged kernel may take (kernelParamBytes each), well
-/// under the 4,352 bytes of kernel parameters PTX ISA 8.0 allows, with room
-/// for its scalar arguments.
+/// The buffers one merged kernel may take (kKernelBufferParamBytes each),
+/// well under the 4,352 bytes of kernel parameters PTX ISA 8.0 allows, with
+/// room for its scalar arguments.
 constexpr int64_t kMaxSingleThreadParamBytes = 3072;
 
-/// The bytes of kernel parameters a memref of `type` takes once outlined:
-/// one pointer. Kernels take their buffers as bare pointers (gpu-to-llvm's
-/// and convert-gpu-to-nvvm's bare-pointer convention, Pipeline.cpp); the
-/// static shape, strides and offset are the kernel's constants. (A whole
-/// descriptor was 8 x (3 + 2 x rank) bytes.)
-inline int64_t kernelParamBytes(MemRefType type) {
-  (void)type;
-  return 8;
+/// The bytes of kernel parameters a buffer takes once outlined, whatever
+/// its type: one pointer. Kernels take their buffers as bare pointers
+/// (gpu-to-llvm's and convert-gpu-to-nvvm's bare-pointer convention,
+/// Pipeline.cpp); the static shape, strides and offset are the kernel's
+/// constants. (A whole descriptor was 8 x (3 + 2 x rank) bytes.)
+constexpr int64_t kKernelBufferParamBytes = 8;
+
+/// Whether a kernel taking `buffers` distinct buffers fits the budget.
+inline bool buffersFitKernelParameters(int64_t buffers) {
+  return buffers * kKernelBufferParamBytes <= kMaxSingleThreadParamBytes;
 }
 
 /// The buffer `value` views (through casts, reshapes and views), or
