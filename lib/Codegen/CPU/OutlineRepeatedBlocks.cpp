@@ -20,15 +20,22 @@
 // identical share a function. Each scan position is visited once and every op
 // is printed at most once: linear apart from the logarithmic searches.
 //
-// What stays in the step: the ops that update a state argument in place (a
-// runtime call with msamp.in_place_args, the writable to_buffer of an
-// argument, materialize_in_destination) and every op connected to them
-// through a memref value. Across a call boundary their buffers would be
-// copies: their writes must stay in @train_step, where
-// msamp-check-in-place-states and one-shot bufferization see the argument
-// itself. A copy is split at those ops into runs, and each run index is its
-// own shared function. Constants are cloned into the functions and never
-// split a run. Runs whose inputs or results would be memrefs stay inline.
+// What stays in the step: the buffers of state arguments that are updated
+// in place (the to_buffer of an argument, linked through a memref value to a
+// runtime call with msamp.in_place_args or a materialize_in_destination) and
+// the materialize_in_destination writes of new values into them. The
+// updates themselves move into the functions, which take the argument's
+// buffer as a memref argument; the call gets msamp.in_place_args naming its
+// own operand, so msamp-check-in-place-states checks the buffer the call is
+// given, and one-shot bufferization sees the argument's buffer in the step
+// as before. A copy's run crosses such a buffer (the ops before it move
+// into the call after it) when no other op of the copy before it reads the
+// argument: a read moved after the writable to_buffer would be a conflict,
+// and bufferization would update a copy. Otherwise the buffer splits the
+// copy into runs, one function per run index. Constants and static
+// tensor.empty ops are cloned into the functions and never split a run.
+// Runs that would return a memref, or take one that is not such an
+// argument buffer, stay inline.
 //
 //===----------------------------------------------------------------------===//
 
@@ -37,6 +44,8 @@
 #include "MSAMP/TrainStep/TrainStep.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/OperationSupport.h"
 #include "mlir/IR/SymbolTable.h"
@@ -62,14 +71,20 @@ constexpr int64_t kWindow = 16;
 /// At most this many later occurrences of a window are tried per position.
 constexpr int64_t kMaxCandidates = 1024;
 
+/// A constant, or a tensor.empty of a static shape: it holds no data, so a
+/// function makes its own instead of taking it as an argument (an argument
+/// would also be one more use of the step's shared empty, and
+/// msamp-split-shared-inits groups those uses: the groups, and with them
+/// bufferization's buffer reuse, would then depend on the number of
+/// layers).
 bool isClonableConstant(Operation *op) {
   return op && op->getNumOperands() == 0 && op->getNumRegions() == 0 &&
-         op->hasTrait<OpTrait::ConstantLike>();
+         (op->hasTrait<OpTrait::ConstantLike>() || isa<tensor::EmptyOp>(op));
 }
 
 /// Key of a top-level op: everything but the values it reads. A pinned op
-/// stays in the step, so only its kind and types matter (its
-/// msamp.in_place_args name a different argument in every layer).
+/// (an argument's buffer) stays in the step, so only its kind and types
+/// matter.
 uint64_t structuralKey(Operation *op, bool pinned) {
   if (pinned)
     return static_cast<uint64_t>(llvm::hash_combine(
@@ -80,12 +95,16 @@ uint64_t structuralKey(Operation *op, bool pinned) {
                                  op->getResultTypes().end())));
   llvm::hash_code hash = llvm::hash_value(pinned);
   op->walk([&](Operation *nested) {
+    // As OperationEquivalence::computeHash, but msamp.in_place_args names
+    // a different step argument in every layer (the call will say which).
+    llvm::hash_code attributes = llvm::hash_value(0);
+    for (NamedAttribute attr : nested->getDiscardableAttrs())
+      if (attr.getName() != msamp::kInPlaceArgsAttr)
+        attributes = llvm::hash_combine(attributes, attr);
     hash = llvm::hash_combine(
-        hash,
-        OperationEquivalence::computeHash(
-            nested, OperationEquivalence::ignoreHashValue,
-            OperationEquivalence::ignoreHashValue,
-            OperationEquivalence::IgnoreLocations),
+        hash, nested->getName(), attributes, nested->hashProperties(),
+        llvm::hash_combine_range(nested->getResultTypes().begin(),
+                                 nested->getResultTypes().end()),
         llvm::hash_combine_range(nested->getOperandTypes().begin(),
                                  nested->getOperandTypes().end()),
         nested->getNumRegions());
@@ -147,8 +166,10 @@ struct MSAMPOutlineRepeatedBlocksPass
     if (!step || step.isExternal())
       return markAllAnalysesPreserved();
     body = &step.getBody().front();
-    for (Operation &op : body->without_terminator())
+    for (Operation &op : body->without_terminator()) {
+      position[&op] = ops.size();
       ops.push_back(&op);
+    }
     // On buffers there is nothing to keep in the step: bufferization and
     // deallocation are done, and a buffer is a pointer like any other value.
     if (!onBuffers)
@@ -164,6 +185,13 @@ struct MSAMPOutlineRepeatedBlocksPass
     for (auto &entry : byText)
       if (!entry.second.inModule)
         entry.second.function.erase();
+    // The functions have their own copies of the constants and empties the
+    // outlined runs read; the originals left unused in the step (about 40%
+    // of its ops at O2) would be carried through bufferization until a
+    // canonicalization removed them.
+    for (Operation &op : llvm::make_early_inc_range(*body))
+      if (isClonableConstant(&op) && op.use_empty())
+        op.erase();
 
     numCalls += calls;
     numFunctions += functions;
@@ -197,9 +225,101 @@ struct MSAMPOutlineRepeatedBlocksPass
     for (Operation *op : ops)
       if (isStateUpdate(op))
         seedLeaders.insert(memrefLinked.getLeaderValue(op));
+    // Of each linked set only the buffers of the step's arguments and the
+    // writes of new values into them stay: the in-place updates move into
+    // the functions, which take those buffers as memref arguments (the call
+    // then carries msamp.in_place_args). A materialize_in_destination of a
+    // value computed in place is no copy in the step, where bufferization
+    // sees that the value is the argument's buffer; in a function it would
+    // copy one argument into another.
     for (Operation *op : ops)
-      if (seedLeaders.contains(memrefLinked.getLeaderValue(op)))
+      if (seedLeaders.contains(memrefLinked.getLeaderValue(op)) &&
+          (isArgumentBuffer(op) ||
+           isa<bufferization::MaterializeInDestinationOp>(op)))
         pinned.insert(op);
+  }
+
+  /// A to_buffer of one of the step's arguments: the one buffer an in-place
+  /// update may write, so bufferization must see it in the step.
+  bool isArgumentBuffer(Operation *op) {
+    auto toBuffer = dyn_cast<bufferization::ToBufferOp>(op);
+    if (!toBuffer)
+      return false;
+    auto arg = dyn_cast<BlockArgument>(toBuffer.getTensor());
+    return arg && arg.getOwner() == body;
+  }
+
+  /// Whether a run may cross the argument buffer `op`: the run's ops
+  /// before it then run after it, in the call that ends the run, and take
+  /// it as an argument. Bufferization sees a writable to_buffer as a write
+  /// of the argument, so no op of the copy [begin, op) other than a buffer
+  /// that stays may read the argument (a read moved after the write would
+  /// make the buffer a copy).
+  bool isCrossable(Operation *op, int64_t begin) {
+    if (!isArgumentBuffer(op))
+      return false;
+    int64_t at = position.lookup(op);
+    Value arg = cast<bufferization::ToBufferOp>(op).getTensor();
+    return llvm::all_of(arg.getUsers(), [&](Operation *user) {
+      Operation *top = body->findAncestorOpInBlock(*user);
+      auto it = top ? position.find(top) : position.end();
+      return it == position.end() || it->second < begin || it->second > at ||
+             pinned.contains(top);
+    });
+  }
+
+  /// Whether every buffer the run reads from outside is an argument's
+  /// to_buffer that stays in the step.
+  bool inPlaceInputsOnly(const Run &run,
+                         const llvm::DenseSet<Operation *> &inRun) {
+    return llvm::all_of(captured(run, inRun), [&](Value value) {
+      if (!isa<BaseMemRefType>(value.getType()))
+        return true;
+      Operation *def = value.getDefiningOp();
+      return def && pinned.contains(def) && isArgumentBuffer(def);
+    });
+  }
+
+  /// The msamp.in_place_args of the call that replaces `run`: each in-place
+  /// operand of an op in the run (through casts in the run) is one of the
+  /// `arguments`, and the pair names that argument's position instead.
+  /// Empty if the run updates nothing in place; failure if an in-place
+  /// operand is not an argument.
+  FailureOr<SmallVector<int64_t>>
+  inPlacePairs(const Run &run, const llvm::DenseSet<Operation *> &inRun,
+               ArrayRef<Value> arguments) {
+    SmallVector<int64_t> pairs;
+    bool failed = false;
+    for (Operation *op : run.ops)
+      op->walk([&](Operation *nested) {
+        auto attr =
+            nested->getAttrOfType<DenseI64ArrayAttr>(msamp::kInPlaceArgsAttr);
+        if (!attr)
+          return;
+        ArrayRef<int64_t> p = attr.asArrayRef();
+        for (size_t k = 0; k + 1 < p.size(); k += 2) {
+          if (p[k] >= nested->getNumOperands()) {
+            failed = true;
+            return;
+          }
+          Value buffer = nested->getOperand(p[k]);
+          while (auto cast = buffer.getDefiningOp<memref::CastOp>()) {
+            if (!inRun.contains(cast))
+              break;
+            buffer = cast.getSource();
+          }
+          const Value *it = llvm::find(arguments, buffer);
+          if (it == arguments.end()) {
+            failed = true;
+            return;
+          }
+          pairs.push_back(it - arguments.begin());
+          pairs.push_back(p[k + 1]);
+        }
+      });
+    if (failed)
+      return failure();
+    return pairs;
   }
 
   bool isStateUpdate(Operation *op) {
@@ -224,6 +344,7 @@ struct MSAMPOutlineRepeatedBlocksPass
       indexInWindow[i] = list.size();
       list.push_back(i);
     }
+    SmallVector<bool> crossable;
     int64_t i = 0;
     while (i + kWindow <= n) {
       ArrayRef<int64_t> later = ArrayRef(windows[windowKey(hashes, i)])
@@ -248,26 +369,34 @@ struct MSAMPOutlineRepeatedBlocksPass
         ++i;
         continue;
       }
-      outlineCopies(i, bestPeriod, bestCopies, symbols);
+      outlineCopies(i, bestPeriod, bestCopies, crossable, symbols);
       i += bestPeriod * bestCopies;
     }
   }
 
   /// Outlines the runs of copies [start + c * period, +period), c < copies.
   void outlineCopies(int64_t start, int64_t period, int64_t copies,
-                     SymbolTable &symbols) {
+                     SmallVectorImpl<bool> &crossable, SymbolTable &symbols) {
     // Runs: maximal ranges of unpinned ops; constants neither join nor end
-    // one. The keys being equal, every copy has the same runs.
+    // one, nor do argument buffers that every copy's run may cross. The
+    // keys being equal, every copy has the same runs.
+    crossable.assign(period, true);
+    for (int64_t c = 0; c < copies; ++c)
+      for (int64_t offset = 0; offset < period; ++offset)
+        if (crossable[offset] && pinned.contains(ops[start + offset]))
+          crossable[offset] =
+              isCrossable(ops[start + c * period + offset], start + c * period);
     SmallVector<std::pair<int64_t, int64_t>> runRanges; // offset, end
     int64_t runStart = -1;
     for (int64_t offset = 0; offset <= period; ++offset) {
       Operation *op = offset < period ? ops[start + offset] : nullptr;
-      bool ends = !op || pinned.contains(op);
+      bool stays = op && pinned.contains(op);
+      bool ends = !op || (stays && !crossable[offset]);
       if (ends) {
         if (runStart >= 0)
           runRanges.push_back({runStart, offset});
         runStart = -1;
-      } else if (runStart < 0 && !isClonableConstant(op)) {
+      } else if (runStart < 0 && !isClonableConstant(op) && !stays) {
         runStart = offset;
       }
     }
@@ -276,7 +405,7 @@ struct MSAMPOutlineRepeatedBlocksPass
       for (int64_t c = 0; c < copies; ++c)
         for (int64_t offset = begin; offset < end; ++offset) {
           Operation *op = ops[start + c * period + offset];
-          if (!isClonableConstant(op))
+          if (!isClonableConstant(op) && !pinned.contains(op))
             runs[c].ops.push_back(op);
         }
       if (static_cast<int64_t>(runs[0].ops.size()) < minRunOps)
@@ -366,19 +495,24 @@ struct MSAMPOutlineRepeatedBlocksPass
       llvm::SetVector<Value> reads = captured(run, set);
       SmallVector<Value> arguments, results;
       SmallVector<Type> argumentTypes, resultTypes;
-      bool memrefBoundary = false;
+      // On tensors a buffer may come in (an argument's, which the run
+      // updates in place) but not go out: bufferization would not see what
+      // the rest of the step does with it.
+      bool memrefInput = false, memrefResult = false;
       for (Value value : reads)
         if (!isClonableConstant(value.getDefiningOp())) {
           arguments.push_back(value);
           argumentTypes.push_back(value.getType());
-          memrefBoundary |= isa<BaseMemRefType>(value.getType());
+          memrefInput |= isa<BaseMemRefType>(value.getType());
         }
       exportsOf(run, set, offsets, results);
       for (Value value : results) {
         resultTypes.push_back(value.getType());
-        memrefBoundary |= isa<BaseMemRefType>(value.getType());
+        memrefResult |= isa<BaseMemRefType>(value.getType());
       }
-      if (memrefBoundary && !onBuffers)
+      if (!onBuffers &&
+          (memrefResult || (memrefInput && !inPlaceInputsOnly(run, set)) ||
+           failed(inPlacePairs(run, set, arguments))))
         continue;
 
       Location loc = run.ops.front()->getLoc();
@@ -395,6 +529,9 @@ struct MSAMPOutlineRepeatedBlocksPass
           builder.clone(*value.getDefiningOp(), mapping);
       for (Operation *op : run.ops)
         builder.clone(*op, mapping);
+      // Which step argument a buffer is differs per copy: the call says it.
+      outlined.walk(
+          [](Operation *op) { op->removeAttr(msamp::kInPlaceArgsAttr); });
       SmallVector<Value> returned;
       for (Value value : results)
         returned.push_back(mapping.lookup(value));
@@ -466,9 +603,13 @@ struct MSAMPOutlineRepeatedBlocksPass
       if (!isClonableConstant(value.getDefiningOp()))
         arguments.push_back(value);
     SmallVector<Export> exports = exportsOf(run, inRun, offsets, results);
+    FailureOr<SmallVector<int64_t>> pairs = inPlacePairs(run, inRun, arguments);
     builder.setInsertionPointAfter(run.ops.back());
     auto call = func::CallOp::create(builder, run.ops.front()->getLoc(), callee,
                                      arguments);
+    if (succeeded(pairs) && !pairs->empty())
+      call->setAttr(msamp::kInPlaceArgsAttr,
+                    builder.getDenseI64ArrayAttr(*pairs));
     IRMapping returned;
     returned.map(results, call.getResults());
     for (Export &out : exports) {
@@ -494,6 +635,8 @@ struct MSAMPOutlineRepeatedBlocksPass
   Block *body = nullptr;
   SmallVector<Operation *> ops;
   llvm::DenseSet<Operation *> pinned;
+  /// Index of each top-level op of the step in `ops`.
+  llvm::DenseMap<Operation *, int64_t> position;
   Block::iterator insertionPoint;
   /// Text of a run's function -> the function (or the first run with it).
   llvm::StringMap<Candidate> byText;

@@ -289,19 +289,26 @@ def MSAMPOutlineRepeatedBlocks
     deallocation and LLVM then compile each layer's code once, and the step
     is a short sequence of calls.
 
-    State updates stay in @train_step: a runtime call with
-    `msamp.in_place_args`, the writable `to_buffer` of an argument,
-    `materialize_in_destination` and every op sharing a memref with them.
-    They split a copy into runs, one function per run. Runs whose inputs or
-    results would be memrefs stay inline. The functions have internal
-    linkage and `noinline`. A remark (`blocks-outlined`) reports how many
-    blocks became calls of how many functions.
+    In-place state updates move into the functions, but the buffers they
+    write stay in @train_step: the `to_buffer` of each state argument that
+    a runtime call with `msamp.in_place_args` or a
+    `materialize_in_destination` writes (through a memref value), and those
+    `materialize_in_destination` ops. A function takes such a buffer as a
+    memref argument and its call carries `msamp.in_place_args` naming the
+    call's operand (the function's copy of the runtime call has none). A
+    copy's run crosses such a buffer when no other op of the copy before it
+    reads the argument; otherwise the buffer splits the copy into runs, one
+    function per run. Constants and static `tensor.empty` ops are cloned
+    into the functions. Runs that would return a memref, or take one that
+    is not such a buffer, stay inline. The functions have internal linkage
+    and `noinline`. A remark (`blocks-outlined`) reports how many blocks
+    became calls of how many functions.
   }];
   let options = [
     Option<"minPeriod", "min-period", "int64_t", /*default=*/"16",
            "fewest top-level ops a repeated block has">,
     Option<"minRunOps", "min-run-ops", "int64_t", /*default=*/"4",
-           "fewest ops a run between state updates needs to be outlined">,
+           "fewest ops a run between kept state buffers needs to be outlined">,
     Option<"onBuffers", "on-buffers", "bool", /*default=*/"false",
            "run after bufferization and deallocation: nothing is kept in the "
            "step and buffers may cross the calls">
