@@ -10,7 +10,8 @@
 // faster than the count (about 2.5x per doubling), and the count grows with
 // the state, i.e. with depth (issue 19). Both bodies are moved into the
 // packed entry point instead, which takes one pointer: the step's
-// instructions are the same, in the same order, without the two calls.
+// instructions are the same, in the same order, without the two calls and
+// without the descriptor fields that nothing reads.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,6 +19,7 @@
 #include "MSAMP/TrainStep/TrainStep.h"
 
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace mlir::msamp {
 #define GEN_PASS_DEF_MSAMPINLINESTEPINTOENTRYPOINT
@@ -95,7 +97,21 @@ struct MSAMPInlineStepIntoEntryPointPass
       changed = true;
     }
     if (!changed)
-      markAllAnalysesPreserved();
+      return markAllAnalysesPreserved();
+    // The C interface unpacked every field of every descriptor for the
+    // step, which reads few of them (a bare pointer, a scalar): the rest
+    // are loads and extractvalues without uses, over half of the entry
+    // point at O2, which the -O0 code generator would still translate and
+    // select. Erased last first, so that a dead value's operands are dead
+    // by the time they are visited.
+    SmallVector<Operation *> body;
+    packed.walk([&](Operation *op) {
+      if (op != packed)
+        body.push_back(op);
+    });
+    for (Operation *op : llvm::reverse(body))
+      if (isOpTriviallyDead(op))
+        op->erase();
   }
 };
 
