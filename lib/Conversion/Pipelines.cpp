@@ -81,7 +81,8 @@ void mlir::msamp::buildBufferizeTrainStepPipeline(
 }
 
 void mlir::msamp::buildHostToLLVMPipeline(
-    OpPassManager &pm, llvm::function_ref<void(OpPassManager &)> lowerMemory) {
+    OpPassManager &pm, llvm::function_ref<void(OpPassManager &)> lowerMemory,
+    bool simplifyRegions) {
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
@@ -91,6 +92,13 @@ void mlir::msamp::buildHostToLLVMPipeline(
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
-  pm.addPass(createCanonicalizerPass());
+  // The canonicalizer pass's own defaults (top-down, normal region
+  // simplification), not GreedyRewriteConfig's.
+  GreedyRewriteConfig canonicalize;
+  canonicalize.setUseTopDownTraversal(true);
+  canonicalize.setRegionSimplificationLevel(
+      simplifyRegions ? GreedySimplifyRegionLevel::Normal
+                      : GreedySimplifyRegionLevel::Disabled);
+  pm.addPass(createCanonicalizerPass(canonicalize));
   pm.addPass(createMSAMPEmitEntryPoint());
 }

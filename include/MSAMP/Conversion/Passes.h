@@ -39,9 +39,12 @@ void buildBufferizeTrainStepPipeline(
 
 /// The host tail shared by the CPU and GPU lowerings: control flow,
 /// strided metadata, libm, then `lowerMemory` (memref -> LLVM and what must
-/// come with it), the remaining dialects -> LLVM and the packed entry point.
+/// come with it), the remaining dialects -> LLVM, a canonicalization (with
+/// region simplification unless `simplifyRegions` is false) and the packed
+/// entry point.
 void buildHostToLLVMPipeline(
-    OpPassManager &pm, llvm::function_ref<void(OpPassManager &)> lowerMemory);
+    OpPassManager &pm, llvm::function_ref<void(OpPassManager &)> lowerMemory,
+    bool simplifyRegions = true);
 
 } // namespace mlir::msamp
 
