@@ -260,6 +260,9 @@ struct MSAMPOutlineRepeatedBlocksPass
       return false;
     int64_t at = position.lookup(op);
     Value arg = cast<bufferization::ToBufferOp>(op).getTensor();
+    // `position` numbers the step as it was: ops before the copies may have
+    // become calls since (not numbered, or on a recycled op's number), and
+    // all of those are before `begin`, where a read is no concern.
     return llvm::all_of(arg.getUsers(), [&](Operation *user) {
       Operation *top = body->findAncestorOpInBlock(*user);
       auto it = top ? position.find(top) : position.end();
