@@ -39,12 +39,13 @@ void buildBufferizeTrainStepPipeline(
 
 /// The host tail shared by the CPU and GPU lowerings: control flow,
 /// strided metadata, libm, then `lowerMemory` (memref -> LLVM and what must
-/// come with it), the remaining dialects -> LLVM, a canonicalization (with
-/// region simplification unless `simplifyRegions` is false) and the packed
-/// entry point.
+/// come with it), the remaining dialects -> LLVM, a canonicalization and the
+/// packed entry point. The canonicalization has the canonicalizer's
+/// defaults, or with `stepInBlocks` (a step already cut into bounded
+/// blocks) runs bottom-up without region simplification.
 void buildHostToLLVMPipeline(
     OpPassManager &pm, llvm::function_ref<void(OpPassManager &)> lowerMemory,
-    bool simplifyRegions = true);
+    bool stepInBlocks = false);
 
 } // namespace mlir::msamp
 

@@ -227,12 +227,12 @@ void mlir::msamp::buildLowerToGPUPipeline(OpPassManager &pm,
         gpuToLLVM.kernelBarePtrCallConv = true;
         pm.addPass(createGpuToLLVMConversionPass(gpuToLLVM));
       },
-      // The step is in bounded blocks by then, thousands of them, and the
-      // canonicalizer's region simplification (unreachable blocks, region DCE)
-      // walked them all per iteration: 0.67 s at 48 layers, 2.5x per doubling
-      // of depth, for the same object (issue 19). The CPU's step is cut only
-      // after, and there the simplification pays for itself.
-      /*simplifyRegions=*/false);
+      // The step is in bounded blocks by then, thousands of them: the last
+      // canonicalization runs bottom-up without region simplification
+      // (unreachable blocks, region DCE), which walked them all per
+      // iteration. The same object; the CPU's step is cut only after, and
+      // there the defaults are faster.
+      /*stepInBlocks=*/true);
   // The host step is a straight line of launches and runtime calls, one
   // block that grows with depth: LLVM -O3's SLP vectorizer and -O3 code
   // generation of that block grew quadratically (issue 19: 12.8 s and 12.5
