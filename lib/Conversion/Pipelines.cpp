@@ -92,15 +92,15 @@ void mlir::msamp::buildHostToLLVMPipeline(
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
-  // The canonicalizer pass's own defaults (top-down, normal region
-  // simplification), not GreedyRewriteConfig's; for a step in thousands of
-  // blocks, bottom-up and no region simplification, which walked all of
-  // them per iteration (the same object, in less time: GPU target).
-  GreedyRewriteConfig canonicalize;
-  canonicalize.setUseTopDownTraversal(!stepInBlocks);
-  canonicalize.setRegionSimplificationLevel(
-      stepInBlocks ? GreedySimplifyRegionLevel::Disabled
-                   : GreedySimplifyRegionLevel::Normal);
-  pm.addPass(createCanonicalizerPass(canonicalize));
+  if (stepInBlocks) {
+    // Bottom-up and no region simplification, which walked all of a step's
+    // thousands of blocks per iteration (the same object, in less time).
+    GreedyRewriteConfig canonicalize;
+    canonicalize.setRegionSimplificationLevel(
+        GreedySimplifyRegionLevel::Disabled);
+    pm.addPass(createCanonicalizerPass(canonicalize));
+  } else {
+    pm.addPass(createCanonicalizerPass());
+  }
   pm.addPass(createMSAMPEmitEntryPoint());
 }

@@ -271,18 +271,6 @@ struct MSAMPOutlineRepeatedBlocksPass
     });
   }
 
-  /// Whether every buffer the run reads from outside is an argument's
-  /// to_buffer that stays in the step.
-  bool inPlaceInputsOnly(const Run &run,
-                         const llvm::DenseSet<Operation *> &inRun) {
-    return llvm::all_of(captured(run, inRun), [&](Value value) {
-      if (!isa<BaseMemRefType>(value.getType()))
-        return true;
-      Operation *def = value.getDefiningOp();
-      return def && pinned.contains(def) && isArgumentBuffer(def);
-    });
-  }
-
   /// The msamp.in_place_args of the call that replaces `run`: each in-place
   /// operand of an op in the run (through casts in the run) is one of the
   /// `arguments`, and the pair names that argument's position instead.
@@ -347,7 +335,6 @@ struct MSAMPOutlineRepeatedBlocksPass
       indexInWindow[i] = list.size();
       list.push_back(i);
     }
-    SmallVector<bool> crossable;
     int64_t i = 0;
     while (i + kWindow <= n) {
       ArrayRef<int64_t> later = ArrayRef(windows[windowKey(hashes, i)])
@@ -372,18 +359,18 @@ struct MSAMPOutlineRepeatedBlocksPass
         ++i;
         continue;
       }
-      outlineCopies(i, bestPeriod, bestCopies, crossable, symbols);
+      outlineCopies(i, bestPeriod, bestCopies, symbols);
       i += bestPeriod * bestCopies;
     }
   }
 
   /// Outlines the runs of copies [start + c * period, +period), c < copies.
   void outlineCopies(int64_t start, int64_t period, int64_t copies,
-                     SmallVectorImpl<bool> &crossable, SymbolTable &symbols) {
+                     SymbolTable &symbols) {
     // Runs: maximal ranges of unpinned ops; constants neither join nor end
     // one, nor do argument buffers that every copy's run may cross. The
     // keys being equal, every copy has the same runs.
-    crossable.assign(period, true);
+    SmallVector<bool> crossable(period, true);
     for (int64_t c = 0; c < copies; ++c)
       for (int64_t offset = 0; offset < period; ++offset)
         if (crossable[offset] && pinned.contains(ops[start + offset]))
@@ -501,21 +488,23 @@ struct MSAMPOutlineRepeatedBlocksPass
       // On tensors a buffer may come in (an argument's, which the run
       // updates in place) but not go out: bufferization would not see what
       // the rest of the step does with it.
-      bool memrefInput = false, memrefResult = false;
+      bool foreignMemrefInput = false, memrefResult = false;
       for (Value value : reads)
         if (!isClonableConstant(value.getDefiningOp())) {
           arguments.push_back(value);
           argumentTypes.push_back(value.getType());
-          memrefInput |= isa<BaseMemRefType>(value.getType());
+          Operation *def = value.getDefiningOp();
+          foreignMemrefInput |=
+              isa<BaseMemRefType>(value.getType()) &&
+              !(def && pinned.contains(def) && isArgumentBuffer(def));
         }
       exportsOf(run, set, offsets, results);
       for (Value value : results) {
         resultTypes.push_back(value.getType());
         memrefResult |= isa<BaseMemRefType>(value.getType());
       }
-      if (!onBuffers &&
-          (memrefResult || (memrefInput && !inPlaceInputsOnly(run, set)) ||
-           failed(inPlacePairs(run, set, arguments))))
+      if (!onBuffers && (memrefResult || foreignMemrefInput ||
+                         failed(inPlacePairs(run, set, arguments))))
         continue;
 
       Location loc = run.ops.front()->getLoc();
