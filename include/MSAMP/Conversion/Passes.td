@@ -225,7 +225,11 @@ def MSAMPSplitSharedInits
     allocation and a copy of the fill anyway; at O0 the 2-layer benchmark
     LM's `memref.copy` count fell from 50 to 10), and splits the uses of a
     `tensor.empty` into groups of at most `max-uses` consecutive uses in IR
-    order, each with its own empty. Writes into one empty share a buffer
+    order, each with its own empty; a group also ends where the uses enter
+    another segment of the function (a copy of a repeated block, or a
+    stretch between repeats, of its top-level ops: TandemRepeats.h), so
+    that every layer's buffers are shared alike whatever the depth (issue
+    19). Writes into one empty share a buffer
     where bufferization proves them disjoint in time: groups keep most of
     that reuse (the planned peak of the issue's LM within 1% of before,
     where one empty per use cost 12%) and bound each alias set, so the
@@ -241,18 +245,23 @@ def MSAMPSplitSharedInits
     alias set. The gradient norm is such a chain, one sum of squares per
     parameter into one f64 accumulator (536 ops at 24 layers on
     `--target cuda`, which outlines nothing on tensors): the analysis was
-    cubic in it (6.8 s of a 17.5 s compile). After `max-chain` ops the
-    next destination is a `linalg.copy` of the chain's value into a fresh
-    `tensor.empty` (static shapes), which starts a new chain and alias set:
-    the same values in the same order, plus one copy of the accumulator
-    per `max-chain` ops.
+    cubic in it (6.8 s of a 17.5 s compile). A chain is cut at the first
+    op of another segment when its value is small (at most 4,096
+    elements) or the chain has `max-chain` ops, and at `2 x max-chain` ops
+    anywhere: the destination becomes a `linalg.copy` of the chain's value
+    into a fresh `tensor.empty` (static shapes), which starts a new chain
+    and alias set: the same values in the same order. The gradient norm's
+    accumulator is copied once per layer; cut every `max-chain` ops, the
+    copy fell in a different layer at every depth, and the GPU kernels
+    merged per layer differed between layers.
   }];
   let options = [
     Option<"maxUses", "max-uses", "unsigned", /*default=*/"16",
            "most uses one tensor.empty keeps (consecutive in IR order)">,
     Option<"maxChain", "max-chain", "unsigned", /*default=*/"128",
-           "most ops in a chain of in-place writes before its destination "
-           "is copied (0: no limit)">,
+           "ops in a chain of in-place writes after which its destination "
+           "is copied at the next segment boundary, and twice that anywhere "
+           "(0: no cuts)">,
   ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect"];

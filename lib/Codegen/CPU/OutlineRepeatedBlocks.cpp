@@ -9,16 +9,17 @@
 // outlines each copy as a call of one shared function, so the rest of the
 // lowering sees a layer once and the step is a short sequence of calls.
 //
-// Detection works on a key per top-level op (name, attributes, properties,
-// types, the ops nested in it), not on text: at each position the candidate
-// periods are the distances to the later occurrences of the same window of
-// keys, and the longest common prefix of the two suffixes (prefix hashes and
-// binary search) says how many copies follow. The keys ignore data flow, so
-// every copy is then checked exactly: it is cloned into a candidate function
-// (what it reads from outside as arguments, constants cloned in, what is used
-// after it as results) printed in generic form, and only copies whose text is
-// identical share a function. Each scan position is visited once and every op
-// is printed at most once: linear apart from the logarithmic searches.
+// Detection (TandemRepeats.h) works on a key per top-level op (name,
+// attributes, properties, types, the ops nested in it), not on text: at each
+// position the candidate periods are the distances to the later occurrences of
+// the same window of keys, and the longest common prefix of the two suffixes
+// (prefix hashes and binary search) says how many copies follow. The keys
+// ignore data flow, so every copy is then checked exactly: it is cloned into a
+// candidate function (what it reads from outside as arguments, constants cloned
+// in, what is used after it as results) printed in generic form, and only
+// copies whose text is identical share a function. Each scan position is
+// visited once and every op is printed at most once: linear apart from the
+// logarithmic searches.
 //
 // What stays in the step: the buffers of state arguments that are updated
 // in place (the to_buffer of an argument, linked through a memref value to a
@@ -40,6 +41,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "MSAMP/Codegen/CPU/Passes.h"
+#include "MSAMP/Codegen/TandemRepeats.h"
 #include "MSAMP/Conversion/RuntimeSymbols.h"
 #include "MSAMP/TrainStep/TrainStep.h"
 
@@ -65,12 +67,6 @@ using namespace mlir;
 
 namespace {
 
-/// How many keys a window has: candidate periods come from later
-/// occurrences of the window that starts a copy.
-constexpr int64_t kWindow = 16;
-/// At most this many later occurrences of a window are tried per position.
-constexpr int64_t kMaxCandidates = 1024;
-
 /// A constant, or a tensor.empty of a static shape: it holds no data, so a
 /// function makes its own instead of taking it as an argument (an argument
 /// would also be one more use of the step's shared empty, and
@@ -86,68 +82,14 @@ bool isClonableConstant(Operation *op) {
 /// (an argument's buffer) stays in the step, so only its kind and types
 /// matter.
 uint64_t structuralKey(Operation *op, bool pinned) {
-  if (pinned)
-    return static_cast<uint64_t>(llvm::hash_combine(
-        op->getName(),
-        llvm::hash_combine_range(op->getOperandTypes().begin(),
-                                 op->getOperandTypes().end()),
-        llvm::hash_combine_range(op->getResultTypes().begin(),
-                                 op->getResultTypes().end())));
-  llvm::hash_code hash = llvm::hash_value(pinned);
-  op->walk([&](Operation *nested) {
-    // As OperationEquivalence::computeHash, but msamp.in_place_args names
-    // a different step argument in every layer (the call will say which).
-    llvm::hash_code attributes = llvm::hash_value(0);
-    for (NamedAttribute attr : nested->getDiscardableAttrs())
-      if (attr.getName() != msamp::kInPlaceArgsAttr)
-        attributes = llvm::hash_combine(attributes, attr);
-    hash = llvm::hash_combine(
-        hash, nested->getName(), attributes, nested->hashProperties(),
-        llvm::hash_combine_range(nested->getResultTypes().begin(),
-                                 nested->getResultTypes().end()),
-        llvm::hash_combine_range(nested->getOperandTypes().begin(),
-                                 nested->getOperandTypes().end()),
-        nested->getNumRegions());
-  });
-  return static_cast<uint64_t>(hash);
-}
-
-/// Polynomial prefix hashes of the key sequence: equal ranges in O(1).
-class PrefixHashes {
-public:
-  explicit PrefixHashes(ArrayRef<uint64_t> keys) {
-    prefix.resize(keys.size() + 1, 0);
-    power.resize(keys.size() + 1, 1);
-    for (size_t i = 0; i < keys.size(); ++i) {
-      prefix[i + 1] = prefix[i] * kBase + keys[i];
-      power[i + 1] = power[i] * kBase;
-    }
-  }
-  uint64_t range(size_t begin, size_t length) const {
-    return prefix[begin + length] - prefix[begin] * power[length];
-  }
-  /// Length of the longest common prefix of the suffixes at `a` < `b`.
-  size_t commonPrefix(size_t a, size_t b) const {
-    size_t lo = 0, hi = prefix.size() - 1 - b;
-    while (lo < hi) {
-      size_t mid = (lo + hi + 1) / 2;
-      if (range(a, mid) == range(b, mid))
-        lo = mid;
-      else
-        hi = mid - 1;
-    }
-    return lo;
-  }
-
-private:
-  static constexpr uint64_t kBase = 0x100000001b3ULL;
-  std::vector<uint64_t> prefix, power;
-};
-
-/// The window at `i` as a DenseMap key (top bit clear: never one of the
-/// map's reserved empty and tombstone keys).
-uint64_t windowKey(const PrefixHashes &hashes, size_t i) {
-  return hashes.range(i, kWindow) >> 1;
+  if (!pinned)
+    return msamp::structuralKey(op);
+  return static_cast<uint64_t>(
+      llvm::hash_combine(pinned, op->getName(),
+                         llvm::hash_combine_range(op->getOperandTypes().begin(),
+                                                  op->getOperandTypes().end()),
+                         llvm::hash_combine_range(op->getResultTypes().begin(),
+                                                  op->getResultTypes().end())));
 }
 
 /// A run of ops of one copy that becomes one call.
@@ -323,45 +265,8 @@ struct MSAMPOutlineRepeatedBlocksPass
   }
 
   void scan(ArrayRef<uint64_t> keys, SymbolTable &symbols) {
-    int64_t n = keys.size();
-    if (n < 2 * minPeriod || n < kWindow)
-      return;
-    PrefixHashes hashes(keys);
-    // Window hash -> positions in increasing order.
-    llvm::DenseMap<uint64_t, SmallVector<int64_t>> windows;
-    SmallVector<int64_t> indexInWindow(n, 0);
-    for (int64_t i = 0; i + kWindow <= n; ++i) {
-      auto &list = windows[windowKey(hashes, i)];
-      indexInWindow[i] = list.size();
-      list.push_back(i);
-    }
-    int64_t i = 0;
-    while (i + kWindow <= n) {
-      ArrayRef<int64_t> later = ArrayRef(windows[windowKey(hashes, i)])
-                                    .drop_front(indexInWindow[i] + 1);
-      int64_t bestPeriod = 0, bestCopies = 0, bestSaving = 0, tried = 0;
-      for (int64_t j : later) {
-        int64_t period = j - i;
-        if (period < minPeriod)
-          continue;
-        if (j + period > n || ++tried > kMaxCandidates)
-          break;
-        int64_t copies =
-            1 + static_cast<int64_t>(hashes.commonPrefix(i, j)) / period;
-        int64_t saving = (copies - 1) * period;
-        if (copies >= 2 && saving > bestSaving) {
-          bestPeriod = period;
-          bestCopies = copies;
-          bestSaving = saving;
-        }
-      }
-      if (!bestCopies) {
-        ++i;
-        continue;
-      }
-      outlineCopies(i, bestPeriod, bestCopies, symbols);
-      i += bestPeriod * bestCopies;
-    }
+    for (msamp::TandemRepeat repeat : msamp::findTandemRepeats(keys, minPeriod))
+      outlineCopies(repeat.start, repeat.period, repeat.copies, symbols);
   }
 
   /// Outlines the runs of copies [start + c * period, +period), c < copies.

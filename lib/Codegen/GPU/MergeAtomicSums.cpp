@@ -35,13 +35,16 @@
 // the next gradient do not), the two kernels themselves conflict only
 // through their accumulators, which must be one buffer or two that do not
 // alias. The merged kernel must fit the parameter budget of the
-// single-thread kernels; its cost is the sum of the two (one launch).
+// single-thread kernels, and its members be in one copy of a repeated
+// block of the step (RepeatGroups.h: the same merges in every layer at
+// every depth); its cost is the sum of the two (one launch).
 //
 //===----------------------------------------------------------------------===//
 
 #include "MSAMP/Codegen/GPU/BufferAccesses.h"
 #include "MSAMP/Codegen/GPU/CostModel.h"
 #include "MSAMP/Codegen/GPU/Passes.h"
+#include "MSAMP/Codegen/GPU/RepeatGroups.h"
 #include "MSAMP/Codegen/GPU/SingleThreadKernels.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -195,10 +198,14 @@ struct MergeAtomicSumsPass
         kernels.push_back(*sum);
     // Each kernel (or the group it ended) moves down into the next one when
     // it can; each group then becomes one kernel at its last member's place.
+    // A group stays in one copy of a repeated block (RepeatGroups.h).
     std::vector<Group> groups;
+    RepeatGroups repeats(block);
     for (AtomicSum next : kernels) {
       BufferAccesses own = collectBufferAccesses(next.op);
-      if (!groups.empty() && canMerge(groups.back(), next, own)) {
+      if (!groups.empty() &&
+          repeats.groupOf(groups.back().last()) == repeats.groupOf(next.op) &&
+          canMerge(groups.back(), next, own)) {
         groups.back().add(next, own);
         ++numMerged;
       } else {

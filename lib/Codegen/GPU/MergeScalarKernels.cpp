@@ -23,14 +23,18 @@
 //  * every value R uses from outside itself is defined before the target
 //    kernel, or by an allocation or a pure op that can move there too.
 // The merged kernel must still fit the kernel parameter space
-// (kMaxSingleThreadParamBytes, as msamp-gpu-scalar-kernels); if not, R
-// stays a kernel of its own.
+// (kMaxSingleThreadParamBytes, as msamp-gpu-scalar-kernels), and R and the
+// target must be in one copy of a repeated block of the step
+// (RepeatGroups.h: merged across layers up to the budget, a kernel spanned
+// a different set of layers at every depth); if not, R stays a kernel of
+// its own.
 //
 //===----------------------------------------------------------------------===//
 
 #include "MSAMP/Codegen/GPU/BufferAccesses.h"
 #include "MSAMP/Codegen/GPU/CostModel.h"
 #include "MSAMP/Codegen/GPU/Passes.h"
+#include "MSAMP/Codegen/GPU/RepeatGroups.h"
 #include "MSAMP/Codegen/GPU/SingleThreadKernels.h"
 
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -99,6 +103,9 @@ struct MergeScalarKernelsPass
     llvm::DenseMap<Operation *, unsigned> positions;
     for (auto [i, op] : llvm::enumerate(ops))
       positions[op] = i;
+    // A merged kernel stays in one copy of a repeated block
+    // (RepeatGroups.h).
+    RepeatGroups repeats(block);
     Target target;
     auto relabel = [&]() -> LogicalResult {
       if (!target.op || !target.merged)
@@ -125,7 +132,8 @@ struct MergeScalarKernelsPass
         continue;
       }
       llvm::SetVector<Value> captured = capturedValues(op);
-      if (target.op && !dependsOn(collectBufferAccesses(op), target.between)) {
+      if (target.op && repeats.groupOf(op) == repeats.groupOf(target.op) &&
+          !dependsOn(collectBufferAccesses(op), target.between)) {
         FailureOr<SmallVector<Operation *>> hoist =
             opsToHoist(op, captured, target, positions);
         if (succeeded(hoist) && fitsParameters(captured, target)) {

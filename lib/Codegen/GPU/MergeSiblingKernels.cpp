@@ -35,7 +35,8 @@
 // only their inputs, scales and histories, a table of addresses may reach
 // anything). A merge that would pass the kernel parameter budget of the
 // single-thread kernels (kMaxSingleThreadParamBytes of buffer pointers)
-// is not made.
+// is not made, nor one of kernels in two copies of a repeated block of the
+// step (RepeatGroups.h: the same merges in every layer at every depth).
 //
 // Numbers: every output element is computed by its own op's body from the
 // same operands, and every op keeps its order relative to every op it
@@ -47,6 +48,7 @@
 #include "MSAMP/Codegen/GPU/BufferAccesses.h"
 #include "MSAMP/Codegen/GPU/MergeGenerics.h"
 #include "MSAMP/Codegen/GPU/Passes.h"
+#include "MSAMP/Codegen/GPU/RepeatGroups.h"
 #include "MSAMP/Codegen/GPU/RowForm.h"
 #include "MSAMP/Codegen/GPU/SingleThreadKernels.h"
 
@@ -179,9 +181,14 @@ struct MergeSiblingKernelsPass
     // order: a kernel looks only at its own (a scan of every earlier kernel
     // that compared loop ranges grew with the square of the step, issue 19).
     std::map<std::string, SmallVector<size_t>> earlierOver;
+    RepeatGroups groups(block);
     IRRewriter rewriter(&getContext());
     for (size_t j = 0; j < kernels.size(); ++j) {
-      std::string key = loopsKey(kernels[j]);
+      // Partners come from the kernel's own copy of a repeated block (each
+      // kernel is looked up once, before any merge replaces it).
+      std::string loops = loopsKey(kernels[j]);
+      std::string key =
+          std::to_string(groups.groupOf(kernels[j])) + ':' + loops;
       SmallVector<size_t> &partners = earlierOver[key];
       unsigned tries = 0;
       bool mergedUp = false;
@@ -213,7 +220,7 @@ struct MergeSiblingKernelsPass
         kernels[j] = mergedUp ? nullptr : merged;
         ++numMerged;
         // (The merged kernel runs the same loops: its key is theirs.)
-        assert(loopsKey(merged) == key && "a merge changed the loops");
+        assert(loopsKey(merged) == loops && "a merge changed the loops");
         break;
       }
       if (!mergedUp)

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "MSAMP/Codegen/TandemRepeats.h"
 #include "MSAMP/Conversion/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -38,16 +39,44 @@ bool isFillOfEmpty(Operation *op) {
          fill.getOutputs().front().getDefiningOp<tensor::EmptyOp>();
 }
 
+/// Which copy of a repeated layer (or stretch between repeats) each of the
+/// function's top-level ops is in (TandemRepeats.h), as the function was
+/// when this was built; -1 for ops outside the map (nested in another
+/// block, or created since).
+class Segments {
+public:
+  explicit Segments(func::FuncOp func) {
+    if (!func.getBody().hasOneBlock())
+      return;
+    body = &func.getBody().front();
+    SmallVector<Operation *> topLevel =
+        llvm::map_to_vector(*body, [](Operation &op) { return &op; });
+    segments = msamp::repeatSegments(topLevel, msamp::kMinRepeatPeriod);
+  }
+  int64_t of(Operation *op) const {
+    Operation *top = body ? body->findAncestorOpInBlock(*op) : nullptr;
+    return top ? segments.lookup_or(top, -1) : -1;
+  }
+
+private:
+  Block *body = nullptr;
+  llvm::DenseMap<Operation *, int64_t> segments;
+};
+
 /// Splits the uses that `select` accepts of each value that `isShared`
 /// accepts and that has more than `maxUses` uses into groups of at most
 /// `maxUses` consecutive uses in IR order (not use-list order), each with
 /// its own clone of the value's defining op, inserted before the first
 /// user's ancestor in that op's block (a use inside a loop does not
 /// allocate per iteration, and no buffer is allocated long before its first
-/// write). The original is erased once unused. One walk: linear.
+/// write). With `segments`, a group also ends where the uses enter another
+/// segment: counted across layers, the groups (and bufferization's buffer
+/// reuse with them) fell differently in every layer and at every depth
+/// (issue 19). The original is erased once unused. One walk: linear.
 void splitUses(func::FuncOp func,
                llvm::function_ref<bool(Operation *)> isShared,
-               llvm::function_ref<bool(OpOperand &)> select, unsigned maxUses) {
+               llvm::function_ref<bool(OpOperand &)> select, unsigned maxUses,
+               const Segments *segments = nullptr) {
   SmallVector<OpOperand *> uses;
   func.walk([&](Operation *user) {
     for (OpOperand &use : user->getOpOperands()) {
@@ -58,19 +87,27 @@ void splitUses(func::FuncOp func,
     }
   });
   OpBuilder builder(func.getContext());
-  // The clone each original's current group uses, and its uses so far.
-  llvm::MapVector<Operation *, std::pair<Value, unsigned>> groups;
+  // The clone each original's current group uses, its uses so far, and
+  // their segment.
+  struct Group {
+    Value clone;
+    unsigned count = 0;
+    int64_t segment = -1;
+  };
+  llvm::MapVector<Operation *, Group> groups;
   for (OpOperand *use : uses) {
     Operation *def = use->get().getDefiningOp();
     Operation *anchor =
         def->getBlock()->findAncestorOpInBlock(*use->getOwner());
     if (!anchor)
       continue;
-    auto &[clone, count] = groups[def];
-    if (!clone || count == maxUses) {
+    auto &[clone, count, segment] = groups[def];
+    int64_t useSegment = segments ? segments->of(use->getOwner()) : -1;
+    if (!clone || count == maxUses || useSegment != segment) {
       builder.setInsertionPoint(anchor);
       clone = builder.clone(*def)->getResult(0);
       count = 0;
+      segment = useSegment;
     }
     use->set(clone);
     ++count;
@@ -80,31 +117,50 @@ void splitUses(func::FuncOp func,
       entry.first->erase();
 }
 
-/// Cuts every chain of in-place writes longer than `maxChain`: an op whose
-/// destination is the only use of an earlier destination-style op's result
-/// (the gradient norm's sums of squares, one per parameter into one f64
-/// accumulator: 536 at 24 layers) extends that result's chain; at
-/// `maxChain` ops the destination becomes a copy into a fresh empty, the
-/// first op of a new chain. Bufferization puts a whole chain in one alias
-/// set and checks each write against every read and write of the set:
-/// cubic in the chain. A copy is a new buffer with the same contents: the
+/// The most elements a chain's value has where the chain is cut at every
+/// segment boundary: its copy costs a launch, not bandwidth.
+constexpr int64_t kMaxSegmentCutElements = 4096;
+
+/// Cuts chains of in-place writes: an op whose destination is the only use
+/// of an earlier destination-style op's result (the gradient norm's sums of
+/// squares, one per parameter into one f64 accumulator: 536 at 24 layers)
+/// extends that result's chain. Bufferization puts a whole chain in one
+/// alias set and checks each write against every read and write of the
+/// set: cubic in the chain. A chain is cut at the first op in another
+/// segment of the function (a copy of a repeated layer, or a stretch
+/// between repeats: Segments) when its value is small or the chain has
+/// `maxChain` ops, and at `2 x maxChain` ops: the destination becomes a
+/// copy into a fresh empty, the first op of a new chain. Cut at a count
+/// alone, the copies fell inside a different layer at every depth; cut at
+/// a boundary after `maxChain` ops, every k-th layer had one, and the GPU
+/// kernels merged per layer block differed between those layers and the
+/// others (issue 19). A copy is a new buffer with the same contents: the
 /// ops compute the same values in the same order. Static shapes only (the
-/// empty needs no sizes). One walk: linear.
-void cutLongChains(func::FuncOp func, unsigned maxChain) {
-  // Per destination-style result: how many ops its chain has so far.
-  llvm::DenseMap<Value, unsigned> lengths;
+/// empty needs no sizes). Linear apart from the repeats' logarithmic
+/// searches.
+void cutLongChains(func::FuncOp func, unsigned maxChain,
+                   const Segments &segments) {
+  // Per destination-style result: how many ops its chain has so far, and
+  // the segment of the last.
+  llvm::DenseMap<Value, std::pair<unsigned, int64_t>> chains;
   OpBuilder builder(func.getContext());
   func.walk([&](DestinationStyleOpInterface op) {
     if (!op.hasPureTensorSemantics())
       return;
+    int64_t segment = segments.of(op);
     for (OpOperand &init : op.getDpsInitsMutable()) {
       Value dest = init.get();
       unsigned length = 0;
-      auto it = lengths.find(dest);
-      if (it != lengths.end() && dest.hasOneUse())
-        length = it->second;
+      auto it = chains.find(dest);
+      if (it != chains.end() && dest.hasOneUse())
+        length = it->second.first;
       auto type = dyn_cast<RankedTensorType>(dest.getType());
-      if (length >= maxChain && type && type.hasStaticShape()) {
+      bool enters = length > 0 && it->second.second != segment;
+      bool small = type && type.hasStaticShape() &&
+                   type.getNumElements() <= kMaxSegmentCutElements;
+      bool cut =
+          length >= 2 * maxChain || (enters && (small || length >= maxChain));
+      if (cut && type && type.hasStaticShape()) {
         builder.setInsertionPoint(op);
         Value empty = tensor::EmptyOp::create(
             builder, op.getLoc(), type.getShape(), type.getElementType());
@@ -112,7 +168,7 @@ void cutLongChains(func::FuncOp func, unsigned maxChain) {
                      .getResult(0));
         length = 0;
       }
-      lengths[op.getTiedOpResult(&init)] = length + 1;
+      chains[op.getTiedOpResult(&init)] = {length + 1, segment};
     }
   });
 }
@@ -127,15 +183,17 @@ struct MSAMPSplitSharedInitsPass
     // reduction reads its init, so a second one into the same buffer was
     // a copy of the fill anyway.
     splitUses(getOperation(), isFillOfEmpty, isInitUse, /*maxUses=*/1);
+    // The layers, once each init use has its own fill.
+    Segments segments(getOperation());
     // Writes into one empty share a buffer where bufferization proves them
     // disjoint in time; groups keep most of that reuse, and bound the
     // conflict analysis of each alias set.
     splitUses(
         getOperation(), [](Operation *op) { return isa<tensor::EmptyOp>(op); },
-        [](OpOperand &) { return true; }, maxUses);
+        [](OpOperand &) { return true; }, maxUses, &segments);
     // After the empties: the copies' empties have one use each.
     if (maxChain > 0)
-      cutLongChains(getOperation(), maxChain);
+      cutLongChains(getOperation(), maxChain, segments);
   }
 };
 } // namespace

@@ -92,14 +92,16 @@ func.func @fill_of_argument(%x: tensor<4x8xf32>, %init: tensor<4xf32>) -> (tenso
 
 // -----
 
-// Chains of in-place writes (max-chain=2, RUN line CHAIN): each op whose
+// Chains of in-place writes (max-chain=1, RUN line CHAIN): each op whose
 // destination is the only use of the previous op's result writes into the
-// same buffer; after two ops the destination is a copy into a fresh empty.
+// same buffer; with no repeated block to end a segment, after twice
+// max-chain ops the destination is a copy into a fresh empty (cuts at
+// segment boundaries: msamp-split-shared-inits-segments.test).
 // The fill starts the first chain, so the first sum is its second op and
 // the second sum gets a copy. A result with a second use (%s3, returned)
 // does not extend its chain (bufferization copies it for the later write
 // anyway): %s4 starts a new one, and %s6 is its third op.
-// RUN: msamp-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(msamp-split-shared-inits{max-chain=2}))' | FileCheck %s --check-prefix=CHAIN
+// RUN: msamp-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(msamp-split-shared-inits{max-chain=1}))' | FileCheck %s --check-prefix=CHAIN
 // CHAIN-LABEL: func @chain
 // CHAIN-SAME: (%[[X:.*]]: tensor<8xf32>)
 // CHAIN: %[[F:.*]] = linalg.fill

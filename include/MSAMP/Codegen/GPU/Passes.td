@@ -120,8 +120,9 @@ def MSAMPGPUMergeAtomicSums
     become one kernel of max(T) threads running both bodies (each guarded
     by its own thread count): the same partial sums and atomic adds, one
     launch (the gradient norm's sums of squares, one per parameter). Within
-    the single-thread kernels' parameter budget; the merged cost is the
-    sum.
+    the single-thread kernels' parameter budget, and within one copy of a
+    repeated block of the step (RepeatGroups.h: a layer's kernels then
+    merge the same way at every depth); the merged cost is the sum.
   }];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::arith::ArithDialect"];
@@ -401,9 +402,11 @@ def MSAMPGPUMergeScalarKernels
     function arguments and globals may alias each other; a call with a
     table of addresses may touch anything). Allocations and pure ops that
     define values it uses move up with it. A merge that would exceed the
-    kernel parameter budget of msamp-gpu-scalar-kernels is not made. The
-    merged kernel's cost (op "scalar") is recounted. Bits are unchanged:
-    every op keeps its order relative to the ops it depends on.
+    kernel parameter budget of msamp-gpu-scalar-kernels is not made, nor
+    one across two copies of a repeated block of the step (RepeatGroups.h:
+    a layer's kernels then merge the same way at every depth). The merged
+    kernel's cost (op "scalar") is recounted. Bits are unchanged: every op
+    keeps its order relative to the ops it depends on.
   }];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::memref::MemRefDialect",
@@ -647,9 +650,11 @@ def MSAMPGPUMergeSiblingKernels
     of them writes a buffer it reads or writes or reads a buffer it writes
     (the buffer model of msamp-gpu-merge-scalar-kernels:
     BufferAccesses.h); allocations, pure ops that define values it uses
-    and the fills of its outputs move up with it. A merge whose memref
-    descriptors would pass the single-thread kernels' parameter budget is
-    not made. Bits are unchanged.
+    and the fills of its outputs move up with it. A merge whose buffers
+    would pass the single-thread kernels' parameter budget is not made,
+    nor one across two copies of a repeated block of the step
+    (RepeatGroups.h: a layer's kernels then merge the same way at every
+    depth). Bits are unchanged.
   }];
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
   let statistics = [

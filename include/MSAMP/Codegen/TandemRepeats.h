@@ -1,0 +1,72 @@
+//===- TandemRepeats.h - runs of ops that repeat back to back ---*- C++ -*-===//
+//
+// Part of the msamp project.
+//
+// An N-layer model's step holds N copies of each layer's forward, backward
+// and optimizer ops, one after the other. The CPU outliner
+// (msamp-outline-repeated-blocks) compiles each copy as a call of one
+// function. Where ops are grouped instead, the groups must not straddle
+// copies, or the copies stop being equal and their code depends on the
+// depth (issue 19): the GPU kernel merges keep every merged kernel inside
+// one copy (RepeatGroups.h), and msamp-split-shared-inits cuts chains of
+// in-place writes at copy boundaries.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MSAMP_CODEGEN_TANDEMREPEATS_H
+#define MSAMP_CODEGEN_TANDEMREPEATS_H
+
+#include "mlir/IR/Operation.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <cstdint>
+
+namespace mlir::msamp {
+
+/// Fewest ops a repeated block has where a pass groups ops by copy: below
+/// it, a run of a few equal independent ops (the clipping of same-shaped
+/// gradients, one kernel each) would count as a repeat, and its ops would
+/// no longer be grouped with each other.
+constexpr int64_t kMinRepeatPeriod = 16;
+
+/// `copies` back-to-back copies of the keys [start, start + period).
+struct TandemRepeat {
+  int64_t start = 0;
+  int64_t period = 0;
+  int64_t copies = 0;
+};
+
+/// A key of `op` that ignores which values it reads: its name, attributes,
+/// properties, operand and result types, and those of every op nested in
+/// it. msamp.in_place_args is left out: it names a different step argument
+/// in every layer. With `constantOperands`, the constant that each integer
+/// operand is (or is computed from by pure ops) counts too: a loop's
+/// bounds, defined outside it; without them, the kernels of differently
+/// sized parameters have one key.
+uint64_t structuralKey(Operation *op, bool constantOperands = false);
+
+/// The tandem repeats of `keys`, scanned left to right: at each position
+/// the period (at least `minPeriod`) that covers the most keys with copies
+/// after the first; the scan resumes after the last copy. Periods are
+/// found from later occurrences of the window of keys that starts a copy
+/// (prefix hashes, binary search for how far two positions agree): linear
+/// in the keys apart from logarithmic factors. The repeats do not overlap
+/// and come in increasing `start`; equal keys in a copy are only a
+/// candidate, callers that need more check it.
+SmallVector<TandemRepeat> findTandemRepeats(ArrayRef<uint64_t> keys,
+                                            int64_t minPeriod);
+
+/// The segment of each of `ops` (in their order): each copy of a tandem
+/// repeat of their structural keys (with constant operands; a copy that
+/// is copies of a shorter block of at least 4 ops counts as those) (periods of
+/// at least `minPeriod`), and each stretch between repeats, is one segment,
+/// numbered from 0 in order. Ops in equal copies get the same offsets from
+/// their segment's start.
+llvm::DenseMap<Operation *, int64_t> repeatSegments(ArrayRef<Operation *> ops,
+                                                    int64_t minPeriod);
+
+} // namespace mlir::msamp
+
+#endif // MSAMP_CODEGEN_TANDEMREPEATS_H
