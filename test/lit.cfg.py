@@ -51,7 +51,7 @@ llvm_config.use_default_substitutions()
 llvm_config.with_system_environment(["HOME", "TMPDIR"])
 
 tool_dirs = [config.msamp_tools_dir, config.llvm_tools_dir]
-tools = ["msamp-opt", "msamp-compile", "msamp-run", "split-file", "not", "count", "mlir-opt", "mlir-runner", "llvm-nm", "msamp-translate"]
+tools = ["msamp-opt", "msamp-compile", "msamp-run", "split-file", "not", "count", "mlir-opt", "mlir-runner", "mlir-translate", "llvm-nm", "msamp-translate"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
 if config.msamp_have_cuda:

@@ -46,6 +46,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "MSAMP/Codegen/CPU/Passes.h"
+#include "MSAMP/Codegen/GPU/HostToLLVM.h"
 #include "MSAMP/Codegen/GPU/Passes.h"
 #include "MSAMP/Codegen/GPU/SinkGlobals.h"
 #include "MSAMP/Codegen/GPU/SplitHostStep.h"
@@ -215,17 +216,22 @@ void mlir::msamp::buildLowerToGPUPipeline(OpPassManager &pm,
   // puts a cast of every argument of the step there (2,578).
   buildHostToLLVMPipeline(
       pm,
-      [](OpPassManager &pm) {
+      [&](OpPassManager &pm) {
         // Before gpu-to-llvm, whose memref patterns would lower memref.alloc to
         // plain malloc (host memory a kernel cannot reach).
         FinalizeMemRefToLLVMConversionPassOptions memrefToLLVM;
         memrefToLLVM.useGenericFunctions = true;
         pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefToLLVM));
         pm.addPass(createMSAMPGPUSplitHostStep());
-        // Kernels take bare pointers (convert-gpu-to-nvvm above).
-        GpuToLLVMConversionPassOptions gpuToLLVM;
-        gpuToLLVM.kernelBarePtrCallConv = true;
-        pm.addPass(createGpuToLLVMConversionPass(gpuToLLVM));
+        // gpu-to-llvm, kernels taking bare pointers (convert-gpu-to-nvvm
+        // above), without its greedy walk of the step (HostToLLVM.cpp).
+        if (options.upstreamHostConversion) {
+          GpuToLLVMConversionPassOptions gpuToLLVM;
+          gpuToLLVM.kernelBarePtrCallConv = true;
+          pm.addPass(createGpuToLLVMConversionPass(gpuToLLVM));
+        } else {
+          pm.addPass(createMSAMPGPUHostToLLVM());
+        }
       },
       // The step is in bounded blocks by then, thousands of them: the last
       // canonicalization runs bottom-up without region simplification
@@ -253,6 +259,7 @@ void mlir::msamp::registerMSAMPGPUPipelines() {
   // pipeline.
   registerMSAMPGPUSinkGlobals();
   registerMSAMPGPUSplitHostStep();
+  registerMSAMPGPUHostToLLVM();
   PassPipelineRegistration<LowerToGPUOptions>(
       "msamp-lower-to-gpu",
       "lower a compiled train step to GPU kernels (NVVM, PTX embedded) and "

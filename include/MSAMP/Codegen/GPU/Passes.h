@@ -70,6 +70,12 @@ struct LowerToGPUOptions : public PassPipelineOptions<LowerToGPUOptions> {
                      "(msamp-gpu-dedupe-kernels); host emulation: outline "
                      "loop nests, identical ones once"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> upstreamHostConversion{
+      *this, "upstream-host-conversion",
+      llvm::cl::desc("test aid: convert the host code with upstream "
+                     "gpu-to-llvm instead of msamp-gpu-host-to-llvm (the "
+                     "same output, more slowly)"),
+      llvm::cl::init(false)};
   PassOptions::Option<std::string> costReport{
       *this, "cost-report",
       llvm::cl::desc("write the step's cost report (gpu_cost.json, "
