@@ -18,8 +18,10 @@
 // (every loaded dialect's ConvertToLLVMPatternInterface, the vector and
 // memref patterns, the GPU runtime-call patterns; gpu.module and
 // gpu.binary stay; a gpu.launch_func is legal once its operands are
-// converted) and skips the greedy step when no op outside the kernel
-// modules is a vector op; when one is, it runs upstream gpu-to-llvm itself.
+// converted; upstream's structural conversions of the async dialect are
+// left out, since no pass of ours makes an async op) and skips the greedy
+// step when no op outside the kernel modules is a vector op; when one is,
+// it runs upstream gpu-to-llvm itself.
 // The later host canonicalization folds what the greedy step would have:
 // train_step.so is byte for byte the same
 // (test/Codegen/GPU/msamp-gpu-host-to-llvm.test compares the LLVM IR).
