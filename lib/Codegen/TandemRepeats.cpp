@@ -85,7 +85,7 @@ llvm::hash_code constantKey(Value value, int depth = kConstantDepth) {
   return hash;
 }
 
-/// Fewest ops of a segment that repeatSegments makes of a copy.
+/// Fewest ops of a segment that BlockSegments makes of a copy.
 constexpr int64_t kMinCopyOps = 4;
 
 /// The shortest period of the keys of `repeat`'s first copy that divides
@@ -168,12 +168,18 @@ msamp::findTandemRepeats(ArrayRef<uint64_t> keys, int64_t minPeriod) {
   return repeats;
 }
 
-llvm::DenseMap<Operation *, int64_t>
-msamp::repeatSegments(ArrayRef<Operation *> ops, int64_t minPeriod) {
+msamp::BlockSegments::BlockSegments(
+    Block *block, llvm::function_ref<bool(Operation &)> counted)
+    : block(block) {
+  if (!block)
+    return;
+  SmallVector<Operation *> ops;
   SmallVector<uint64_t> keys;
-  for (Operation *op : ops)
-    keys.push_back(structuralKey(op, /*constantOperands=*/true));
-  llvm::DenseMap<Operation *, int64_t> segments;
+  for (Operation &op : *block)
+    if (counted(op)) {
+      ops.push_back(&op);
+      keys.push_back(structuralKey(&op, /*constantOperands=*/true));
+    }
   int64_t next = 0, at = 0;
   // Ops [at, end) as the next segment, if any.
   auto segment = [&](int64_t end) {
@@ -183,7 +189,7 @@ msamp::repeatSegments(ArrayRef<Operation *> ops, int64_t minPeriod) {
       segments[ops[at]] = next;
     ++next;
   };
-  for (TandemRepeat repeat : findTandemRepeats(keys, minPeriod)) {
+  for (TandemRepeat repeat : findTandemRepeats(keys, kMinRepeatPeriod)) {
     segment(repeat.start);
     int64_t end = repeat.start + repeat.copies * repeat.period;
     // A copy that is itself copies of a block of at least kMinCopyOps ops
@@ -199,5 +205,9 @@ msamp::repeatSegments(ArrayRef<Operation *> ops, int64_t minPeriod) {
       segment(copyEnd);
   }
   segment(ops.size());
-  return segments;
+}
+
+int64_t msamp::BlockSegments::of(Operation *op) const {
+  Operation *top = block ? block->findAncestorOpInBlock(*op) : nullptr;
+  return top ? segments.lookup_or(top, -1) : -1;
 }

@@ -16,9 +16,11 @@
 #ifndef MSAMP_CODEGEN_TANDEMREPEATS_H
 #define MSAMP_CODEGEN_TANDEMREPEATS_H
 
+#include "mlir/IR/Block.h"
 #include "mlir/IR/Operation.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/SmallVector.h"
 
 #include <cstdint>
@@ -58,14 +60,26 @@ uint64_t structuralKey(Operation *op, bool constantOperands = false);
 SmallVector<TandemRepeat> findTandemRepeats(ArrayRef<uint64_t> keys,
                                             int64_t minPeriod);
 
-/// The segment of each of `ops` (in their order): each copy of a tandem
-/// repeat of their structural keys (with constant operands; a copy that
-/// is copies of a shorter block of at least 4 ops counts as those) (periods of
-/// at least `minPeriod`), and each stretch between repeats, is one segment,
-/// numbered from 0 in order. Ops in equal copies get the same offsets from
-/// their segment's start.
-llvm::DenseMap<Operation *, int64_t> repeatSegments(ArrayRef<Operation *> ops,
-                                                    int64_t minPeriod);
+/// Which segment each op of a block is in. The ops `counted` accepts are
+/// keyed (structuralKey with constant operands); each copy of a tandem
+/// repeat of those keys (periods of at least kMinRepeatPeriod; a copy that
+/// is copies of a shorter block of at least 4 ops counts as those), and
+/// each stretch between repeats, is one segment, numbered from 0 in order.
+/// Ops in equal copies get the same offsets from their segment's start.
+/// Built once: later changes to the block are not seen.
+class BlockSegments {
+public:
+  /// `block` may be null: then no op has a segment.
+  BlockSegments(Block *block, llvm::function_ref<bool(Operation &)> counted);
+
+  /// The segment of `op`, or of its ancestor in the block; -1 for an op
+  /// that was not counted, is not in the block, or was created since.
+  int64_t of(Operation *op) const;
+
+private:
+  Block *block;
+  llvm::DenseMap<Operation *, int64_t> segments;
+};
 
 } // namespace mlir::msamp
 

@@ -200,11 +200,11 @@ struct MergeAtomicSumsPass
     // it can; each group then becomes one kernel at its last member's place.
     // A group stays in one copy of a repeated block (RepeatGroups.h).
     std::vector<Group> groups;
-    RepeatGroups repeats(block);
+    BlockSegments repeats = repeatGroups(block);
     for (AtomicSum next : kernels) {
       BufferAccesses own = collectBufferAccesses(next.op);
       if (!groups.empty() &&
-          repeats.groupOf(groups.back().last()) == repeats.groupOf(next.op) &&
+          repeats.of(groups.back().last()) == repeats.of(next.op) &&
           canMerge(groups.back(), next, own)) {
         groups.back().add(next, own);
         ++numMerged;

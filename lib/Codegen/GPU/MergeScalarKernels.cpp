@@ -105,7 +105,7 @@ struct MergeScalarKernelsPass
       positions[op] = i;
     // A merged kernel stays in one copy of a repeated block
     // (RepeatGroups.h).
-    RepeatGroups repeats(block);
+    BlockSegments repeats = repeatGroups(block);
     Target target;
     auto relabel = [&]() -> LogicalResult {
       if (!target.op || !target.merged)
@@ -132,7 +132,7 @@ struct MergeScalarKernelsPass
         continue;
       }
       llvm::SetVector<Value> captured = capturedValues(op);
-      if (target.op && repeats.groupOf(op) == repeats.groupOf(target.op) &&
+      if (target.op && repeats.of(op) == repeats.of(target.op) &&
           !dependsOn(collectBufferAccesses(op), target.between)) {
         FailureOr<SmallVector<Operation *>> hoist =
             opsToHoist(op, captured, target, positions);

@@ -181,14 +181,13 @@ struct MergeSiblingKernelsPass
     // order: a kernel looks only at its own (a scan of every earlier kernel
     // that compared loop ranges grew with the square of the step, issue 19).
     std::map<std::string, SmallVector<size_t>> earlierOver;
-    RepeatGroups groups(block);
+    BlockSegments groups = repeatGroups(block);
     IRRewriter rewriter(&getContext());
     for (size_t j = 0; j < kernels.size(); ++j) {
       // Partners come from the kernel's own copy of a repeated block (each
       // kernel is looked up once, before any merge replaces it).
       std::string loops = loopsKey(kernels[j]);
-      std::string key =
-          std::to_string(groups.groupOf(kernels[j])) + ':' + loops;
+      std::string key = std::to_string(groups.of(kernels[j])) + ':' + loops;
       SmallVector<size_t> &partners = earlierOver[key];
       unsigned tries = 0;
       bool mergedUp = false;

@@ -39,30 +39,6 @@ bool isFillOfEmpty(Operation *op) {
          fill.getOutputs().front().getDefiningOp<tensor::EmptyOp>();
 }
 
-/// Which copy of a repeated layer (or stretch between repeats) each of the
-/// function's top-level ops is in (TandemRepeats.h), as the function was
-/// when this was built; -1 for ops outside the map (nested in another
-/// block, or created since).
-class Segments {
-public:
-  explicit Segments(func::FuncOp func) {
-    if (!func.getBody().hasOneBlock())
-      return;
-    body = &func.getBody().front();
-    SmallVector<Operation *> topLevel =
-        llvm::map_to_vector(*body, [](Operation &op) { return &op; });
-    segments = msamp::repeatSegments(topLevel, msamp::kMinRepeatPeriod);
-  }
-  int64_t of(Operation *op) const {
-    Operation *top = body ? body->findAncestorOpInBlock(*op) : nullptr;
-    return top ? segments.lookup_or(top, -1) : -1;
-  }
-
-private:
-  Block *body = nullptr;
-  llvm::DenseMap<Operation *, int64_t> segments;
-};
-
 /// Splits the uses that `select` accepts of each value that `isShared`
 /// accepts and that has more than `maxUses` uses into groups of at most
 /// `maxUses` consecutive uses in IR order (not use-list order), each with
@@ -76,7 +52,7 @@ private:
 void splitUses(func::FuncOp func,
                llvm::function_ref<bool(Operation *)> isShared,
                llvm::function_ref<bool(OpOperand &)> select, unsigned maxUses,
-               const Segments *segments = nullptr) {
+               const msamp::BlockSegments *segments = nullptr) {
   SmallVector<OpOperand *> uses;
   func.walk([&](Operation *user) {
     for (OpOperand &use : user->getOpOperands()) {
@@ -128,7 +104,7 @@ constexpr int64_t kMaxSegmentCutElements = 4096;
 /// alias set and checks each write against every read and write of the
 /// set: cubic in the chain. A chain is cut at the first op in another
 /// segment of the function (a copy of a repeated layer, or a stretch
-/// between repeats: Segments) when its value is small or the chain has
+/// between repeats: BlockSegments) when its value is small or the chain has
 /// `maxChain` ops, and at `2 x maxChain` ops: the destination becomes a
 /// copy into a fresh empty, the first op of a new chain. Cut at a count
 /// alone, the copies fell inside a different layer at every depth; cut at
@@ -139,7 +115,7 @@ constexpr int64_t kMaxSegmentCutElements = 4096;
 /// empty needs no sizes). Linear apart from the repeats' logarithmic
 /// searches.
 void cutLongChains(func::FuncOp func, unsigned maxChain,
-                   const Segments &segments) {
+                   const msamp::BlockSegments &segments) {
   // Per destination-style result: how many ops its chain has so far, and
   // the segment of the last.
   llvm::DenseMap<Value, std::pair<unsigned, int64_t>> chains;
@@ -183,8 +159,11 @@ struct MSAMPSplitSharedInitsPass
     // reduction reads its init, so a second one into the same buffer was
     // a copy of the fill anyway.
     splitUses(getOperation(), isFillOfEmpty, isInitUse, /*maxUses=*/1);
-    // The layers, once each init use has its own fill.
-    Segments segments(getOperation());
+    // The layers, once each init use has its own fill: segments of the
+    // body's top-level ops when it is one block.
+    Region &body = getOperation().getBody();
+    msamp::BlockSegments segments(body.hasOneBlock() ? &body.front() : nullptr,
+                                  [](Operation &) { return true; });
     // Writes into one empty share a buffer where bufferization proves them
     // disjoint in time; groups keep most of that reuse, and bound the
     // conflict analysis of each alias set.

@@ -19,26 +19,15 @@
 #ifndef MSAMP_CODEGEN_GPU_REPEATGROUPS_H
 #define MSAMP_CODEGEN_GPU_REPEATGROUPS_H
 
-#include "mlir/IR/Block.h"
-#include "llvm/ADT/DenseMap.h"
+#include "MSAMP/Codegen/TandemRepeats.h"
 
 namespace mlir::msamp {
 
-class RepeatGroups {
-public:
-  /// Groups the ops of `block` that have regions or are calls (the kernels
-  /// and library calls: allocations and views do not say where a layer
-  /// ends), as it is now.
-  explicit RepeatGroups(Block &block);
-
-  /// The group of `op` (one of the grouped ops of the block when this was
-  /// built): two kernels may be merged only when their groups are equal.
-  /// -1 for an op not grouped.
-  int64_t groupOf(Operation *op) const { return groups.lookup_or(op, -1); }
-
-private:
-  llvm::DenseMap<Operation *, int64_t> groups;
-};
+/// The groups of `block`'s kernels, as it is now: the segments of its ops
+/// that have regions or are calls (the kernels and library calls:
+/// allocations and views do not say where a layer ends). Two kernels may
+/// be merged only when their groups (BlockSegments::of) are equal.
+BlockSegments repeatGroups(Block &block);
 
 } // namespace mlir::msamp
 
