@@ -74,9 +74,11 @@ def timed_compile(binary, graph, out, level, target, extra):
     if target == "cuda":
         kdir = os.path.join(out, "kernels")
         kernels = len([f for f in os.listdir(kdir) if f.endswith(".ptx")])
-        with open(os.path.join(out, "train_step.ll")) as f:
-            launches = sum(line.count("call void @msamp_rt_gpu_launch_kernel")
-                           for line in f)
+        # Launches per step from the cost report: since the layers are
+        # functions (msamp-gpu-outline-layers) a launch site in the host
+        # code runs once per call.
+        with open(os.path.join(out, "gpu_cost.json")) as f:
+            launches = json.load(f)["kernels"]
     return (wall, usage.ru_maxrss / 1024.0, kernels, launches,
             usage.ru_utime + usage.ru_stime)
 

@@ -51,11 +51,14 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/OperationSupport.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/EquivalenceClasses.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringMap.h"
 
+#include <functional>
+#include <map>
 #include <set>
 
 namespace mlir::msamp {
@@ -305,6 +308,10 @@ struct MSAMPOutlineRepeatedBlocksPass
         }
       if (static_cast<int64_t>(runs[0].ops.size()) < minRunOps)
         continue;
+      // On buffers a run of pure ops (index arithmetic a caller set up for
+      // the layers) is no work to share: a function would only return it.
+      if (onBuffers && llvm::all_of(runs[0].ops, isPure))
+        continue;
       outlineRuns(runs, symbols);
     }
   }
@@ -350,6 +357,24 @@ struct MSAMPOutlineRepeatedBlocksPass
     SmallVector<Operation *> reshapes; // from `value` towards `root`
   };
 
+  /// Whether `def`, an op of a run, is a view the caller can rebuild on
+  /// its source after the call: a tensor reshape; on buffers also a view or
+  /// cast of a buffer whose other operands (a view's offset) the run does
+  /// not define.
+  bool isRebuildableView(Operation *def,
+                         const llvm::DenseSet<Operation *> &inRun) {
+    if (def->getNumOperands() == 1 &&
+        isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(def))
+      return true;
+    if (!onBuffers || !isBufferView(def))
+      return false;
+    return llvm::all_of(def->getOperands().drop_front(), [&](Value operand) {
+      Operation *producer = operand.getDefiningOp();
+      return !producer ||
+             !inRun.contains(body->findAncestorOpInBlock(*producer));
+    });
+  }
+
   /// The exports of `run` at `offsets`; `results` gets the distinct roots
   /// the run defines, in order.
   SmallVector<Export>
@@ -363,8 +388,7 @@ struct MSAMPOutlineRepeatedBlocksPass
       out.value = run.ops[index]->getResult(number);
       out.root = out.value;
       while (Operation *def = out.root.getDefiningOp()) {
-        if (!inRun.contains(def) || def->getNumOperands() != 1 ||
-            !isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(def))
+        if (!inRun.contains(def) || !isRebuildableView(def, inRun))
           break;
         out.reshapes.push_back(def);
         out.root = def->getOperand(0);
@@ -378,7 +402,66 @@ struct MSAMPOutlineRepeatedBlocksPass
     return exports;
   }
 
+  /// Whether `op` only reinterprets a buffer (a view, reshape or cast).
+  static bool isBufferView(Operation *op) {
+    if (op->getNumOperands() == 0 || op->getNumResults() != 1 ||
+        !isa<BaseMemRefType>(op->getOperand(0).getType()) ||
+        !isa<BaseMemRefType>(op->getResult(0).getType()))
+      return false;
+    return isa<memref::CastOp, memref::CollapseShapeOp, memref::ExpandShapeOp,
+               memref::ViewOp, memref::SubViewOp, memref::ReinterpretCastOp,
+               UnrealizedConversionCastOp>(op);
+  }
+
+  /// On buffers: the views, reshapes and casts outside `run` that it reads
+  /// are cloned right before it and become its first ops, so that the
+  /// function takes the buffer they start from (where a copy begins between
+  /// a cast and the runtime call it is for, the call would otherwise take
+  /// an unranked buffer).
+  void pullViews(Run &run) {
+    llvm::DenseSet<Operation *> inRun(run.ops.begin(), run.ops.end());
+    SmallVector<Operation *> pulled;
+    IRMapping clones;
+    OpBuilder builder(run.ops.front());
+    std::function<Value(Value)> pull = [&](Value value) -> Value {
+      if (Value clone = clones.lookupOrNull(value))
+        return clone;
+      Operation *def = value.getDefiningOp();
+      if (!def || def->getBlock() != body || inRun.contains(def) ||
+          !isBufferView(def))
+        return value;
+      for (Value operand : def->getOperands())
+        pull(operand);
+      Operation *clone = builder.clone(*def, clones);
+      pulled.push_back(clone);
+      return clones.lookup(value);
+    };
+    for (Operation *op : run.ops)
+      op->walk([&](Operation *nested) {
+        for (OpOperand &use : nested->getOpOperands())
+          use.set(pull(use.get()));
+      });
+    run.ops.insert(run.ops.begin(), pulled.begin(), pulled.end());
+  }
+
   void outlineRuns(MutableArrayRef<Run> runs, SymbolTable &symbols) {
+    if (!onBuffers)
+      return outlineEqualRuns(runs, symbols);
+    // Copies may pull different numbers of views (a copy that starts
+    // between a view and its reader pulls it, the others have it): only
+    // runs of one length can have one text, and they share the offsets of
+    // the results the step uses after them.
+    for (Run &run : runs)
+      pullViews(run);
+    std::map<size_t, SmallVector<Run>> byLength;
+    for (Run &run : runs)
+      byLength[run.ops.size()].push_back(std::move(run));
+    for (auto &[length, equal] : byLength)
+      outlineEqualRuns(equal, symbols);
+  }
+
+  /// Outlines runs of one length that may share a function.
+  void outlineEqualRuns(MutableArrayRef<Run> runs, SymbolTable &symbols) {
     SmallVector<llvm::DenseSet<Operation *>> inRun(runs.size());
     std::set<std::pair<int64_t, int64_t>> offsets;
     for (auto [run, set] : llvm::zip_equal(runs, inRun)) {

@@ -10,8 +10,11 @@
 // memory a kernel may be writing, or at the end of a nested block. The
 // return of a public function (the step) does not wait: its caller
 // synchronizes before it reads an output (runtime ABI 4), so a step holds
-// no synchronization and can be captured as a CUDA graph. The CUDA backend's
-// entry points return without waiting when every buffer is device or
+// no synchronization and can be captured as a CUDA graph. Nor does the
+// return of a function the step calls (a layer, msamp-gpu-outline-layers):
+// the call counts as pending work in the caller, as a launch does, and the
+// callee starts as if work were pending (its first host access waits). The CUDA
+// backend's entry points return without waiting when every buffer is device or
 // managed memory (Staging.h), as a compiled step's are: such a call leaves
 // work pending on the stream exactly as a launch does.
 //
@@ -23,6 +26,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/DenseSet.h"
 
 namespace mlir::msamp {
 #define GEN_PASS_DEF_MSAMPGPUASYNCLAUNCHES
@@ -33,23 +37,23 @@ using namespace mlir;
 
 namespace {
 
-/// Whether `op` returns from a function called from outside the module (the
-/// step's entry): the caller synchronizes before reading what it computed.
-bool isPublicReturn(Operation &op) {
-  if (!isa<func::ReturnOp>(op))
-    return false;
-  auto func = dyn_cast<func::FuncOp>(op.getParentOp());
-  return func && func.isPublic();
-}
+/// The functions of the module with a body: a call of one (a layer that
+/// msamp-gpu-outline-layers outlined) leaves its work pending on the stream
+/// like a launch, and its return does not wait.
+using DefinedFunctions = llvm::DenseSet<StringRef>;
 
 /// Whether the host must have the kernels' results before `op` runs.
-bool needsDeviceResults(Operation &op) {
-  if (isPublicReturn(op))
+bool needsDeviceResults(Operation &op, const DefinedFunctions &defined) {
+  // The caller of a public function (the step's entry) synchronizes before
+  // it reads what the step computed; the caller of a defined function
+  // counts the call as pending work.
+  if (isa<func::ReturnOp>(op))
     return false;
   if (op.hasTrait<OpTrait::IsTerminator>() || op.getNumRegions() > 0)
     return true;
   if (auto call = dyn_cast<func::CallOp>(op))
-    return !msamp::isStreamOrderedCall(call.getCallee());
+    return !msamp::isStreamOrderedCall(call.getCallee()) &&
+           !defined.contains(call.getCallee());
   if (isa<gpu::LaunchFuncOp, gpu::WaitOp>(op))
     return false;
   auto effects = dyn_cast<MemoryEffectOpInterface>(op);
@@ -67,16 +71,23 @@ bool needsDeviceResults(Operation &op) {
   });
 }
 
-void makeBlockAsync(Block &block) {
+/// `pending`: whether work may be on the stream when the block starts (a
+/// called function's caller may have launched some).
+void makeBlockAsync(Block &block, const DefinedFunctions &defined,
+                    bool pending) {
   Value token;
+  auto streamToken = [&](OpBuilder &b, Location loc) {
+    return gpu::WaitOp::create(b, loc, b.getType<gpu::AsyncTokenType>(),
+                               ValueRange{})
+        .getAsyncToken();
+  };
   for (Operation &op : llvm::make_early_inc_range(block)) {
     auto launch = dyn_cast<gpu::LaunchFuncOp>(op);
     if (launch && !launch.getAsyncToken()) {
       OpBuilder b(launch);
       auto tokenType = b.getType<gpu::AsyncTokenType>();
       if (!token)
-        token = gpu::WaitOp::create(b, launch.getLoc(), tokenType, ValueRange{})
-                    .getAsyncToken();
+        token = streamToken(b, launch.getLoc());
       SmallVector<Value> deps{token};
       llvm::append_range(deps, launch.getAsyncDependencies());
       std::optional<gpu::KernelDim3> cluster;
@@ -93,34 +104,48 @@ void makeBlockAsync(Block &block) {
       continue;
     }
     if (auto call = dyn_cast<func::CallOp>(op);
-        call && msamp::isStreamOrderedCall(call.getCallee())) {
+        call && (msamp::isStreamOrderedCall(call.getCallee()) ||
+                 defined.contains(call.getCallee()))) {
       // Pending work like a launch: the token (the stream) is what a later
       // host access waits for.
       if (!token) {
         OpBuilder b(call);
-        token =
-            gpu::WaitOp::create(b, call.getLoc(),
-                                b.getType<gpu::AsyncTokenType>(), ValueRange{})
-                .getAsyncToken();
+        token = streamToken(b, call.getLoc());
       }
       continue;
     }
-    if (token && needsDeviceResults(op)) {
+    if ((token || pending) && needsDeviceResults(op, defined)) {
       OpBuilder b(&op);
+      if (!token)
+        token = streamToken(b, op.getLoc());
       gpu::WaitOp::create(b, op.getLoc(), Type(), ValueRange{token});
       token = Value();
+      pending = false;
     }
     for (Region &region : op.getRegions())
       for (Block &inner : region)
-        makeBlockAsync(inner);
+        makeBlockAsync(inner, defined, /*pending=*/false);
   }
 }
 
 struct AsyncLaunchesPass
     : msamp::impl::MSAMPGPUAsyncLaunchesBase<AsyncLaunchesPass> {
   void runOnOperation() override {
-    for (Block &block : getOperation().getBody())
-      makeBlockAsync(block);
+    ModuleOp module = getOperation();
+    DefinedFunctions defined;
+    for (auto func : module.getOps<func::FuncOp>())
+      if (!func.isExternal())
+        defined.insert(func.getSymName());
+    for (auto func : module.getOps<func::FuncOp>()) {
+      if (func.isExternal())
+        continue;
+      // A function the module calls starts with its caller's work pending.
+      bool pending = func.isPrivate();
+      for (Block &block : func.getBody()) {
+        makeBlockAsync(block, defined, pending);
+        pending = false;
+      }
+    }
   }
 };
 

@@ -20,11 +20,15 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/AttrTypeSubElements.h"
+#include "mlir/IR/SymbolTable.h"
 #include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/ToolOutputFile.h"
+
+#include <functional>
 
 namespace mlir::msamp {
 #define GEN_PASS_DEF_MSAMPGPUCOSTREPORT
@@ -90,12 +94,26 @@ struct CostReportPass : msamp::impl::MSAMPGPUCostReportBase<CostReportPass> {
     int64_t hostSyncs = 0, managedAllocations = 0;
     DictionaryAttr floor;
     bool failedAny = false;
-    for (auto func : module.getOps<func::FuncOp>()) {
-      if (auto f = func->getAttrOfType<DictionaryAttr>(kStepFloorAttr)) {
-        floor = f;
-        func->removeAttr(kStepFloorAttr);
-      }
-      func.walk([&](Operation *op) {
+    // A function the module defines and calls (a layer outlined by
+    // msamp-gpu-outline-layers) counts where it is called, once per call, in
+    // the order an inlined copy would run: the report is that of the step
+    // with every call inlined.
+    SymbolTable symbols(module);
+    llvm::DenseSet<Operation *> called;
+    module.walk([&](func::CallOp call) {
+      if (auto callee = symbols.lookup<func::FuncOp>(call.getCallee());
+          callee && !callee.isExternal())
+        called.insert(callee);
+    });
+    std::function<void(Operation *)> visit = [&](Operation *root) {
+      root->walk([&](Operation *op) {
+        if (auto call = dyn_cast<func::CallOp>(op)) {
+          auto callee = symbols.lookup<func::FuncOp>(call.getCallee());
+          if (callee && !callee.isExternal()) {
+            visit(callee);
+            return;
+          }
+        }
         if (auto launch = dyn_cast<gpu::LaunchFuncOp>(op)) {
           // gpu-to-llvm synchronizes the stream after a launch without an
           // async token (msamp-gpu-async-launches leaves none).
@@ -171,6 +189,14 @@ struct CostReportPass : msamp::impl::MSAMPGPUCostReportBase<CostReportPass> {
           packs.push_back(std::move(p));
         }
       });
+    };
+    for (auto func : module.getOps<func::FuncOp>()) {
+      if (auto f = func->getAttrOfType<DictionaryAttr>(kStepFloorAttr)) {
+        floor = f;
+        func->removeAttr(kStepFloorAttr);
+      }
+      if (!called.contains(func))
+        visit(func);
     }
     stripCostLocations(module);
     if (failedAny)

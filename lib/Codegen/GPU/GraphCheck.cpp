@@ -19,7 +19,9 @@
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/DenseMap.h"
 
 namespace mlir::msamp {
 #define GEN_PASS_DEF_MSAMPGPUGRAPHCHECK
@@ -103,22 +105,49 @@ std::string describe(Operation &op, const std::string &why) {
 struct GraphCheckPass : msamp::impl::MSAMPGPUGraphCheckBase<GraphCheckPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    SymbolTable symbols(module);
+    checked.clear();
     std::string blocker;
     for (auto func : module.getOps<func::FuncOp>()) {
       if (!func.isPublic() || func.isExternal())
         continue;
-      for (Operation &op : func.getBody().getOps()) {
-        std::string why = blockerOf(op);
-        if (why.empty())
-          continue;
-        if (blocker.empty())
-          blocker = describe(op, why);
+      blocker = firstBlocker(func, symbols);
+      if (!blocker.empty())
         break;
-      }
     }
     module->setAttr(msamp::kCudaGraphBlockerAttr,
                     StringAttr::get(module.getContext(), blocker));
   }
+
+  /// The first op of `func`'s host code that a graph cannot replay,
+  /// described; "" if there is none. A call of a function the module
+  /// defines (a layer, msamp-gpu-outline-layers) is replayed as its body
+  /// is, so the body answers for it (once per function).
+  std::string firstBlocker(func::FuncOp func, SymbolTable &symbols) {
+    if (auto it = checked.find(func); it != checked.end())
+      return it->second;
+    std::string blocker;
+    for (Operation &op : func.getBody().getOps()) {
+      if (auto call = dyn_cast<func::CallOp>(op)) {
+        auto callee = symbols.lookup<func::FuncOp>(call.getCallee());
+        if (callee && !callee.isExternal()) {
+          blocker = firstBlocker(callee, symbols);
+          if (!blocker.empty())
+            break;
+          continue;
+        }
+      }
+      std::string why = blockerOf(op);
+      if (why.empty())
+        continue;
+      blocker = describe(op, why);
+      break;
+    }
+    checked[func] = blocker;
+    return blocker;
+  }
+
+  llvm::DenseMap<Operation *, std::string> checked;
 };
 
 } // namespace

@@ -149,12 +149,21 @@ void mlir::msamp::buildLowerToGPUPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createMSAMPGPUMergeScalarKernels());
   // After the scalar kernels: what host code still touches is known.
   pm.addPass(createMSAMPGPUStaticArena({options.hostEmulation}));
+  // Each layer's host code once: the repeats as calls, their views'
+  // offsets as arguments (OutlineLayers.cpp). Host emulation too, so that
+  // its tests run the outlined step against the CPU's.
+  const bool outlineLayers = options.dedupe && options.outlineLayers;
+  if (outlineLayers)
+    pm.addPass(createMSAMPGPUOutlineLayers());
   if (options.hostEmulation) {
     // Test aid: the same buffers, kernels bodies and launch geometry, run
     // by the host (scf.parallel lowers to loops).
     buildLoopsToLLVMPipeline(pm, options.dedupe);
     return;
   }
+  // One pointer per buffer in the layers' calls, as on the CPU.
+  if (outlineLayers)
+    pm.addPass(createMSAMPBarePointerCalls());
   pm.addNestedPass<func::FuncOp>(createGpuMapParallelLoopsPass());
   pm.addNestedPass<func::FuncOp>(createConvertParallelLoopToGpuPass());
   pm.addPass(createCanonicalizerPass());
@@ -169,7 +178,7 @@ void mlir::msamp::buildLowerToGPUPipeline(OpPassManager &pm,
     pm.addPass(createMSAMPGPUDedupeKernels());
   // One stream: the host waits only where its own code needs the kernels'
   // results (AsyncLaunches.cpp).
-  pm.addNestedPass<func::FuncOp>(createMSAMPGPUAsyncLaunches());
+  pm.addPass(createMSAMPGPUAsyncLaunches());
   pm.addPass(createMSAMPGPUGraphCheck());
   MSAMPGPUCostReportOptions costReport;
   costReport.file = options.costReport;

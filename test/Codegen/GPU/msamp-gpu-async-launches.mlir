@@ -4,14 +4,17 @@
 // runs on the stream too) and allocations run between them without a wait;
 // the host waits (a blocking gpu.wait) only before its own memory access,
 // a call outside the backend's stream, an op with regions, and a nested
-// block's terminator or a private function's return, each time only if a
-// launch or runtime call is pending. A public function (the step) returns
-// without waiting: its caller synchronizes before it reads an output
-// (runtime ABI 4), so the step can be captured as a CUDA graph. gpu-to-llvm lowers the
+// block's terminator, each time only if a launch or runtime call is
+// pending. A public function (the step) returns without waiting: its caller
+// synchronizes before it reads an output (runtime ABI 4), so the step can
+// be captured as a CUDA graph. Nor does a function the module defines and
+// calls (a layer, msamp-gpu-outline-layers): its call is pending work in
+// the caller, and its first host access waits for what the caller left on
+// the stream. gpu-to-llvm lowers the
 // token to mgpuStreamCreate (the runtime hands out the backend's stream)
 // and the wait to mgpuStreamSynchronize: msamp-gpu-cost-report counts the
 // waits as host_syncs.
-// RUN: msamp-opt %s --pass-pipeline='builtin.module(func.func(msamp-gpu-async-launches))' | FileCheck %s
+// RUN: msamp-opt %s --pass-pipeline='builtin.module(msamp-gpu-async-launches)' | FileCheck %s
 
 // CHECK-LABEL: func.func @step(
 // CHECK: %[[T0:.+]] = gpu.wait async
@@ -57,17 +60,33 @@
 // CHECK-NEXT: memref.dealloc
 // CHECK-NEXT: return
 
-// With no host access after it, a call leaves no wait in a public function;
-// a private one's caller may read memory after it returns, so its return
-// waits.
+// With no host access after it, a call leaves no wait, in a public function
+// or in one the module calls (whose caller counts the call as pending). A
+// host load after a call of a defined function waits; a call of a
+// declaration (@helper) is host code.
 // CHECK-LABEL: func.func @call_only(
 // CHECK: gpu.wait async
 // CHECK-NEXT: call @msamp_rt_amax(
 // CHECK-NEXT: return
 // CHECK-LABEL: func.func private @private_call_only(
-// CHECK: %[[D0:.+]] = gpu.wait async
+// CHECK: gpu.wait async
 // CHECK-NEXT: call @msamp_rt_amax(
-// CHECK-NEXT: gpu.wait [%[[D0]]]
+// CHECK-NEXT: return
+// CHECK-LABEL: func.func @calls_layer(
+// CHECK: %[[L0:.+]] = gpu.wait async
+// CHECK-NEXT: call @private_call_only(
+// CHECK-NEXT: call @private_reads(
+// CHECK-NEXT: gpu.wait [%[[L0]]]
+// CHECK-NEXT: memref.load
+// CHECK-NEXT: return
+// A defined function's first host access waits: its caller may have left
+// work on the stream.
+// CHECK-LABEL: func.func private @private_reads(
+// CHECK: %[[R0:.+]] = gpu.wait async
+// CHECK-NEXT: gpu.wait [%[[R0]]]
+// CHECK-NEXT: memref.load
+// CHECK-NEXT: %[[R1:.+]] = gpu.wait async
+// CHECK-NEXT: call @msamp_rt_amax(
 // CHECK-NEXT: return
 
 module attributes {gpu.container_module} {
@@ -119,6 +138,18 @@ module attributes {gpu.container_module} {
   }
   func.func private @private_call_only(%u: memref<*xi8>) {
     %c0_i32 = arith.constant 0 : i32
+    call @msamp_rt_amax(%u, %u, %c0_i32) : (memref<*xi8>, memref<*xi8>, i32) -> ()
+    return
+  }
+  func.func @calls_layer(%s: memref<f32>, %u: memref<*xi8>) -> f32 {
+    call @private_call_only(%u) : (memref<*xi8>) -> ()
+    call @private_reads(%s, %u) : (memref<f32>, memref<*xi8>) -> ()
+    %v = memref.load %s[] : memref<f32>
+    return %v : f32
+  }
+  func.func private @private_reads(%s: memref<f32>, %u: memref<*xi8>) {
+    %c0_i32 = arith.constant 0 : i32
+    %v = memref.load %s[] : memref<f32>
     call @msamp_rt_amax(%u, %u, %c0_i32) : (memref<*xi8>, memref<*xi8>, i32) -> ()
     return
   }

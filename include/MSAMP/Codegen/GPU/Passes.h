@@ -70,6 +70,13 @@ struct LowerToGPUOptions : public PassPipelineOptions<LowerToGPUOptions> {
                      "(msamp-gpu-dedupe-kernels); host emulation: outline "
                      "loop nests, identical ones once"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> outlineLayers{
+      *this, "outline-layers",
+      llvm::cl::desc("with dedupe: compile each repeated layer's host code "
+                     "once, as calls of shared functions "
+                     "(msamp-gpu-outline-layers); false: the step inline, "
+                     "for comparison"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> upstreamHostConversion{
       *this, "upstream-host-conversion",
       llvm::cl::desc("test aid: convert the host code with upstream "

@@ -417,6 +417,33 @@ def MSAMPGPUMergeScalarKernels
   ];
 }
 
+def MSAMPGPUOutlineLayers
+    : Pass<"msamp-gpu-outline-layers", "::mlir::ModuleOp"> {
+  let summary = "compile each repeated layer's host code once: the step's "
+                "tandem repeats as calls of shared functions, after the "
+                "static arena";
+  let description = [{
+    After msamp-gpu-static-arena, where every buffer of the step is a view of
+    an arena at a constant offset. Each view (and each reshape or cast of a
+    buffer) is cloned before every top-level op that reads it, and each
+    clone of an arena view takes its offset from its own `arith.index_cast`
+    of a constant at the step's entry; index arithmetic on constants is
+    folded. A layer's ops then read nothing but the arena's base, the step's
+    arguments and those offsets, and equal layers are equal text:
+    msamp-outline-repeated-blocks (on buffers) replaces each copy with a call
+    of one private function, whose views take their offsets as index
+    arguments. The offsets then become constants again. The launches, the
+    runtime calls and their order are those of the step before; only where
+    the host code lives changes. The conversions after it, gpu-to-llvm and
+    LLVM's code generation see each layer's host code once: a call with its
+    offsets and buffers instead of every launch and runtime call of the
+    layer. msamp-gpu-async-launches, msamp-gpu-graph-check and
+    msamp-gpu-cost-report walk into the calls.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect"];
+}
+
 def MSAMPGPUCheckKernelBuffers
     : Pass<"msamp-gpu-check-kernel-buffers", "::mlir::ModuleOp"> {
   let summary = "refuse a kernel buffer without a static layout, located";
@@ -693,7 +720,7 @@ def MSAMPGPUCostReport : Pass<"msamp-gpu-cost-report", "::mlir::ModuleOp"> {
 }
 
 def MSAMPGPUAsyncLaunches
-    : Pass<"msamp-gpu-async-launches", "::mlir::func::FuncOp"> {
+    : Pass<"msamp-gpu-async-launches", "::mlir::ModuleOp"> {
   let summary = "launch kernels asynchronously; synchronize only before host code that touches memory";
   let description = [{
     After kernel outlining, a `gpu.launch_func` without an async token is
@@ -711,7 +738,11 @@ def MSAMPGPUAsyncLaunches
     runtime call (which returns before its work is done when its buffers
     are device or managed memory, RuntimeABI.md 10.2), and before the
     block's terminator. Allocation and deallocation (stream-ordered reuse
-    by the runtime's cache) and pure ops do not wait.
+    by the runtime's cache) and pure ops do not wait. A call of a function
+    the module defines (a layer, msamp-gpu-outline-layers) is pending work
+    like a launch; no return waits (the step's caller synchronizes, a
+    callee's caller counts the call), and a callee's first host access
+    waits for what its caller left on the stream.
   }];
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }
@@ -729,7 +760,9 @@ def MSAMPGPUGraphCheck
     Adam call's table of buffer addresses). A blocking `gpu.wait`, a load or
     store of a buffer, a `memref.alloc`, another call or a host-level loop
     or branch (regions) would run at capture only, or cannot be captured.
-    The first such op of each public function is recorded, with its
+    A call of a function the module defines (a layer that
+    msamp-gpu-outline-layers outlined) is checked through the callee's
+    body. The first such op of each public function is recorded, with its
     location, as the module's `msamp.cuda_graph_blocker` string (empty when
     there is none); msamp-compile exports it from `train_step.so` as
     `msamp_train_step_graph_blocker`, and the session replays the step as a

@@ -1,0 +1,206 @@
+//===- OutlineLayers.cpp - --msamp-gpu-outline-layers ---------------------===//
+//
+// Part of the msamp project.
+//
+// On --target cuda the step's host code is every launch and runtime call of
+// every layer, one straight line that grows with depth, and everything from
+// gpu-to-llvm to LLVM's code generation paid for it per layer (issue 19).
+// The kernels themselves are already compiled once (msamp-gpu-dedupe-kernels)
+// and merged per layer (RepeatGroups.h), so after the static arena the
+// layers differ only in the buffers they touch: views of one arena at
+// different constant offsets. Here those offsets become the only
+// difference, carried as values, and the CPU outliner (on buffers) makes
+// each copy a call of one function.
+//
+//  1. Index arithmetic on constants is folded (the tiled loops' bounds), so
+//     that no run of it becomes an argument or a function of its own.
+//  2. Every view-like op (arena views, reshapes, casts) is cloned before
+//     each top-level op that reads it, users first so that whole chains are
+//     cloned: a layer reads no view that another op defined, only the
+//     arena's base and the step's arguments. Each clone of an arena view
+//     takes its offset from its own arith.index_cast of an i64 constant at
+//     the step's entry: not a constant, so the outliner passes it as an
+//     argument instead of cloning it in, and one per view, so that two
+//     views of one offset in a layer do not make it differ from the others.
+//  3. msamp-outline-repeated-blocks on buffers outlines the tandem repeats.
+//  4. The offsets left in the step become constants again.
+//
+//===----------------------------------------------------------------------===//
+
+#include "MSAMP/Codegen/CPU/Passes.h"
+#include "MSAMP/Codegen/GPU/Passes.h"
+#include "MSAMP/TrainStep/TrainStep.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace mlir::msamp {
+#define GEN_PASS_DEF_MSAMPGPUOUTLINELAYERS
+#include "MSAMP/Codegen/GPU/Passes.h.inc"
+} // namespace mlir::msamp
+
+using namespace mlir;
+
+namespace {
+
+/// Whether `op` is a view of a buffer defined at the top of `body` (an
+/// arena's base) at a constant offset.
+bool isArenaView(Operation *op, Block &body) {
+  auto view = dyn_cast<memref::ViewOp>(op);
+  if (!view)
+    return false;
+  Operation *source = view.getSource().getDefiningOp();
+  return source && source->getBlock() == &body && view.getSizes().empty() &&
+         view.getByteShift().getDefiningOp<arith::ConstantOp>();
+}
+
+/// Whether `op` only reinterprets a buffer: no data, no effects, free to
+/// repeat before each user.
+bool isViewLike(Operation *op) {
+  if (isa<memref::CastOp, memref::CollapseShapeOp, memref::ExpandShapeOp,
+          memref::SubViewOp, memref::ReinterpretCastOp, memref::ViewOp>(op))
+    return true;
+  auto cast = dyn_cast<UnrealizedConversionCastOp>(op);
+  return cast && cast->getNumOperands() == 1 && cast->getNumResults() == 1 &&
+         isa<BaseMemRefType>(cast->getOperand(0).getType()) &&
+         isa<BaseMemRefType>(cast->getResult(0).getType());
+}
+
+bool isConstant(Value value) {
+  Operation *def = value.getDefiningOp();
+  return def && def->hasTrait<OpTrait::ConstantLike>();
+}
+
+/// Marks the i64 constants this pass makes, so that only those are folded
+/// back.
+constexpr llvm::StringLiteral kOffsetMarker = "msamp.layer_offset";
+
+/// The offset `op` passes to a layer, if it is one (layerOffset).
+std::optional<int64_t> offsetOf(Operation *op) {
+  auto indexCast = dyn_cast<arith::IndexCastOp>(op);
+  if (!indexCast)
+    return std::nullopt;
+  auto constant = indexCast.getIn().getDefiningOp<arith::ConstantOp>();
+  if (!constant || !constant->hasAttr(kOffsetMarker))
+    return std::nullopt;
+  return cast<IntegerAttr>(constant.getValue()).getInt();
+}
+
+struct OutlineLayersPass
+    : msamp::impl::MSAMPGPUOutlineLayersBase<OutlineLayersPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    func::FuncOp step = msamp::findFunctionOfKind(module, msamp::kTrainStep);
+    if (!step || step.isExternal() || !step.getBody().hasOneBlock())
+      return markAllAnalysesPreserved();
+    Block &body = step.getBody().front();
+    foldConstantArithmetic(body);
+    rematerializeViews(body);
+    OpPassManager outline(ModuleOp::getOperationName());
+    msamp::MSAMPOutlineRepeatedBlocksOptions onBuffers;
+    onBuffers.onBuffers = true;
+    outline.addPass(msamp::createMSAMPOutlineRepeatedBlocks(onBuffers));
+    if (failed(runPipeline(outline, module)))
+      return signalPassFailure();
+    restoreConstantOffsets(body);
+  }
+
+  void foldConstantArithmetic(Block &body) {
+    OpBuilder b(&getContext());
+    for (Operation &op : llvm::make_early_inc_range(body)) {
+      if (!isa_and_nonnull<arith::ArithDialect>(op.getDialect()) ||
+          op.hasTrait<OpTrait::ConstantLike>() || op.getNumResults() != 1 ||
+          !llvm::all_of(op.getOperands(), isConstant))
+        continue;
+      SmallVector<OpFoldResult> folded;
+      if (failed(op.fold(folded)) || folded.size() != 1)
+        continue;
+      auto attr = dyn_cast<Attribute>(folded.front());
+      if (!attr)
+        continue;
+      b.setInsertionPoint(&op);
+      Operation *constant = op.getDialect()->materializeConstant(
+          b, attr, op.getResult(0).getType(), op.getLoc());
+      if (!constant)
+        continue;
+      op.getResult(0).replaceAllUsesWith(constant->getResult(0));
+      op.erase();
+    }
+  }
+
+  void rematerializeViews(Block &body) {
+    SmallVector<Operation *> views;
+    for (Operation &op : body)
+      if (isViewLike(&op))
+        views.push_back(&op);
+    OpBuilder b(&getContext());
+    for (Operation *view : llvm::reverse(views)) {
+      bool arena = isArenaView(view, body);
+      llvm::SetVector<Operation *> users;
+      for (Operation *user : view->getUsers())
+        users.insert(body.findAncestorOpInBlock(*user));
+      // Already its one user's own (a cast right before a call).
+      if (!arena && users.size() == 1 && view->getNextNode() == users[0])
+        continue;
+      for (Operation *user : users) {
+        b.setInsertionPoint(user);
+        Operation *clone = b.clone(*view);
+        if (arena)
+          cast<memref::ViewOp>(clone).getByteShiftMutable().assign(
+              layerOffset(cast<memref::ViewOp>(view), b));
+        view->getResult(0).replaceUsesWithIf(
+            clone->getResult(0), [&](OpOperand &use) {
+              return body.findAncestorOpInBlock(*use.getOwner()) == user;
+            });
+      }
+      SmallVector<Value> operands(view->getOperands());
+      view->erase();
+      for (Value operand : operands)
+        if (isConstant(operand) && operand.use_empty())
+          operand.getDefiningOp()->erase();
+    }
+  }
+
+  /// A new index value at the step's entry, right after `view`'s arena base,
+  /// equal to its constant offset.
+  Value layerOffset(memref::ViewOp view, OpBuilder &b) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointAfter(view.getSource().getDefiningOp());
+    int64_t bytes =
+        cast<IntegerAttr>(
+            view.getByteShift().getDefiningOp<arith::ConstantOp>().getValue())
+            .getInt();
+    auto wide =
+        arith::ConstantOp::create(b, view.getLoc(), b.getI64IntegerAttr(bytes));
+    wide->setAttr(kOffsetMarker, b.getUnitAttr());
+    return arith::IndexCastOp::create(b, view.getLoc(), b.getIndexType(), wide);
+  }
+
+  /// The offsets the step passes to the layers (and those of views no
+  /// repeat took) as index constants, one per value.
+  void restoreConstantOffsets(Block &body) {
+    OpBuilder b(&getContext());
+    b.setInsertionPointToStart(&body);
+    llvm::DenseMap<int64_t, Value> constants;
+    for (Operation &op : llvm::make_early_inc_range(body)) {
+      std::optional<int64_t> bytes = offsetOf(&op);
+      if (!bytes)
+        continue;
+      Value &constant = constants[*bytes];
+      if (!constant)
+        constant = arith::ConstantIndexOp::create(b, op.getLoc(), *bytes);
+      Operation *wide = op.getOperand(0).getDefiningOp();
+      op.getResult(0).replaceAllUsesWith(constant);
+      op.erase();
+      if (wide->use_empty())
+        wide->erase();
+    }
+  }
+};
+
+} // namespace
