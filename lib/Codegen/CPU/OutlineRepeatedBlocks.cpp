@@ -45,6 +45,7 @@
 #include "MSAMP/Conversion/RuntimeSymbols.h"
 #include "MSAMP/TrainStep/TrainStep.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -366,7 +367,7 @@ struct MSAMPOutlineRepeatedBlocksPass
     if (def->getNumOperands() == 1 &&
         isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(def))
       return true;
-    if (!onBuffers || !isBufferView(def))
+    if (!onBuffers || !isBufferViewOrAddress(def))
       return false;
     return llvm::all_of(def->getOperands().drop_front(), [&](Value operand) {
       Operation *producer = operand.getDefiningOp();
@@ -405,12 +406,26 @@ struct MSAMPOutlineRepeatedBlocksPass
   /// Whether `op` only reinterprets a buffer (a view, reshape or cast).
   static bool isBufferView(Operation *op) {
     if (op->getNumOperands() == 0 || op->getNumResults() != 1 ||
-        !isa<BaseMemRefType>(op->getOperand(0).getType()) ||
-        !isa<BaseMemRefType>(op->getResult(0).getType()))
+        !isa<BaseMemRefType>(op->getOperand(0).getType()))
+      return false;
+    // A buffer's address (a multi-tensor call's table entry), and its cast
+    // to an integer.
+    if (isa<memref::ExtractAlignedPointerAsIndexOp>(op))
+      return true;
+    if (!isa<BaseMemRefType>(op->getResult(0).getType()))
       return false;
     return isa<memref::CastOp, memref::CollapseShapeOp, memref::ExpandShapeOp,
                memref::ViewOp, memref::SubViewOp, memref::ReinterpretCastOp,
                UnrealizedConversionCastOp>(op);
+  }
+
+  /// isBufferView, or the integer cast of a buffer's address.
+  static bool isBufferViewOrAddress(Operation *op) {
+    if (auto cast = dyn_cast<arith::IndexCastOp>(op))
+      return cast.getIn()
+                 .getDefiningOp<memref::ExtractAlignedPointerAsIndexOp>() !=
+             nullptr;
+    return isBufferView(op);
   }
 
   /// On buffers: the views, reshapes and casts outside `run` that it reads
@@ -428,7 +443,7 @@ struct MSAMPOutlineRepeatedBlocksPass
         return clone;
       Operation *def = value.getDefiningOp();
       if (!def || def->getBlock() != body || inRun.contains(def) ||
-          !isBufferView(def))
+          !isBufferViewOrAddress(def))
         return value;
       for (Value operand : def->getOperands())
         pull(operand);

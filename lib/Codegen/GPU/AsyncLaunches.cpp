@@ -20,6 +20,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "MSAMP/Codegen/GPU/HostStack.h"
 #include "MSAMP/Codegen/GPU/Passes.h"
 #include "MSAMP/Codegen/GPU/StreamOrderedCalls.h"
 
@@ -43,7 +44,8 @@ namespace {
 using DefinedFunctions = llvm::DenseSet<StringRef>;
 
 /// Whether the host must have the kernels' results before `op` runs.
-bool needsDeviceResults(Operation &op, const DefinedFunctions &defined) {
+bool needsDeviceResults(Operation &op, const DefinedFunctions &defined,
+                        const msamp::HostStack &stack) {
   // The caller of a public function (the step's entry) synchronizes before
   // it reads what the step computed; the caller of a defined function
   // counts the call as pending work.
@@ -61,20 +63,20 @@ bool needsDeviceResults(Operation &op, const DefinedFunctions &defined) {
     return true; // unknown: assume it touches memory
   SmallVector<MemoryEffects::EffectInstance> list;
   effects.getEffects(list);
-  return llvm::any_of(list, [](const MemoryEffects::EffectInstance &e) {
+  return llvm::any_of(list, [&](const MemoryEffects::EffectInstance &e) {
     if (!isa<MemoryEffects::Read, MemoryEffects::Write>(e.getEffect()))
       return false;
     // The host's own stack (a multi-tensor Adam call's table of buffer
     // addresses, AdamGroupToRuntime.cpp): no kernel reads or writes it.
     Value memory = e.getValue();
-    return !(memory && memory.getDefiningOp<memref::AllocaOp>());
+    return !(memory && stack.contains(memory));
   });
 }
 
 /// `pending`: whether work may be on the stream when the block starts (a
 /// called function's caller may have launched some).
 void makeBlockAsync(Block &block, const DefinedFunctions &defined,
-                    bool pending) {
+                    const msamp::HostStack &stack, bool pending) {
   Value token;
   auto streamToken = [&](OpBuilder &b, Location loc) {
     return gpu::WaitOp::create(b, loc, b.getType<gpu::AsyncTokenType>(),
@@ -114,7 +116,7 @@ void makeBlockAsync(Block &block, const DefinedFunctions &defined,
       }
       continue;
     }
-    if ((token || pending) && needsDeviceResults(op, defined)) {
+    if ((token || pending) && needsDeviceResults(op, defined, stack)) {
       OpBuilder b(&op);
       if (!token)
         token = streamToken(b, op.getLoc());
@@ -124,7 +126,7 @@ void makeBlockAsync(Block &block, const DefinedFunctions &defined,
     }
     for (Region &region : op.getRegions())
       for (Block &inner : region)
-        makeBlockAsync(inner, defined, /*pending=*/false);
+        makeBlockAsync(inner, defined, stack, /*pending=*/false);
   }
 }
 
@@ -133,6 +135,7 @@ struct AsyncLaunchesPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     DefinedFunctions defined;
+    msamp::HostStack stack(module);
     for (auto func : module.getOps<func::FuncOp>())
       if (!func.isExternal())
         defined.insert(func.getSymName());
@@ -142,7 +145,7 @@ struct AsyncLaunchesPass
       // A function the module calls starts with its caller's work pending.
       bool pending = func.isPrivate();
       for (Block &block : func.getBody()) {
-        makeBlockAsync(block, defined, pending);
+        makeBlockAsync(block, defined, stack, pending);
         pending = false;
       }
     }

@@ -17,9 +17,11 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/StringSwitch.h"
 
 #include <algorithm>
+#include <functional>
 
 using namespace mlir;
 using namespace mlir::msamp;
@@ -302,19 +304,53 @@ static FailureOr<OpCost> adamMultiCost(func::CallOp call) {
   OpCost cost;
   cost.unit = Unit::F32;
   cost.bytes = rows * perRow;
-  for (Operation *user : alloca->getUsers()) {
-    auto store = dyn_cast<memref::StoreOp>(user);
-    if (!store)
-      continue;
+  // The stores into the table: the step's own, and those of the functions
+  // it passes the table to (a layer's rows, msamp-gpu-outline-layers), once
+  // per call, with the calls they are reached through (a value a function
+  // stores may be one of its arguments).
+  SmallVector<std::pair<memref::StoreOp, SmallVector<func::CallOp>>> stores;
+  SymbolTableCollection symbols;
+  SmallVector<func::CallOp> through;
+  std::function<void(Value)> collect = [&](Value buffer) {
+    for (OpOperand &use : buffer.getUses()) {
+      Operation *user = use.getOwner();
+      if (auto store = dyn_cast<memref::StoreOp>(user)) {
+        stores.push_back({store, through});
+        continue;
+      }
+      auto inner = dyn_cast<func::CallOp>(user);
+      auto callee = inner ? symbols.lookupNearestSymbolFrom<func::FuncOp>(
+                                inner, inner.getCalleeAttr())
+                          : func::FuncOp();
+      if (!callee || callee.isExternal())
+        continue;
+      through.push_back(inner);
+      collect(callee.getArgument(use.getOperandNumber()));
+      through.pop_back();
+    }
+  };
+  collect(alloca.getResult());
+  // `value` as the step has it: a function's argument is its call's operand.
+  auto resolve = [](Value value, ArrayRef<func::CallOp> calls) {
+    while (!calls.empty()) {
+      auto arg = dyn_cast<BlockArgument>(value);
+      if (!arg || !isa<func::FuncOp>(arg.getOwner()->getParentOp()))
+        break;
+      value = func::CallOp(calls.back()).getOperand(arg.getArgNumber());
+      calls = calls.drop_back();
+    }
+    return value;
+  };
+  for (auto &[store, calls] : stores) {
     IntegerAttr column;
     if (store.getIndices().size() != 2 ||
         !matchPattern(store.getIndices()[1], m_Constant(&column)))
       return fail("a table store without a constant column");
     if (column.getInt() == 0)
       continue; // the element count
-    Value address = store.getValueToStore();
+    Value address = resolve(store.getValueToStore(), calls);
     if (auto cast = address.getDefiningOp<arith::IndexCastOp>())
-      address = cast.getIn();
+      address = resolve(cast.getIn(), calls);
     auto pointer =
         address.getDefiningOp<memref::ExtractAlignedPointerAsIndexOp>();
     if (!pointer) {

@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "MSAMP/Codegen/GPU/GraphCheck.h"
+#include "MSAMP/Codegen/GPU/HostStack.h"
 #include "MSAMP/Codegen/GPU/Passes.h"
 #include "MSAMP/Codegen/GPU/StreamOrderedCalls.h"
 
@@ -34,7 +35,7 @@ namespace {
 
 /// Why `op`, in the step's host code, cannot be replayed from a graph; ""
 /// when it can.
-std::string blockerOf(Operation &op) {
+std::string blockerOf(Operation &op, const msamp::HostStack &stack) {
   if (isa<gpu::LaunchFuncOp, func::ReturnOp, memref::AllocaOp>(op))
     return "";
   if (auto wait = dyn_cast<gpu::WaitOp>(op))
@@ -72,7 +73,7 @@ std::string blockerOf(Operation &op) {
     // The host's own stack (a multi-tensor Adam call's table of buffer
     // addresses): rewritten with the same addresses at every capture.
     Value memory = e.getValue();
-    if (memory && memory.getDefiningOp<memref::AllocaOp>())
+    if (memory && stack.contains(memory))
       continue;
     return ("host code " +
             Twine(isa<MemoryEffects::Read>(e.getEffect()) ? "reads"
@@ -106,12 +107,13 @@ struct GraphCheckPass : msamp::impl::MSAMPGPUGraphCheckBase<GraphCheckPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
+    msamp::HostStack stack(module);
     checked.clear();
     std::string blocker;
     for (auto func : module.getOps<func::FuncOp>()) {
       if (!func.isPublic() || func.isExternal())
         continue;
-      blocker = firstBlocker(func, symbols);
+      blocker = firstBlocker(func, symbols, stack);
       if (!blocker.empty())
         break;
     }
@@ -123,7 +125,8 @@ struct GraphCheckPass : msamp::impl::MSAMPGPUGraphCheckBase<GraphCheckPass> {
   /// described; "" if there is none. A call of a function the module
   /// defines (a layer, msamp-gpu-outline-layers) is replayed as its body
   /// is, so the body answers for it (once per function).
-  std::string firstBlocker(func::FuncOp func, SymbolTable &symbols) {
+  std::string firstBlocker(func::FuncOp func, SymbolTable &symbols,
+                           const msamp::HostStack &stack) {
     if (auto it = checked.find(func); it != checked.end())
       return it->second;
     std::string blocker;
@@ -131,13 +134,13 @@ struct GraphCheckPass : msamp::impl::MSAMPGPUGraphCheckBase<GraphCheckPass> {
       if (auto call = dyn_cast<func::CallOp>(op)) {
         auto callee = symbols.lookup<func::FuncOp>(call.getCallee());
         if (callee && !callee.isExternal()) {
-          blocker = firstBlocker(callee, symbols);
+          blocker = firstBlocker(callee, symbols, stack);
           if (!blocker.empty())
             break;
           continue;
         }
       }
-      std::string why = blockerOf(op);
+      std::string why = blockerOf(op, stack);
       if (why.empty())
         continue;
       blocker = describe(op, why);

@@ -22,8 +22,11 @@
 //     the step's entry: not a constant, so the outliner passes it as an
 //     argument instead of cloning it in, and one per view, so that two
 //     views of one offset in a layer do not make it differ from the others.
-//  3. msamp-outline-repeated-blocks on buffers outlines the tandem repeats.
-//  4. The offsets left in the step become constants again.
+//  3. The multi-tensor calls' tables of buffer addresses span the layers;
+//     each store into one takes its row index from such a value too (one
+//     per row), so that a layer's rows go into its function.
+//  4. msamp-outline-repeated-blocks on buffers outlines the tandem repeats.
+//  5. The offsets and row indices left in the step become constants again.
 //
 //===----------------------------------------------------------------------===//
 
@@ -80,8 +83,8 @@ bool isConstant(Value value) {
 /// back.
 constexpr llvm::StringLiteral kOffsetMarker = "msamp.layer_offset";
 
-/// The offset `op` passes to a layer, if it is one (layerOffset).
-std::optional<int64_t> offsetOf(Operation *op) {
+/// The value of an index `op` made by markedIndex, if it is one.
+std::optional<int64_t> markedValue(Operation *op) {
   auto indexCast = dyn_cast<arith::IndexCastOp>(op);
   if (!indexCast)
     return std::nullopt;
@@ -101,6 +104,7 @@ struct OutlineLayersPass
     Block &body = step.getBody().front();
     foldConstantArithmetic(body);
     rematerializeViews(body);
+    opaqueTableRows(body);
     OpPassManager outline(ModuleOp::getOperationName());
     msamp::MSAMPOutlineRepeatedBlocksOptions onBuffers;
     onBuffers.onBuffers = true;
@@ -166,6 +170,49 @@ struct OutlineLayersPass
     }
   }
 
+  /// The multi-tensor calls' tables (AdamGroupToRuntime.cpp: a row of
+  /// addresses and sizes per tensor, stored by host code into a stack
+  /// buffer) span the layers: a layer's rows differ from the next layer's
+  /// only in their row index. Each store's row index becomes a value of its
+  /// own at the step's entry, one per row of each table, so that a layer's
+  /// stores are equal text too and become a call with the row indices as
+  /// arguments.
+  void opaqueTableRows(Block &body) {
+    OpBuilder b(&getContext());
+    for (auto table : body.getOps<memref::AllocaOp>()) {
+      llvm::DenseMap<int64_t, Value> rows;
+      for (Operation *user : llvm::make_early_inc_range(table->getUsers())) {
+        auto store = dyn_cast<memref::StoreOp>(user);
+        if (!store || store->getBlock() != &body ||
+            store.getMemRef() != table.getResult() ||
+            store.getIndices().empty())
+          continue;
+        auto row =
+            store.getIndices().front().getDefiningOp<arith::ConstantOp>();
+        if (!row)
+          continue;
+        int64_t index = cast<IntegerAttr>(row.getValue()).getInt();
+        Value &opaque = rows[index];
+        if (!opaque) {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(&body);
+          opaque = markedIndex(b, table.getLoc(), index);
+        }
+        store.getIndicesMutable()[0].assign(opaque);
+        if (row->use_empty())
+          row->erase();
+      }
+    }
+  }
+
+  /// An index value equal to `value` that the outliner passes as an
+  /// argument instead of cloning it (restoreConstantOffsets folds it back).
+  static Value markedIndex(OpBuilder &b, Location loc, int64_t value) {
+    auto wide = arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(value));
+    wide->setAttr(kOffsetMarker, b.getUnitAttr());
+    return arith::IndexCastOp::create(b, loc, b.getIndexType(), wide);
+  }
+
   /// A new index value at the step's entry, right after `view`'s arena base,
   /// equal to its constant offset.
   Value layerOffset(memref::ViewOp view, OpBuilder &b) {
@@ -175,28 +222,27 @@ struct OutlineLayersPass
         cast<IntegerAttr>(
             view.getByteShift().getDefiningOp<arith::ConstantOp>().getValue())
             .getInt();
-    auto wide =
-        arith::ConstantOp::create(b, view.getLoc(), b.getI64IntegerAttr(bytes));
-    wide->setAttr(kOffsetMarker, b.getUnitAttr());
-    return arith::IndexCastOp::create(b, view.getLoc(), b.getIndexType(), wide);
+    return markedIndex(b, view.getLoc(), bytes);
   }
 
-  /// The offsets the step passes to the layers (and those of views no
-  /// repeat took) as index constants, one per value.
+  /// The offsets and row indices the step passes to the layers (and those
+  /// no repeat took) as index constants, one per value.
   void restoreConstantOffsets(Block &body) {
+    SmallVector<std::pair<Operation *, int64_t>> marked;
+    for (Operation &op : body)
+      if (std::optional<int64_t> value = markedValue(&op))
+        marked.push_back({&op, *value});
+    // The constants first, at the entry: a marked op may be the first op.
     OpBuilder b(&getContext());
     b.setInsertionPointToStart(&body);
     llvm::DenseMap<int64_t, Value> constants;
-    for (Operation &op : llvm::make_early_inc_range(body)) {
-      std::optional<int64_t> bytes = offsetOf(&op);
-      if (!bytes)
-        continue;
-      Value &constant = constants[*bytes];
-      if (!constant)
-        constant = arith::ConstantIndexOp::create(b, op.getLoc(), *bytes);
-      Operation *wide = op.getOperand(0).getDefiningOp();
-      op.getResult(0).replaceAllUsesWith(constant);
-      op.erase();
+    for (auto [op, value] : marked)
+      if (Value &constant = constants[value]; !constant)
+        constant = arith::ConstantIndexOp::create(b, op->getLoc(), value);
+    for (auto [op, value] : marked) {
+      Operation *wide = op->getOperand(0).getDefiningOp();
+      op->getResult(0).replaceAllUsesWith(constants.lookup(value));
+      op->erase();
       if (wide->use_empty())
         wide->erase();
     }

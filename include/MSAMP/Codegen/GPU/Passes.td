@@ -428,8 +428,11 @@ def MSAMPGPUOutlineLayers
     buffer) is cloned before every top-level op that reads it, and each
     clone of an arena view takes its offset from its own `arith.index_cast`
     of a constant at the step's entry; index arithmetic on constants is
-    folded. A layer's ops then read nothing but the arena's base, the step's
-    arguments and those offsets, and equal layers are equal text:
+    folded. Each store into a multi-tensor call's table of buffer addresses
+    (a `memref.alloca`) likewise takes its row index from a value per row.
+    A layer's ops then read nothing but the arena's base, the step's
+    arguments, the tables and those indices, and equal layers are equal
+    text:
     msamp-outline-repeated-blocks (on buffers) replaces each copy with a call
     of one private function, whose views take their offsets as index
     arguments. The offsets then become constants again. The launches, the
