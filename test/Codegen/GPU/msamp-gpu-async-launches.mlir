@@ -88,6 +88,19 @@
 // CHECK-NEXT: %[[R1:.+]] = gpu.wait async
 // CHECK-NEXT: call @msamp_rt_amax(
 // CHECK-NEXT: return
+// A table the caller keeps on its stack (a memref.alloca) and a layer
+// fills through an argument: the layer's stores need no wait (HostStack.h),
+// while its store into the other argument, a buffer, does.
+// CHECK-LABEL: func.func @fills_table(
+// CHECK: memref.alloca
+// CHECK-NEXT: gpu.wait async
+// CHECK-NEXT: call @fill_rows(
+// CHECK-LABEL: func.func private @fill_rows(
+// CHECK: memref.store %{{.+}}, %arg0
+// CHECK-NEXT: %[[W0:.+]] = gpu.wait async
+// CHECK-NEXT: gpu.wait [%[[W0]]]
+// CHECK-NEXT: memref.store %{{.+}}, %arg1
+// CHECK-NEXT: return
 
 module attributes {gpu.container_module} {
   gpu.module @k {
@@ -151,6 +164,18 @@ module attributes {gpu.container_module} {
     %c0_i32 = arith.constant 0 : i32
     %v = memref.load %s[] : memref<f32>
     call @msamp_rt_amax(%u, %u, %c0_i32) : (memref<*xi8>, memref<*xi8>, i32) -> ()
+    return
+  }
+  func.func @fills_table(%s: memref<f32>, %v: i64) {
+    %t = memref.alloca() : memref<2xi64>
+    call @fill_rows(%t, %s, %v) : (memref<2xi64>, memref<f32>, i64) -> ()
+    return
+  }
+  func.func private @fill_rows(%t: memref<2xi64>, %s: memref<f32>, %v: i64) {
+    %c0 = arith.constant 0 : index
+    %f = arith.constant 1.0 : f32
+    memref.store %v, %t[%c0] : memref<2xi64>
+    memref.store %f, %s[] : memref<f32>
     return
   }
 }

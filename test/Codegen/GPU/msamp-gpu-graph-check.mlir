@@ -3,8 +3,8 @@
 // enqueue (launches, stream-ordered runtime calls that do not wait, the
 // arenas' bases, stores into its own stack); the first op that does more is
 // recorded, with its location, as the module's msamp.cuda_graph_blocker
-// ("" when there is none). Private functions are not entry points and are
-// not checked.
+// ("" when there is none). Private functions are not entry points: a
+// function the module defines is checked where an entry point calls it.
 // RUN: msamp-opt %s --split-input-file --msamp-gpu-graph-check | FileCheck %s
 //
 // In --msamp-lower-to-gpu: msamp-compile --target cuda exports the blocker
@@ -149,6 +149,40 @@ module {
   func.func @step(%c: i1) {
     scf.if %c {
     }
+    return
+  }
+}
+
+// -----
+
+// A function the module defines (a layer, msamp-gpu-outline-layers) is
+// replayed as its body is: its stores into the table its caller keeps on
+// the stack are the caller's own stack (HostStack.h), nothing to block.
+// CHECK: module attributes {msamp.cuda_graph_blocker = ""}
+module {
+  func.func @step(%v: i64) {
+    %t = memref.alloca() : memref<2xi64>
+    call @layer(%t, %v) : (memref<2xi64>, i64) -> ()
+    return
+  }
+  func.func private @layer(%t: memref<2xi64>, %v: i64) {
+    %c0 = arith.constant 0 : index
+    memref.store %v, %t[%c0] : memref<2xi64>
+    return
+  }
+}
+
+// -----
+
+// A blocker inside a called function blocks the step, at its own location.
+// CHECK: msamp.cuda_graph_blocker = "{{.*}}inner.mlir:7:9: host code reads a buffer ('memref.load')"
+module {
+  func.func @step(%s: memref<f32>) {
+    call @layer(%s) : (memref<f32>) -> ()
+    return
+  }
+  func.func private @layer(%s: memref<f32>) {
+    %v = memref.load %s[] : memref<f32> loc("inner.mlir":7:9)
     return
   }
 }
