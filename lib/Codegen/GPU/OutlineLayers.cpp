@@ -40,6 +40,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
 
 namespace mlir::msamp {
@@ -96,6 +97,8 @@ std::optional<int64_t> markedValue(Operation *op) {
 
 struct OutlineLayersPass
     : msamp::impl::MSAMPGPUOutlineLayersBase<OutlineLayersPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     func::FuncOp step = msamp::findFunctionOfKind(module, msamp::kTrainStep);
@@ -105,6 +108,9 @@ struct OutlineLayersPass
     foldConstantArithmetic(body);
     rematerializeViews(body);
     opaqueTableRows(body);
+    llvm::DenseSet<Operation *> before;
+    for (auto fn : module.getOps<func::FuncOp>())
+      before.insert(fn);
     OpPassManager outline(ModuleOp::getOperationName());
     msamp::MSAMPOutlineRepeatedBlocksOptions onBuffers;
     onBuffers.onBuffers = true;
@@ -112,6 +118,14 @@ struct OutlineLayersPass
     if (failed(runPipeline(outline, module)))
       return signalPassFailure();
     restoreConstantOffsets(body);
+    if (!optNone)
+      return;
+    Builder b(&getContext());
+    for (auto fn : module.getOps<func::FuncOp>())
+      if (!before.contains(fn))
+        fn->setAttr("passthrough",
+                    b.getArrayAttr({b.getStringAttr("noinline"),
+                                    b.getStringAttr("optnone")}));
   }
 
   void foldConstantArithmetic(Block &body) {

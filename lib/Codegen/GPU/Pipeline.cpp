@@ -154,7 +154,7 @@ void mlir::msamp::buildLowerToGPUPipeline(OpPassManager &pm,
   // its tests run the outlined step against the CPU's.
   const bool outlineLayers = options.dedupe && options.outlineLayers;
   if (outlineLayers)
-    pm.addPass(createMSAMPGPUOutlineLayers());
+    pm.addPass(createMSAMPGPUOutlineLayers({!options.hostEmulation}));
   if (options.hostEmulation) {
     // Test aid: the same buffers, kernels bodies and launch geometry, run
     // by the host (scf.parallel lowers to loops).

@@ -443,6 +443,13 @@ def MSAMPGPUOutlineLayers
     layer. msamp-gpu-async-launches, msamp-gpu-graph-check and
     msamp-gpu-cost-report walk into the calls.
   }];
+  let options = [
+    Option<"optNone", "optnone", "bool", /*default=*/"false",
+           "mark the functions optnone, as the step's entry point: their "
+           "host code is glue that a CUDA graph replays, and "
+           "msamp-compile then gives each launch's arguments a slot of the "
+           "frame (LaunchAllocas.h)">
+  ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::func::FuncDialect"];
 }
