@@ -40,6 +40,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "MSAMP/Codegen/BufferViews.h"
 #include "MSAMP/Codegen/CPU/Passes.h"
 #include "MSAMP/Codegen/TandemRepeats.h"
 #include "MSAMP/Conversion/RuntimeSymbols.h"
@@ -403,29 +404,16 @@ struct MSAMPOutlineRepeatedBlocksPass
     return exports;
   }
 
-  /// Whether `op` only reinterprets a buffer (a view, reshape or cast).
-  static bool isBufferView(Operation *op) {
-    if (op->getNumOperands() == 0 || op->getNumResults() != 1 ||
-        !isa<BaseMemRefType>(op->getOperand(0).getType()))
-      return false;
-    // A buffer's address (a multi-tensor call's table entry), and its cast
-    // to an integer.
+  /// A view, reshape or cast of a buffer (BufferViews.h), or a buffer's
+  /// address (a multi-tensor call's table entry).
+  static bool isBufferViewOrAddress(Operation *op) {
     if (isa<memref::ExtractAlignedPointerAsIndexOp>(op))
       return true;
-    if (!isa<BaseMemRefType>(op->getResult(0).getType()))
-      return false;
-    return isa<memref::CastOp, memref::CollapseShapeOp, memref::ExpandShapeOp,
-               memref::ViewOp, memref::SubViewOp, memref::ReinterpretCastOp,
-               UnrealizedConversionCastOp>(op);
-  }
-
-  /// isBufferView, or the integer cast of a buffer's address.
-  static bool isBufferViewOrAddress(Operation *op) {
     if (auto cast = dyn_cast<arith::IndexCastOp>(op))
       return cast.getIn()
                  .getDefiningOp<memref::ExtractAlignedPointerAsIndexOp>() !=
              nullptr;
-    return isBufferView(op);
+    return msamp::isBufferView(op);
   }
 
   /// On buffers: the views, reshapes and casts outside `run` that it reads

@@ -30,6 +30,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "MSAMP/Codegen/BufferViews.h"
 #include "MSAMP/Codegen/CPU/Passes.h"
 #include "MSAMP/Codegen/GPU/Passes.h"
 #include "MSAMP/TrainStep/TrainStep.h"
@@ -61,18 +62,6 @@ bool isArenaView(Operation *op, Block &body) {
   Operation *source = view.getSource().getDefiningOp();
   return source && source->getBlock() == &body && view.getSizes().empty() &&
          view.getByteShift().getDefiningOp<arith::ConstantOp>();
-}
-
-/// Whether `op` only reinterprets a buffer: no data, no effects, free to
-/// repeat before each user.
-bool isViewLike(Operation *op) {
-  if (isa<memref::CastOp, memref::CollapseShapeOp, memref::ExpandShapeOp,
-          memref::SubViewOp, memref::ReinterpretCastOp, memref::ViewOp>(op))
-    return true;
-  auto cast = dyn_cast<UnrealizedConversionCastOp>(op);
-  return cast && cast->getNumOperands() == 1 && cast->getNumResults() == 1 &&
-         isa<BaseMemRefType>(cast->getOperand(0).getType()) &&
-         isa<BaseMemRefType>(cast->getResult(0).getType());
 }
 
 bool isConstant(Value value) {
@@ -154,7 +143,7 @@ struct OutlineLayersPass
   void rematerializeViews(Block &body) {
     SmallVector<Operation *> views;
     for (Operation &op : body)
-      if (isViewLike(&op))
+      if (msamp::isBufferView(&op))
         views.push_back(&op);
     OpBuilder b(&getContext());
     for (Operation *view : llvm::reverse(views)) {
