@@ -69,9 +69,9 @@ bool isConstant(Value value) {
   return def && def->hasTrait<OpTrait::ConstantLike>();
 }
 
-/// Marks the i64 constants this pass makes, so that only those are folded
-/// back.
-constexpr llvm::StringLiteral kOffsetMarker = "msamp.layer_offset";
+/// Marks the i64 constants of the values this pass passes to the layers
+/// (offsets, table rows), so that only those become constants again.
+constexpr llvm::StringLiteral kLayerArgumentMarker = "msamp.layer_argument";
 
 /// The value of an index `op` made by markedIndex, if it is one.
 std::optional<int64_t> markedValue(Operation *op) {
@@ -79,7 +79,7 @@ std::optional<int64_t> markedValue(Operation *op) {
   if (!indexCast)
     return std::nullopt;
   auto constant = indexCast.getIn().getDefiningOp<arith::ConstantOp>();
-  if (!constant || !constant->hasAttr(kOffsetMarker))
+  if (!constant || !constant->hasAttr(kLayerArgumentMarker))
     return std::nullopt;
   return cast<IntegerAttr>(constant.getValue()).getInt();
 }
@@ -212,7 +212,7 @@ struct OutlineLayersPass
   /// argument instead of cloning it (restoreConstantOffsets folds it back).
   static Value markedIndex(OpBuilder &b, Location loc, int64_t value) {
     auto wide = arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(value));
-    wide->setAttr(kOffsetMarker, b.getUnitAttr());
+    wide->setAttr(kLayerArgumentMarker, b.getUnitAttr());
     return arith::IndexCastOp::create(b, loc, b.getIndexType(), wide);
   }
 
