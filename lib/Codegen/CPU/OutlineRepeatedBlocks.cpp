@@ -38,6 +38,14 @@
 // Runs that would return a memref, or take one that is not such an
 // argument buffer, stay inline.
 //
+// On buffers (on-buffers: after deallocation on the CPU, after the static
+// arena on the GPU, msamp-gpu-outline-layers) nothing stays in the step. A
+// run first takes in clones of the views, casts and buffer addresses
+// outside it that it reads, so that a function never takes an unranked
+// buffer or an address where its copies could take the buffer; such an op
+// whose result is used after the run is rebuilt after the call instead of
+// returned; and a run of pure ops only stays inline.
+//
 //===----------------------------------------------------------------------===//
 
 #include "MSAMP/Codegen/BufferViews.h"

@@ -303,6 +303,12 @@ def MSAMPOutlineRepeatedBlocks
     is not such a buffer, stay inline. The functions have internal linkage
     and `noinline`. A remark (`blocks-outlined`) reports how many blocks
     became calls of how many functions.
+
+    With `on-buffers` (after deallocation on the CPU; after the static
+    arena on the GPU, msamp-gpu-outline-layers) nothing stays in the step:
+    a run takes in clones of the views, casts and buffer addresses outside
+    it that it reads, rebuilds after the call those used after it, and a
+    run of pure ops only stays inline.
   }];
   let options = [
     Option<"minPeriod", "min-period", "int64_t", /*default=*/"16",
