@@ -137,7 +137,7 @@ void mlir::msamp::buildLowerToGPUPipeline(OpPassManager &pm,
     pm.addNestedPass<func::FuncOp>(createMSAMPGPURowReductions());
   }
   pm.addNestedPass<func::FuncOp>(createMSAMPGPURegisterAccumulators());
-  pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
+  pm.addNestedPass<func::FuncOp>(createMSAMPGPULinalgToParallelLoops());
   pm.addNestedPass<func::FuncOp>(createMSAMPGPUTileParallelLoops(tile));
   // The host's 0-d arithmetic between kernels as single-thread kernels, so
   // the host does not wait for the stream there (ScalarKernels.cpp).
