@@ -8,6 +8,10 @@
 // RUN: msamp-opt %s --pass-pipeline="builtin.module(func.func(msamp-gpu-linalg-to-parallel-loops,canonicalize,cse))" -o %t.ours.mlir
 // RUN: diff %t.upstream.mlir %t.ours.mlir
 // RUN: msamp-opt %s --pass-pipeline="builtin.module(func.func(msamp-gpu-linalg-to-parallel-loops))" | FileCheck %s
+// A linalg op on tensors (not bufferized) is left as it is, as upstream.
+// RUN: msamp-opt %S/Inputs/linalg-on-tensors.mlir --pass-pipeline="builtin.module(func.func(msamp-gpu-linalg-to-parallel-loops))" | FileCheck %s --check-prefix=TENSOR
+// TENSOR: linalg.generic
+// TENSOR-NOT: scf.parallel
 
 // CHECK-LABEL: func.func @step(
 // CHECK: scf.parallel (%{{.+}}, %{{.+}}) = ({{.+}}) to (%c4, %c8)
