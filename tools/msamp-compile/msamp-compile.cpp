@@ -136,6 +136,12 @@ static cl::opt<bool>
                     "once; "
                     "=false keeps the step one function (for comparisons)"),
            cl::init(true));
+static cl::opt<bool> outlineTensors(
+    "gpu-outline-tensors", cl::cat(toolOptions), cl::Hidden,
+    cl::desc("experimental (issue 19, docs/GPU.md): on the GPU targets, "
+             "outline the repeated layers before bufferization, each "
+             "layer's buffers in a frame its caller passes"),
+    cl::init(false));
 static cl::opt<unsigned>
     jobs("j", cl::cat(toolOptions), cl::Prefix,
          cl::desc("threads for LLVM code generation (default: the cores "
@@ -390,12 +396,14 @@ int main(int argc, char **argv) {
   // run on the host by the CPU backend (--msamp-lower-to-gpu's
   // host-emulation option).
   std::string dedupeOption = dedupe ? "true" : "false";
+  std::string gpuOutline =
+      std::string(" outline-tensors=") + (outlineTensors ? "true" : "false");
   std::string pipeline =
       cuda ? "msamp-lower-to-gpu{chip=" + chip + " dedupe=" + dedupeOption +
-                 " cost-report=" + costPath.str().str() + "}"
+                 gpuOutline + " cost-report=" + costPath.str().str() + "}"
       : target == "cuda-host-emulation"
           ? "msamp-lower-to-gpu{host-emulation=true dedupe=" + dedupeOption +
-                "}"
+                gpuOutline + "}"
           : "msamp-lower-to-llvm{outline-loop-nests=" + dedupeOption + "}";
   TimingScope lowerTimer =
       root.nest("lowering (bufferization, loops, LLVM dialect)");

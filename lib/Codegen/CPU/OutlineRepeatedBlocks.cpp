@@ -56,6 +56,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
@@ -86,9 +87,33 @@ namespace {
 /// msamp-split-shared-inits groups those uses: the groups, and with them
 /// bufferization's buffer reuse, would then depend on the number of
 /// layers).
+///
+/// Also a fill of a constant into such an empty (a tensor of one value, the
+/// start of a reduction): the function fills its own, so that the
+/// reduction reads a fill of its own function, not an argument (the GPU
+/// pipeline's reductions then start from the constant instead of copying
+/// the caller's buffer: msamp-gpu-reduction-inits).
 bool isClonableConstant(Operation *op) {
-  return op && op->getNumOperands() == 0 && op->getNumRegions() == 0 &&
+  if (!op)
+    return false;
+  if (auto fill = dyn_cast<linalg::FillOp>(op))
+    return fill.hasPureTensorSemantics() &&
+           llvm::all_of(fill->getOperands(), [](Value operand) {
+             return isClonableConstant(operand.getDefiningOp());
+           });
+  return op->getNumOperands() == 0 && op->getNumRegions() == 0 &&
          (op->hasTrait<OpTrait::ConstantLike>() || isa<tensor::EmptyOp>(op));
+}
+
+/// Clones the clonable constant `value` and what it is made of (a fill's
+/// constant and empty) into `builder`'s block, once each.
+void cloneConstant(OpBuilder &builder, Value value, IRMapping &mapping) {
+  if (mapping.contains(value))
+    return;
+  Operation *op = value.getDefiningOp();
+  for (Value operand : op->getOperands())
+    cloneConstant(builder, operand, mapping);
+  builder.clone(*op, mapping);
 }
 
 /// Key of a top-level op: everything but the values it reads. A pinned op
@@ -144,7 +169,8 @@ struct MSAMPOutlineRepeatedBlocksPass
     // outlined runs read; the originals left unused in the step (about 40%
     // of its ops at O2) would be carried through bufferization until a
     // canonicalization removed them.
-    for (Operation &op : llvm::make_early_inc_range(*body))
+    // Last first: a fill goes before the constant and empty it reads.
+    for (Operation &op : llvm::make_early_inc_range(llvm::reverse(*body)))
       if (isClonableConstant(&op) && op.use_empty())
         op.erase();
 
@@ -517,7 +543,7 @@ struct MSAMPOutlineRepeatedBlocksPass
         mapping.map(value, argument);
       for (Value value : reads)
         if (isClonableConstant(value.getDefiningOp()))
-          builder.clone(*value.getDefiningOp(), mapping);
+          cloneConstant(builder, value, mapping);
       for (Operation *op : run.ops)
         builder.clone(*op, mapping);
       // Which step argument a buffer is differs per copy: the call says it.

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "MSAMP/Codegen/GPU/BufferAccesses.h"
+#include "MSAMP/Codegen/GPU/FreshArguments.h"
 #include "MSAMP/Codegen/GPU/SingleThreadKernels.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -122,10 +123,8 @@ bool msamp::mayAlias(Value a, Value b) {
            isa_and_nonnull<memref::AllocOp, memref::AllocaOp,
                            memref::GetGlobalOp>(v.getDefiningOp());
   };
-  auto isAllocation = [](Value v) {
-    return isa_and_nonnull<memref::AllocOp, memref::AllocaOp>(
-        v.getDefiningOp());
-  };
+  // An allocation, or an argument every call gives a buffer of its own.
+  auto isAllocation = [](Value v) { return isOwnBuffer(v); };
   if (!known(a) || !known(b))
     return true;
   return !isAllocation(a) && !isAllocation(b);

@@ -163,10 +163,16 @@ struct MergeSiblingKernelsPass
   }
 
   void runOnOperation() override {
+    // One function's ops: the pass object runs on every function in turn,
+    // and the later passes on an earlier function free ops whose
+    // addresses a new op may take (a stale entry let a kernel move past
+    // another that reads what it writes, once layers were functions).
+    accessCache.clear();
     SmallVector<Block *> blocks;
     getOperation().walk([&](Block *block) { blocks.push_back(block); });
     for (Block *block : blocks)
       mergeInBlock(*block);
+    accessCache.clear();
   }
 
   void mergeInBlock(Block &block) {

@@ -85,8 +85,22 @@ void mlir::msamp::buildLowerToGPUPipeline(OpPassManager &pm,
   if (!options.hostEmulation)
     pm.addPass(createMSAMPGPUStepFloor());
   // 1. Tensors -> buffers, as for the CPU; constants into step buffers.
+  const bool outlineTensors = options.dedupe && options.outlineTensors;
   buildBufferizeTrainStepPipeline(
-      pm, [](OpPassManager &pm) { pm.addPass(createMSAMPGPUStageGlobals()); },
+      pm,
+      [&](OpPassManager &pm) {
+        if (outlineTensors) {
+          // A layer's results become buffers its caller allocates, as on
+          // the CPU; inside the layer each is its own (FreshArguments.h).
+          pm.addPass(bufferization::createDropEquivalentBufferResultsPass());
+          bufferization::BufferResultsToOutParamsPassOptions outParams;
+          outParams.hoistStaticAllocs = true;
+          pm.addPass(
+              bufferization::createBufferResultsToOutParamsPass(outParams));
+          pm.addPass(createMSAMPGPUMarkFreshArguments());
+        }
+        pm.addPass(createMSAMPGPUStageGlobals());
+      },
       // The optimizer's updates as few multi-tensor calls as possible.
       [](OpPassManager &pm) {
         // Each FP8 cast's amax, history and scales as one call.
@@ -107,7 +121,10 @@ void mlir::msamp::buildLowerToGPUPipeline(OpPassManager &pm,
       // tensor.empty of a type into one value, and one-shot
       // bufferization's conflict analysis grew with the cube of such a set
       // (issue 19: 9.4 s of a 29 s compile at 24 layers). As on the CPU.
-      [](OpPassManager &pm) {
+      [&](OpPassManager &pm) {
+        // Each layer bufferized and lowered once (experimental).
+        if (outlineTensors)
+          pm.addPass(createMSAMPOutlineRepeatedBlocks());
         pm.addNestedPass<func::FuncOp>(createMSAMPSplitSharedInits());
       });
 
@@ -162,7 +179,7 @@ void mlir::msamp::buildLowerToGPUPipeline(OpPassManager &pm,
     return;
   }
   // One pointer per buffer in the layers' calls, as on the CPU.
-  if (outlineLayers)
+  if (outlineLayers || outlineTensors)
     pm.addPass(createMSAMPBarePointerCalls());
   pm.addNestedPass<func::FuncOp>(createGpuMapParallelLoopsPass());
   pm.addNestedPass<func::FuncOp>(createConvertParallelLoopToGpuPass());

@@ -59,6 +59,73 @@ bool onlyHostCallUses(Value value) {
   return true;
 }
 
+/// Each global a function reads, staged once: a function no other calls
+/// (the step) copies it into a buffer at its entry; a function others call
+/// (a layer outlined before bufferization) takes that buffer as a new last
+/// argument, which every call passes on from its caller. A layer's
+/// constants are then the step's one copy each, as in the inline step, not
+/// a copy per constant per call.
+class GlobalStager {
+public:
+  explicit GlobalStager(ModuleOp module) : symbols(module) {
+    module.walk([&](func::CallOp call) {
+      auto callee = symbols.lookup<func::FuncOp>(call.getCallee());
+      if (callee && !callee.isExternal())
+        callsOf[callee].push_back(call);
+    });
+  }
+
+  /// The staged buffer of `read`'s global (identity layout, static shape)
+  /// for `read`, which is in `func` or in a function it calls.
+  Value stagedIn(func::FuncOp func, memref::GetGlobalOp read) {
+    bool isRoot = callsOf.find(func) == callsOf.end() || func.isPublic();
+    // A read of the step itself is staged where it is, as it always was.
+    if (isRoot && read->getParentOfType<func::FuncOp>() == func) {
+      OpBuilder b(read);
+      auto alloc = memref::AllocOp::create(b, read.getLoc(), read.getType(),
+                                           b.getI64IntegerAttr(64));
+      b.setInsertionPointAfter(alloc);
+      memref::CopyOp::create(b, read.getLoc(), b.clone(*read)->getResult(0),
+                             alloc.getResult());
+      return alloc.getResult();
+    }
+    auto key =
+        std::make_pair(func.getOperation(), read.getNameAttr().getAttr());
+    if (Value known = staged.lookup(key))
+      return known;
+    Value buffer;
+    auto calls = callsOf.find(func);
+    if (isRoot) {
+      OpBuilder b(&func.getBody().front(), func.getBody().front().begin());
+      Operation *global = b.clone(*read);
+      auto alloc = memref::AllocOp::create(b, read.getLoc(), read.getType(),
+                                           b.getI64IntegerAttr(64));
+      memref::CopyOp::create(b, read.getLoc(), global->getResult(0),
+                             alloc.getResult());
+      buffer = alloc.getResult();
+    } else {
+      unsigned index = func.getNumArguments();
+      if (failed(func.insertArgument(index, read.getType(), {}, read.getLoc())))
+        return {};
+      buffer = func.getArgument(index);
+      staged[key] = buffer;
+      for (func::CallOp call : calls->second) {
+        Value outer = stagedIn(call->getParentOfType<func::FuncOp>(), read);
+        if (!outer)
+          return {};
+        call->insertOperands(call->getNumOperands(), outer);
+      }
+    }
+    staged[key] = buffer;
+    return buffer;
+  }
+
+private:
+  SymbolTable symbols;
+  llvm::DenseMap<Operation *, SmallVector<func::CallOp>> callsOf;
+  llvm::DenseMap<std::pair<Operation *, Attribute>, Value> staged;
+};
+
 struct StageGlobalsPass
     : msamp::impl::MSAMPGPUStageGlobalsBase<StageGlobalsPass> {
   void runOnOperation() override {
@@ -67,6 +134,7 @@ struct StageGlobalsPass
       if (!onlyHostCallUses(op.getResult()))
         reads.push_back(op);
     });
+    GlobalStager stager(getOperation());
     for (memref::GetGlobalOp read : reads) {
       auto type = read.getType();
       if (!type.getLayout().isIdentity() || !type.hasStaticShape()) {
@@ -74,14 +142,13 @@ struct StageGlobalsPass
                        "globals can be staged");
         return signalPassFailure();
       }
-      OpBuilder b(read);
-      auto alloc = memref::AllocOp::create(b, read.getLoc(), type,
-                                           b.getI64IntegerAttr(64));
+      Value buffer =
+          stager.stagedIn(read->getParentOfType<func::FuncOp>(), read);
+      if (!buffer)
+        return signalPassFailure();
       // Every user reads the copy; the copy alone reads the global.
-      read.getResult().replaceAllUsesWith(alloc.getResult());
-      b.setInsertionPointAfter(read);
-      memref::CopyOp::create(b, read.getLoc(), read.getResult(),
-                             alloc.getResult());
+      read.getResult().replaceAllUsesWith(buffer);
+      read.erase();
     }
   }
 };

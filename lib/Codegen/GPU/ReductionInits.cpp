@@ -25,6 +25,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "MSAMP/Codegen/GPU/ReductionInits.h"
+#include "MSAMP/Codegen/GPU/FreshArguments.h"
 #include "MSAMP/Codegen/GPU/Passes.h"
 
 #include "mlir/Dialect/Linalg/Utils/Utils.h"
@@ -80,17 +81,19 @@ linalg::FillOp msamp::constantInitFill(linalg::LinalgOp op, OpOperand *init) {
   for (unsigned r = 0; r < map.getNumResults(); ++r)
     if (!linalg::isParallelIterator(iterators[map.getDimPosition(r)]))
       return {};
-  // The buffer is the step's own (nothing outside the function sees it),
-  // and no other operand of the op views it.
+  // The buffer is the function's own (an allocation, or an argument every
+  // call gives a buffer of its own: FreshArguments.h), and no other operand
+  // of the op views it.
   Value buffer = viewedBuffer(init->get());
-  if (!buffer.getDefiningOp<memref::AllocOp>())
+  if (buffer.getDefiningOp<memref::AllocaOp>() || !isOwnBuffer(buffer))
     return {};
   for (OpOperand &other : op->getOpOperands())
     if (&other != init && isa<BaseMemRefType>(other.get().getType()) &&
         viewedBuffer(other.get()) == buffer)
       return {};
   // Back to the allocation at most: nothing before it names the buffer (a
-  // walk to the block's start for every op was quadratic in the step).
+  // walk to the block's start for every op was quadratic in the step). An
+  // argument's walk goes to the start of the function, a layer's.
   for (Operation *prev = op->getPrevNode();
        prev && prev != buffer.getDefiningOp(); prev = prev->getPrevNode()) {
     auto fill = dyn_cast<linalg::FillOp>(prev);

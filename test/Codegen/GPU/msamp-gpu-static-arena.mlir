@@ -113,30 +113,93 @@ module {
 
 // -----
 
-// A buffer a function of the module receives (which could free it) keeps
-// its alloc; the other goes into the arena.
-// CHECK-LABEL: module attributes {msamp.buffer_plan = {arena_buffers = 1 : i64
+// A buffer a function of the module frees keeps its alloc; one passed to a
+// function that does not free it (a layer outlined before bufferization)
+// goes into the arena like the buffer a runtime call reads.
+// CHECK-LABEL: module attributes {msamp.buffer_plan = {arena_buffers = 2 : i64
 // CHECK-LABEL: func.func @train_step(
 // CHECK: %[[KEPT:.+]] = memref.alloc() : memref<8xf32>
-// CHECK: call @helper(%[[KEPT]])
-// CHECK: memref.dealloc %[[KEPT]]
+// CHECK: call @frees(%[[KEPT]])
+// CHECK: %[[LENT:.+]] = memref.view
+// CHECK: call @reads(%[[LENT]])
+// CHECK-NOT: memref.dealloc
+// CHECK: return
 module {
   func.func private @msamp_rt_amax(memref<*xi8>, memref<*xi8>, i32)
-  func.func private @helper(%b: memref<8xf32>) {
+  func.func private @frees(%b: memref<8xf32>) {
+    memref.dealloc %b : memref<8xf32>
+    return
+  }
+  func.func private @reads(%b: memref<8xf32>) {
     return
   }
   func.func @train_step(%out: memref<f32>) attributes {msamp.kind = "train_step"} {
     %i0 = arith.constant 0 : i32
     %kept = memref.alloc() : memref<8xf32>
-    func.call @helper(%kept) : (memref<8xf32>) -> ()
+    func.call @frees(%kept) : (memref<8xf32>) -> ()
+    %lent = memref.alloc() : memref<8xf32>
+    func.call @reads(%lent) : (memref<8xf32>) -> ()
     %placed = memref.alloc() : memref<8xf32>
     %c = memref.cast %placed : memref<8xf32> to memref<*xf32>
     %u = builtin.unrealized_conversion_cast %c : memref<*xf32> to memref<*xi8>
     %co = memref.cast %out : memref<f32> to memref<*xf32>
     %uo = builtin.unrealized_conversion_cast %co : memref<*xf32> to memref<*xi8>
     func.call @msamp_rt_amax(%u, %uo, %i0) : (memref<*xi8>, memref<*xi8>, i32) -> ()
-    memref.dealloc %kept : memref<8xf32>
+    memref.dealloc %lent : memref<8xf32>
     memref.dealloc %placed : memref<8xf32>
+    return
+  }
+}
+
+// -----
+
+// A function of the module (a layer outlined before bufferization) places
+// its own buffers in a frame, a new argument marked with its arena; every
+// call passes a frame its caller allocates right before the call, which
+// the step places in its arena like any buffer live for the call. The
+// frames of two calls share memory: the calls' lifetimes do not overlap.
+// CHECK-LABEL: module attributes {msamp.buffer_plan = {arena_buffers = 2 : i64, arena_bytes = 512 : i64
+// CHECK-LABEL: func.func private @layer(
+// CHECK-SAME: %[[IN:[^:]+]]: memref<8xf32>, %[[FRAME:[^:]+]]: memref<512xi8> {msamp.frame = "device"})
+// CHECK-NOT: memref.alloc
+// CHECK: memref.view %[[FRAME]][%{{.+}}][] : memref<512xi8> to memref<8xf32>
+// CHECK: memref.view %[[FRAME]][%{{.+}}][] : memref<512xi8> to memref<8xf32>
+// CHECK-NOT: memref.dealloc
+// CHECK: return
+// CHECK-LABEL: func.func @train_step(
+// CHECK: %[[BASE:.+]] = builtin.unrealized_conversion_cast %{{.+}} to memref<512xi8>
+// CHECK: %[[F1:.+]] = memref.view %[[BASE]][%{{.+}}][] : memref<512xi8> to memref<512xi8>
+// CHECK: call @layer(%{{.+}}, %[[F1]])
+// CHECK: %[[F2:.+]] = memref.view %[[BASE]][%{{.+}}][] : memref<512xi8> to memref<512xi8>
+// CHECK: call @layer(%{{.+}}, %[[F2]])
+// CHECK-NOT: memref.alloc
+module {
+  func.func private @layer(%in: memref<8xf32>) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c8 = arith.constant 8 : index
+    %a = memref.alloc() : memref<8xf32>
+    %b = memref.alloc() : memref<8xf32>
+    scf.parallel (%i) = (%c0) to (%c8) step (%c1) {
+      %x = memref.load %in[%i] : memref<8xf32>
+      memref.store %x, %a[%i] : memref<8xf32>
+      memref.store %x, %b[%i] : memref<8xf32>
+      scf.reduce
+    }
+    scf.parallel (%i) = (%c0) to (%c8) step (%c1) {
+      %x = memref.load %a[%i] : memref<8xf32>
+      %y = memref.load %b[%i] : memref<8xf32>
+      %z = arith.addf %x, %y : f32
+      memref.store %z, %in[%i] : memref<8xf32>
+      scf.reduce
+    }
+    memref.dealloc %a : memref<8xf32>
+    memref.dealloc %b : memref<8xf32>
+    return
+  }
+  func.func @train_step(%x: memref<8xf32>) attributes {msamp.kind = "train_step"} {
+    func.call @layer(%x) : (memref<8xf32>) -> ()
+    func.call @layer(%x) : (memref<8xf32>) -> ()
     return
   }
 }

@@ -77,6 +77,15 @@ struct LowerToGPUOptions : public PassPipelineOptions<LowerToGPUOptions> {
                      "(msamp-gpu-outline-layers); false: the step inline, "
                      "for comparison"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> outlineTensors{
+      *this, "outline-tensors",
+      llvm::cl::desc("experimental (issue 19): outline the repeated layers "
+                     "before bufferization, as the CPU target does, so "
+                     "that bufferization and the GPU passes see each layer "
+                     "once; each layer's buffers in a frame its caller "
+                     "passes (msamp-gpu-static-arena). More launches than "
+                     "the default (docs/GPU.md)"),
+      llvm::cl::init(false)};
   PassOptions::Option<bool> upstreamHostConversion{
       *this, "upstream-host-conversion",
       llvm::cl::desc("test aid: convert the host code with upstream "

@@ -35,6 +35,24 @@ def MSAMPGPUCopiesToLinalg
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def MSAMPGPUMarkFreshArguments
+    : Pass<"msamp-gpu-mark-fresh-arguments", "::mlir::ModuleOp"> {
+  let summary = "mark the arguments every call passes a buffer of its own";
+  let description = [{
+    On buffers, after buffer-results-to-out-params: an argument of a private
+    function to which every call passes an allocation of the caller that no
+    other operand of the call reaches (an out-parameter, a layer's result)
+    gets the unit argument attribute `msamp.fresh`. Inside the function it
+    aliases nothing else, like an allocation: msamp-gpu-reduction-inits
+    starts a reduction into it from its fill's constant, and the merges'
+    buffer model (BufferAccesses.h) lets kernels that touch it move past
+    ones that do not (include/MSAMP/Codegen/GPU/FreshArguments.h).
+  }];
+  let statistics = [
+    Statistic<"numFresh", "fresh-arguments", "arguments marked fresh">
+  ];
+}
+
 def MSAMPGPUReductionInits
     : Pass<"msamp-gpu-reduction-inits", "::mlir::func::FuncOp"> {
   let summary = "copies of a constant-filled buffer become fills, which "
