@@ -123,11 +123,11 @@ bool msamp::mayAlias(Value a, Value b) {
            isa_and_nonnull<memref::AllocOp, memref::AllocaOp,
                            memref::GetGlobalOp>(v.getDefiningOp());
   };
-  // An allocation, or an argument every call gives a buffer of its own.
-  auto isAllocation = [](Value v) { return isOwnBuffer(v); };
   if (!known(a) || !known(b))
     return true;
-  return !isAllocation(a) && !isAllocation(b);
+  // An allocation, or an argument every call gives a buffer of its own,
+  // shares memory with no other root.
+  return !isOwnBuffer(a) && !isOwnBuffer(b);
 }
 
 static bool overlap(const llvm::SmallDenseSet<Value> &a,

@@ -7,6 +7,7 @@
 
 #include "MSAMP/Codegen/GPU/FreshArguments.h"
 #include "MSAMP/Codegen/BufferPlan.h"
+#include "MSAMP/Codegen/GPU/CallSites.h"
 #include "MSAMP/Codegen/GPU/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -51,15 +52,11 @@ struct MarkFreshArgumentsPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
-    llvm::DenseMap<Operation *, SmallVector<func::CallOp>> callsOf;
-    module.walk([&](func::CallOp call) {
-      if (auto callee = symbols.lookup<func::FuncOp>(call.getCallee()))
-        callsOf[callee].push_back(call);
-    });
+    msamp::CallSites callsOf = msamp::collectCallSites(module, symbols);
     UnitAttr unit = UnitAttr::get(&getContext());
     for (auto func : module.getOps<func::FuncOp>()) {
       // Only a private function is called from nowhere else.
-      if (func.isExternal() || !func.isPrivate())
+      if (!func.isPrivate())
         continue;
       auto calls = callsOf.find(func);
       if (calls == callsOf.end())

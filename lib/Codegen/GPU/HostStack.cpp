@@ -5,22 +5,17 @@
 //===----------------------------------------------------------------------===//
 
 #include "MSAMP/Codegen/GPU/HostStack.h"
+#include "MSAMP/Codegen/GPU/CallSites.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/SymbolTable.h"
-#include "llvm/ADT/DenseMap.h"
 
 using namespace mlir;
 
 msamp::HostStack::HostStack(ModuleOp module) {
   SymbolTable symbols(module);
-  llvm::DenseMap<Operation *, SmallVector<func::CallOp>> callsOf;
-  module.walk([&](func::CallOp call) {
-    if (auto callee = symbols.lookup<func::FuncOp>(call.getCallee());
-        callee && !callee.isExternal())
-      callsOf[callee].push_back(call);
-  });
+  CallSites callsOf = collectCallSites(module, symbols);
   // Callers first would do, but the module's functions are few: repeat
   // until nothing changes (a chain of calls adds one level per round).
   bool changed = true;

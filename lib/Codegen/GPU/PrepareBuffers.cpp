@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "MSAMP/Codegen/GPU/CallSites.h"
 #include "MSAMP/Codegen/GPU/Passes.h"
 #include "MSAMP/Conversion/RuntimeSymbols.h"
 
@@ -67,62 +68,55 @@ bool onlyHostCallUses(Value value) {
 /// a copy per constant per call.
 class GlobalStager {
 public:
-  explicit GlobalStager(ModuleOp module) : symbols(module) {
-    module.walk([&](func::CallOp call) {
-      auto callee = symbols.lookup<func::FuncOp>(call.getCallee());
-      if (callee && !callee.isExternal())
-        callsOf[callee].push_back(call);
-    });
-  }
+  explicit GlobalStager(ModuleOp module)
+      : symbols(module), callsOf(msamp::collectCallSites(module, symbols)) {}
 
   /// The staged buffer of `read`'s global (identity layout, static shape)
   /// for `read`, which is in `func` or in a function it calls.
   Value stagedIn(func::FuncOp func, memref::GetGlobalOp read) {
-    bool isRoot = callsOf.find(func) == callsOf.end() || func.isPublic();
+    auto calls = callsOf.find(func);
+    const bool isRoot = calls == callsOf.end() || func.isPublic();
     // A read of the step itself is staged where it is, as it always was.
     if (isRoot && read->getParentOfType<func::FuncOp>() == func) {
       OpBuilder b(read);
-      auto alloc = memref::AllocOp::create(b, read.getLoc(), read.getType(),
-                                           b.getI64IntegerAttr(64));
-      b.setInsertionPointAfter(alloc);
-      memref::CopyOp::create(b, read.getLoc(), b.clone(*read)->getResult(0),
-                             alloc.getResult());
-      return alloc.getResult();
+      return stage(b, read);
     }
     auto key =
         std::make_pair(func.getOperation(), read.getNameAttr().getAttr());
     if (Value known = staged.lookup(key))
       return known;
-    Value buffer;
-    auto calls = callsOf.find(func);
     if (isRoot) {
       OpBuilder b(&func.getBody().front(), func.getBody().front().begin());
-      Operation *global = b.clone(*read);
-      auto alloc = memref::AllocOp::create(b, read.getLoc(), read.getType(),
-                                           b.getI64IntegerAttr(64));
-      memref::CopyOp::create(b, read.getLoc(), global->getResult(0),
-                             alloc.getResult());
-      buffer = alloc.getResult();
-    } else {
-      unsigned index = func.getNumArguments();
-      if (failed(func.insertArgument(index, read.getType(), {}, read.getLoc())))
-        return {};
-      buffer = func.getArgument(index);
-      staged[key] = buffer;
-      for (func::CallOp call : calls->second) {
-        Value outer = stagedIn(call->getParentOfType<func::FuncOp>(), read);
-        if (!outer)
-          return {};
-        call->insertOperands(call->getNumOperands(), outer);
-      }
+      return staged[key] = stage(b, read);
     }
-    staged[key] = buffer;
-    return buffer;
+    unsigned index = func.getNumArguments();
+    if (failed(func.insertArgument(index, read.getType(), {}, read.getLoc())))
+      return {};
+    // Known before the callers are asked: a function that calls itself
+    // passes its own argument on.
+    Value argument = staged[key] = func.getArgument(index);
+    for (func::CallOp call : calls->second) {
+      Value outer = stagedIn(call->getParentOfType<func::FuncOp>(), read);
+      if (!outer)
+        return {};
+      call->insertOperands(call->getNumOperands(), outer);
+    }
+    return argument;
   }
 
 private:
+  /// A new buffer at `b` holding a copy of `read`'s global (a new read of
+  /// it: the copy alone reads the global).
+  static Value stage(OpBuilder &b, memref::GetGlobalOp read) {
+    auto alloc = memref::AllocOp::create(b, read.getLoc(), read.getType(),
+                                         b.getI64IntegerAttr(64));
+    memref::CopyOp::create(b, read.getLoc(), b.clone(*read)->getResult(0),
+                           alloc.getResult());
+    return alloc.getResult();
+  }
+
   SymbolTable symbols;
-  llvm::DenseMap<Operation *, SmallVector<func::CallOp>> callsOf;
+  msamp::CallSites callsOf;
   llvm::DenseMap<std::pair<Operation *, Attribute>, Value> staged;
 };
 

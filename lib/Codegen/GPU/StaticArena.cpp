@@ -10,6 +10,7 @@
 
 #include "MSAMP/Codegen/BufferPlan.h"
 #include "MSAMP/Codegen/BufferPlanAttr.h"
+#include "MSAMP/Codegen/GPU/CallSites.h"
 #include "MSAMP/Codegen/GPU/Passes.h"
 #include "MSAMP/Codegen/GPU/StreamOrderedCalls.h"
 #include "MSAMP/TrainStep/TrainStep.h"
@@ -189,11 +190,7 @@ struct StaticArenaPass : msamp::impl::MSAMPGPUStaticArenaBase<StaticArenaPass> {
     // step plans those frames with its own buffers.
     llvm::SetVector<func::FuncOp> order;
     appendCalleesFirst(step, symbols, order);
-    llvm::DenseMap<Operation *, SmallVector<func::CallOp>> callsOf;
-    module.walk([&](func::CallOp call) {
-      if (auto callee = symbols.lookup<func::FuncOp>(call.getCallee()))
-        callsOf[callee].push_back(call);
-    });
+    CallSites callsOf = collectCallSites(module, symbols);
     for (func::FuncOp func : order)
       if (failed(placeBuffers(func, func == step, symbols, callsOf)))
         return signalPassFailure();
@@ -203,9 +200,8 @@ struct StaticArenaPass : msamp::impl::MSAMPGPUStaticArenaBase<StaticArenaPass> {
   /// at its entry; a callee's in frames, one argument per arena it uses,
   /// which every caller allocates right before the call and frees right
   /// after it (a buffer of the caller's own plan, live for the call).
-  LogicalResult placeBuffers(
-      func::FuncOp func, bool isStep, SymbolTable &symbols,
-      const llvm::DenseMap<Operation *, SmallVector<func::CallOp>> &callsOf) {
+  LogicalResult placeBuffers(func::FuncOp func, bool isStep,
+                             SymbolTable &symbols, const CallSites &callsOf) {
     // A buffer only ever stored to (a fill nothing reads) is dead: the
     // canonicalizer erases such an alloc with its stores, which it cannot
     // once the buffer is a view of an arena. Erase them first.
@@ -317,9 +313,8 @@ struct StaticArenaPass : msamp::impl::MSAMPGPUStaticArenaBase<StaticArenaPass> {
   /// arena (kFrameAttr); each call passes a buffer allocated right before it
   /// and freed right after it. The caller's own plan places that buffer in
   /// the arena its uses in the callee call for.
-  Value addFrame(
-      func::FuncOp callee, int arena, int64_t bytes,
-      const llvm::DenseMap<Operation *, SmallVector<func::CallOp>> &callsOf) {
+  Value addFrame(func::FuncOp callee, int arena, int64_t bytes,
+                 const CallSites &callsOf) {
     OpBuilder b(callee.getContext());
     auto type = MemRefType::get({bytes}, b.getI8Type());
     unsigned index = callee.getNumArguments();
