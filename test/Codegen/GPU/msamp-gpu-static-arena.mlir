@@ -255,3 +255,44 @@ module {
     return
   }
 }
+
+// -----
+
+// A callee buffer host code reads (a 0-d value the layer's host code loads)
+// goes into a second frame, marked "host", which the step places in its
+// pinned host arena; the kernel-only buffer stays in the device frame.
+// CHECK-LABEL: module attributes {msamp.buffer_plan = {arena_buffers = 1 : i64, {{.*}}host_arena_buffers = 1 : i64
+// CHECK-LABEL: func.func private @layer(
+// CHECK-SAME: %{{[^:]+}}: memref<256xi8> {msamp.frame = "device"}, %{{[^:]+}}: memref<256xi8> {msamp.frame = "host"})
+// CHECK-LABEL: func.func @train_step(
+// CHECK: call @msamp_rt_gpu_arena(
+// CHECK: call @msamp_rt_gpu_host_arena(
+// CHECK: call @layer(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}})
+module {
+  func.func private @layer(%in: memref<8xf32>, %out: memref<f32>) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c8 = arith.constant 8 : index
+    %a = memref.alloc() : memref<8xf32>
+    %h = memref.alloc() : memref<f32>
+    scf.parallel (%i) = (%c0) to (%c8) step (%c1) {
+      %x = memref.load %in[%i] : memref<8xf32>
+      memref.store %x, %a[%i] : memref<8xf32>
+      scf.reduce
+    }
+    scf.parallel (%i) = (%c0) to (%c1) step (%c1) {
+      %x = memref.load %a[%c0] : memref<8xf32>
+      memref.store %x, %h[] : memref<f32>
+      scf.reduce
+    }
+    %v = memref.load %h[] : memref<f32>
+    memref.store %v, %out[] : memref<f32>
+    memref.dealloc %a : memref<8xf32>
+    memref.dealloc %h : memref<f32>
+    return
+  }
+  func.func @train_step(%x: memref<8xf32>, %o: memref<f32>) attributes {msamp.kind = "train_step"} {
+    func.call @layer(%x, %o) : (memref<8xf32>, memref<f32>) -> ()
+    return
+  }
+}

@@ -20,6 +20,36 @@ func.func @globals(%out: memref<4xf32>) {
 
 // -----
 
+// A global read in a function the step calls (a layer outlined before
+// bufferization) is the step's one staged copy: the function takes it as a
+// new last argument, every call passes the copy made at the step's entry,
+// and a second read of the same global in the function is the same
+// argument.
+// STAGE-LABEL: func.func private @layer(
+// STAGE-SAME: %{{.+}}: memref<4xf32>, %[[T:.+]]: memref<4xf32>)
+// STAGE-NOT: memref.get_global
+// STAGE: linalg.add ins(%[[T]], %[[T]] : memref<4xf32>, memref<4xf32>)
+// STAGE-LABEL: func.func @step(
+// STAGE-NEXT: %[[A:.+]] = memref.alloc() {alignment = 64 : i64} : memref<4xf32>
+// STAGE-NEXT: %[[G:.+]] = memref.get_global @table2 : memref<4xf32>
+// STAGE-NEXT: memref.copy %[[G]], %[[A]]
+// STAGE-NEXT: call @layer(%{{.+}}, %[[A]])
+// STAGE-NEXT: call @layer(%{{.+}}, %[[A]])
+memref.global "private" constant @table2 : memref<4xf32> = dense<[1.0, 2.0, 3.0, 4.0]>
+func.func private @layer(%out: memref<4xf32>) {
+  %g = memref.get_global @table2 : memref<4xf32>
+  %h = memref.get_global @table2 : memref<4xf32>
+  linalg.add ins(%g, %h : memref<4xf32>, memref<4xf32>) outs(%out : memref<4xf32>)
+  return
+}
+func.func @step(%a: memref<4xf32>, %b: memref<4xf32>) {
+  call @layer(%a) : (memref<4xf32>) -> ()
+  call @layer(%b) : (memref<4xf32>) -> ()
+  return
+}
+
+// -----
+
 // A global that only the host's index check reads (the location text of
 // msamp_rt_check_computed_index) is not staged: the host reads it in place.
 // STAGE-LABEL: func.func @host_only_global(
