@@ -90,8 +90,12 @@ public:
       return staged[key] = stage(b, read);
     }
     unsigned index = func.getNumArguments();
-    if (failed(func.insertArgument(index, read.getType(), {}, read.getLoc())))
+    if (failed(func.insertArgument(index, read.getType(), {}, read.getLoc()))) {
+      func.emitError("msamp-gpu-stage-globals: cannot add an argument for "
+                     "the staged copy of ")
+          << read.getNameAttr();
       return {};
+    }
     // Known before the callers are asked: a function that calls itself
     // passes its own argument on.
     Value argument = staged[key] = func.getArgument(index);

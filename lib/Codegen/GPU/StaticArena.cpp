@@ -321,8 +321,11 @@ struct StaticArenaPass : msamp::impl::MSAMPGPUStaticArenaBase<StaticArenaPass> {
     auto attrs = b.getDictionaryAttr(b.getNamedAttr(
         kFrameAttr,
         b.getStringAttr(arena == kDeviceArena ? "device" : "host")));
-    if (failed(callee.insertArgument(index, type, attrs, callee.getLoc())))
+    if (failed(callee.insertArgument(index, type, attrs, callee.getLoc()))) {
+      callee.emitError("msamp-gpu-static-arena: cannot add the frame argument "
+                       "of this function's buffers");
       return {};
+    }
     auto calls = callsOf.find(callee);
     if (calls != callsOf.end())
       for (func::CallOp call : calls->second) {
