@@ -80,6 +80,15 @@ void mlir::msamp::buildBufferizeTrainStepPipeline(
   pm.addPass(createMSAMPFinalizeRuntimeCalls());
 }
 
+void mlir::msamp::buildOutlinedResultsToOutParams(OpPassManager &pm) {
+  // Only private functions change: the outlined blocks (@train_step is
+  // public and the runtime's declarations return nothing).
+  pm.addPass(bufferization::createDropEquivalentBufferResultsPass());
+  bufferization::BufferResultsToOutParamsPassOptions outParams;
+  outParams.hoistStaticAllocs = true;
+  pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+}
+
 void mlir::msamp::buildHostToLLVMPipeline(
     OpPassManager &pm, llvm::function_ref<void(OpPassManager &)> lowerMemory,
     bool stepInBlocks) {

@@ -37,6 +37,13 @@ void buildBufferizeTrainStepPipeline(
     llvm::function_ref<void(OpPassManager &)> onTensors = {},
     llvm::function_ref<void(OpPassManager &)> beforeBufferize = {});
 
+/// On buffers, after bufferization with layers outlined before it (both
+/// targets): a private function's results become buffers its caller
+/// allocates (its allocations of them hoisted to the call), and a result
+/// that is an argument's buffer, written in place, the caller's operand.
+/// Returned, they were call results that might alias any argument.
+void buildOutlinedResultsToOutParams(OpPassManager &pm);
+
 /// The host tail shared by the CPU and GPU lowerings: control flow,
 /// strided metadata, libm, then `lowerMemory` (memref -> LLVM and what must
 /// come with it), the remaining dialects -> LLVM, a canonicalization and the

@@ -36,21 +36,10 @@ void mlir::msamp::buildLowerToLLVMPipeline(OpPassManager &pm,
   buildBufferizeTrainStepPipeline(
       pm,
       [&](OpPassManager &pm) {
-        // A repeated block's results become buffers its caller allocates
-        // (the callee's allocations hoisted): returned, they were call
-        // results that might alias any argument, and the deallocation
-        // needed a run-time alias check for each.
-        // Only private functions change: the blocks (@train_step is public
-        // and the runtime's declarations return nothing).
-        // A result that is an argument's buffer (written in place) is the
-        // caller's operand instead.
-        if (outlineLoopNests) {
-          pm.addPass(bufferization::createDropEquivalentBufferResultsPass());
-          bufferization::BufferResultsToOutParamsPassOptions outParams;
-          outParams.hoistStaticAllocs = true;
-          pm.addPass(
-              bufferization::createBufferResultsToOutParamsPass(outParams));
-        }
+        // A repeated block's results become buffers its caller allocates:
+        // returned, the deallocation needed a run-time alias check for each.
+        if (outlineLoopNests)
+          buildOutlinedResultsToOutParams(pm);
         pm.addNestedPass<func::FuncOp>(createMSAMPReorderReductionLoops());
       },
       // CPU only: on a GPU the loop over ids would launch a kernel per id.

@@ -92,11 +92,7 @@ void mlir::msamp::buildLowerToGPUPipeline(OpPassManager &pm,
         if (outlineTensors) {
           // A layer's results become buffers its caller allocates, as on
           // the CPU; inside the layer each is its own (FreshArguments.h).
-          pm.addPass(bufferization::createDropEquivalentBufferResultsPass());
-          bufferization::BufferResultsToOutParamsPassOptions outParams;
-          outParams.hoistStaticAllocs = true;
-          pm.addPass(
-              bufferization::createBufferResultsToOutParamsPass(outParams));
+          buildOutlinedResultsToOutParams(pm);
           pm.addPass(createMSAMPGPUMarkFreshArguments());
         }
         pm.addPass(createMSAMPGPUStageGlobals());
