@@ -160,10 +160,17 @@ struct MSAMPSplitSharedInitsPass
     // a copy of the fill anyway.
     splitUses(getOperation(), isFillOfEmpty, isInitUse, /*maxUses=*/1);
     // The layers, once each init use has its own fill: segments of the
-    // body's top-level ops when it is one block.
-    Region &body = getOperation().getBody();
-    msamp::BlockSegments segments(body.hasOneBlock() ? &body.front() : nullptr,
-                                  [](Operation &) { return true; });
+    // body's top-level ops when it is one block. A private function is a
+    // block msamp-outline-repeated-blocks outlined, one copy of a layer
+    // whatever the depth: its repeats are a layer's parameters, and a cut
+    // at each would copy the gradient norm's accumulator once per
+    // parameter (a copy kernel each, and the sums no longer merge into
+    // one kernel on the GPU).
+    func::FuncOp func = getOperation();
+    Region &body = func.getBody();
+    msamp::BlockSegments segments(
+        body.hasOneBlock() && !func.isPrivate() ? &body.front() : nullptr,
+        [](Operation &) { return true; });
     // Writes into one empty share a buffer where bufferization proves them
     // disjoint in time; groups keep most of that reuse, and bound the
     // conflict analysis of each alias set.
