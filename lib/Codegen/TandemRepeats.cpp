@@ -88,17 +88,15 @@ llvm::hash_code constantKey(Value value, int depth = kConstantDepth) {
 /// Fewest ops of a segment that BlockSegments makes of a copy.
 constexpr int64_t kMinCopyOps = 4;
 
-/// The shortest period of the keys of `repeat`'s first copy that divides
-/// its period.
-int64_t primitivePeriod(ArrayRef<uint64_t> keys, msamp::TandemRepeat repeat) {
+} // namespace
+
+int64_t msamp::primitivePeriod(ArrayRef<uint64_t> keys, TandemRepeat repeat) {
   ArrayRef<uint64_t> copy = keys.slice(repeat.start, repeat.period);
   for (int64_t q = 1; q < repeat.period; ++q)
     if (repeat.period % q == 0 && copy.drop_front(q) == copy.drop_back(q))
       return q;
   return repeat.period;
 }
-
-} // namespace
 
 uint64_t msamp::structuralKey(Operation *op, bool constantOperands) {
   llvm::hash_code hash = llvm::hash_value(0);
@@ -121,6 +119,78 @@ uint64_t msamp::structuralKey(Operation *op, bool constantOperands) {
         nested->getNumRegions());
   });
   return static_cast<uint64_t>(hash);
+}
+
+namespace {
+/// Appends the words of structuralFingerprint.
+class Fingerprinter {
+public:
+  explicit Fingerprinter(std::string &out) : out(out) {}
+
+  void op(Operation *op) {
+    word(op->getName().getAsOpaquePointer());
+    word(op->getAttrDictionary().getAsOpaquePointer());
+    word(op->getNumResults());
+    for (Type type : op->getResultTypes())
+      word(type.getAsOpaquePointer());
+    word(op->getNumOperands());
+    for (Value operand : op->getOperands())
+      word(valueNumber(operand));
+    word(op->getNumSuccessors());
+    for (Block *successor : op->getSuccessors())
+      word(blockNumber(successor));
+    word(op->getNumRegions());
+    for (Region &region : op->getRegions()) {
+      word(std::distance(region.begin(), region.end()));
+      // Blocks first: a branch may name a later one.
+      for (Block &block : region)
+        blockNumber(&block);
+      for (Block &block : region) {
+        word(block.getNumArguments());
+        for (BlockArgument argument : block.getArguments()) {
+          word(argument.getType().getAsOpaquePointer());
+          define(argument);
+        }
+        for (Operation &nested : block)
+          this->op(&nested);
+      }
+    }
+    for (Value result : op->getResults())
+      define(result);
+  }
+
+private:
+  void word(uint64_t value) {
+    out.append(reinterpret_cast<const char *>(&value), sizeof(value));
+  }
+  void word(const void *pointer) {
+    word(static_cast<uint64_t>(reinterpret_cast<uintptr_t>(pointer)));
+  }
+  void define(Value value) { values.try_emplace(value, values.size()); }
+  /// A value defined outside the op (not expected in an isolated one) is
+  /// its own address: equal only to itself.
+  uint64_t valueNumber(Value value) {
+    auto it = values.find(value);
+    if (it != values.end())
+      return it->second;
+    return static_cast<uint64_t>(
+               reinterpret_cast<uintptr_t>(value.getAsOpaquePointer())) |
+           (uint64_t(1) << 63);
+  }
+  uint64_t blockNumber(Block *block) {
+    return blocks.try_emplace(block, blocks.size()).first->second;
+  }
+
+  std::string &out;
+  llvm::DenseMap<Value, uint64_t> values;
+  llvm::DenseMap<Block *, uint64_t> blocks;
+};
+} // namespace
+
+std::string msamp::structuralFingerprint(Operation *op) {
+  std::string out;
+  Fingerprinter(out).op(op);
+  return out;
 }
 
 SmallVector<msamp::TandemRepeat>
@@ -150,6 +220,10 @@ msamp::findTandemRepeats(ArrayRef<uint64_t> keys, int64_t minPeriod) {
         continue;
       if (j + period > n || ++tried > kMaxCandidates)
         break;
+      // A second copy needs the first period equal: one comparison of
+      // hashes rejects most candidates before the binary search.
+      if (hashes.range(i, period) != hashes.range(j, period))
+        continue;
       int64_t copies =
           1 + static_cast<int64_t>(hashes.commonPrefix(i, j)) / period;
       int64_t saving = (copies - 1) * period;

@@ -24,6 +24,7 @@
 #include "llvm/ADT/SmallVector.h"
 
 #include <cstdint>
+#include <string>
 
 namespace mlir::msamp {
 
@@ -49,6 +50,16 @@ struct TandemRepeat {
 /// sized parameters have one key.
 uint64_t structuralKey(Operation *op, bool constantOperands = false);
 
+/// Bytes that are equal for two isolated ops (an outlined function) exactly
+/// when they are the same IR up to value names and locations: each op's
+/// name, attributes (inherent and discardable), result types, operands as
+/// the numbers of the values they read (in order of definition), regions,
+/// blocks, block arguments and successors, pre-order. What comparing their
+/// generic printed form with local scope decided, without printing:
+/// attributes and types are uniqued, so their pointers compare them.
+/// Only meaningful within one MLIRContext and one process.
+std::string structuralFingerprint(Operation *op);
+
 /// The tandem repeats of `keys`, scanned left to right: at each position
 /// the period (at least `minPeriod`) that covers the most keys with copies
 /// after the first; the scan resumes after the last copy. Periods are
@@ -59,6 +70,13 @@ uint64_t structuralKey(Operation *op, bool constantOperands = false);
 /// candidate, callers that need more check it.
 SmallVector<TandemRepeat> findTandemRepeats(ArrayRef<uint64_t> keys,
                                             int64_t minPeriod);
+
+/// The shortest period of the keys of `repeat`'s first copy that divides
+/// its period: less than the period where a copy is itself copies of a
+/// shorter block (a chain of equal ops, a few per layer, found as copies of
+/// at least `minPeriod` ops: how many layers a copy has then depends on the
+/// depth).
+int64_t primitivePeriod(ArrayRef<uint64_t> keys, TandemRepeat repeat);
 
 /// Which segment each op of a block is in. The ops `counted` accepts are
 /// keyed (structuralKey with constant operands); each copy of a tandem

@@ -8,15 +8,17 @@
 // instead, and nests that differ only in the buffers they touch share one:
 // every layer after the first then adds calls, not code.
 //
-// Identity is the nest's generic-form text with the captured values as
-// function arguments and the captured constants cloned in, so shapes,
-// layouts (static strides and offsets are part of memref types), element
-// types, attributes and constants all take part, and SSA numbering is local
-// to the function. Printing is linear in the nest's size.
+// Identity is the nest's function, the captured values as its arguments and
+// the captured constants cloned in, compared as IR (structuralFingerprint:
+// what its generic-form text decided, without printing), so shapes, layouts
+// (static strides and offsets are part of memref types), element types,
+// attributes and constants all take part, and values are numbered within
+// the function. Linear in the nest's size.
 //
 //===----------------------------------------------------------------------===//
 
 #include "MSAMP/Codegen/CPU/Passes.h"
+#include "MSAMP/Codegen/TandemRepeats.h"
 #include "MSAMP/TrainStep/TrainStep.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -76,10 +78,10 @@ struct MSAMPOutlineLoopNestsPass
       outlineNestsOf(func, symbols);
   }
 
-  /// Text of a nest's function -> the function that holds it, across the
+  /// Fingerprint of a nest's function -> the function that holds it, across the
   /// module: the layers msamp-outline-repeated-blocks made functions share
   /// their nests too (a forward and a backward block both scale by 2).
-  llvm::StringMap<func::FuncOp> byText;
+  llvm::StringMap<func::FuncOp> byFingerprint;
 
   void outlineNestsOf(func::FuncOp func, SymbolTable &symbols) {
     SmallVector<Operation *> nests;
@@ -121,12 +123,10 @@ struct MSAMPOutlineLoopNestsPass
       func::ReturnOp::create(builder, loc, clone->getResults());
 
       func::FuncOp callee;
-      std::string text;
+      std::string fingerprint;
       if (dedupe) {
-        llvm::raw_string_ostream os(text);
-        outlined.print(os,
-                       OpPrintingFlags().printGenericOpForm().useLocalScope());
-        callee = byText.lookup(text);
+        fingerprint = msamp::structuralFingerprint(outlined);
+        callee = byFingerprint.lookup(fingerprint);
       }
       if (callee) {
         outlined.erase();
@@ -148,7 +148,7 @@ struct MSAMPOutlineLoopNestsPass
         // Right after `func`, in order of first use.
         symbols.insert(callee, insertionPoint);
         if (dedupe)
-          byText[text] = callee;
+          byFingerprint[fingerprint] = callee;
       }
 
       builder.setInsertionPoint(nest);

@@ -16,10 +16,11 @@
 // (prefix hashes and binary search) says how many copies follow. The keys
 // ignore data flow, so every copy is then checked exactly: it is cloned into a
 // candidate function (what it reads from outside as arguments, constants cloned
-// in, what is used after it as results) printed in generic form, and only
-// copies whose text is identical share a function. Each scan position is
-// visited once and every op is printed at most once: linear apart from the
-// logarithmic searches.
+// in, what is used after it as results), and only copies whose functions are
+// the same IR (structuralFingerprint: what comparing their generic printed
+// form decided, without printing) share a function. Each scan position
+// is visited once and every op is fingerprinted at most once: linear apart
+// from the logarithmic searches.
 //
 // What stays in the step: the buffers of state arguments that are updated
 // in place (the to_buffer of an argument, linked through a memref value to a
@@ -162,7 +163,7 @@ struct MSAMPOutlineRepeatedBlocksPass
     insertionPoint = std::next(step->getIterator());
     scan(keys, symbols);
     // Blocks no second copy matched stay inline.
-    for (auto &entry : byText)
+    for (auto &entry : byFingerprint)
       if (!entry.second.inModule)
         entry.second.function.erase();
     // The functions have their own copies of the constants and empties the
@@ -213,10 +214,25 @@ struct MSAMPOutlineRepeatedBlocksPass
     // value computed in place is no copy in the step, where bufferization
     // sees that the value is the argument's buffer; in a function it would
     // copy one argument into another.
+    llvm::DenseSet<Value> updatedArguments;
     for (Operation *op : ops)
       if (seedLeaders.contains(memrefLinked.getLeaderValue(op)) &&
           (isArgumentBuffer(op) ||
-           isa<bufferization::MaterializeInDestinationOp>(op)))
+           isa<bufferization::MaterializeInDestinationOp>(op))) {
+        pinned.insert(op);
+        if (isArgumentBuffer(op))
+          updatedArguments.insert(
+              cast<bufferization::ToBufferOp>(op).getTensor());
+      }
+    // The other buffers of those arguments stay too: a read of the old
+    // value through its own to_buffer (a multi-tensor call's table holds
+    // the address it reads and the one it writes) would otherwise keep the
+    // writable buffer from being crossed (isCrossable), and split the copy
+    // into runs that each store into a table another run allocates.
+    for (Operation *op : ops)
+      if (isArgumentBuffer(op) &&
+          updatedArguments.contains(
+              cast<bufferization::ToBufferOp>(op).getTensor()))
         pinned.insert(op);
   }
 
@@ -304,8 +320,16 @@ struct MSAMPOutlineRepeatedBlocksPass
   }
 
   void scan(ArrayRef<uint64_t> keys, SymbolTable &symbols) {
-    for (msamp::TandemRepeat repeat : msamp::findTandemRepeats(keys, minPeriod))
+    for (msamp::TandemRepeat repeat :
+         msamp::findTandemRepeats(keys, minPeriod)) {
+      // A copy made of copies of a shorter block (a chain of equal ops, a
+      // few per layer) holds a number of layers that depends on the depth:
+      // its function, and the GPU kernels merged around its calls, would
+      // differ from one depth to the next. It stays inline.
+      if (msamp::primitivePeriod(keys, repeat) < repeat.period)
+        continue;
       outlineCopies(repeat.start, repeat.period, repeat.copies, symbols);
+    }
   }
 
   /// Outlines the runs of copies [start + c * period, +period), c < copies.
@@ -486,7 +510,7 @@ struct MSAMPOutlineRepeatedBlocksPass
       return outlineEqualRuns(runs, symbols);
     // Copies may pull different numbers of views (a copy that starts
     // between a view and its reader pulls it, the others have it): only
-    // runs of one length can have one text, and they share the offsets of
+    // runs of one length can be the same IR, and they share the offsets of
     // the results the step uses after them.
     for (Run &run : runs)
       pullViews(run);
@@ -554,13 +578,8 @@ struct MSAMPOutlineRepeatedBlocksPass
         returned.push_back(mapping.lookup(value));
       func::ReturnOp::create(builder, loc, returned);
 
-      std::string text;
-      {
-        llvm::raw_string_ostream os(text);
-        outlined.print(os,
-                       OpPrintingFlags().printGenericOpForm().useLocalScope());
-      }
-      auto [it, inserted] = byText.try_emplace(text);
+      auto [it, inserted] =
+          byFingerprint.try_emplace(msamp::structuralFingerprint(outlined));
       Candidate &candidate = it->second;
       if (inserted) {
         // Kept detached until a second copy matches it.
@@ -582,7 +601,7 @@ struct MSAMPOutlineRepeatedBlocksPass
   struct Candidate {
     func::FuncOp function;
     bool inModule = false;
-    /// The first run with this text, still inline, and its results.
+    /// The first run with this fingerprint, still inline, and its results.
     Run first;
     std::set<std::pair<int64_t, int64_t>> offsets;
   };
@@ -608,9 +627,9 @@ struct MSAMPOutlineRepeatedBlocksPass
   }
 
   /// Replaces `run` with a call of `callee`. Its arguments are recomputed
-  /// from the IR now: a value the run read when it was printed may since have
-  /// become another call's result (the same order and identity, so the same
-  /// text).
+  /// from the IR now: a value the run read when it was fingerprinted may
+  /// since have become another call's result (the same order and identity,
+  /// so the same function).
   void replaceWithCall(Run &run, func::FuncOp callee,
                        const std::set<std::pair<int64_t, int64_t>> &offsets,
                        OpBuilder &builder) {
@@ -655,8 +674,9 @@ struct MSAMPOutlineRepeatedBlocksPass
   /// Index of each top-level op of the step in `ops`.
   llvm::DenseMap<Operation *, int64_t> position;
   Block::iterator insertionPoint;
-  /// Text of a run's function -> the function (or the first run with it).
-  llvm::StringMap<Candidate> byText;
+  /// Fingerprint of a run's function -> the function (or the first run with
+  /// it).
+  llvm::StringMap<Candidate> byFingerprint;
   int64_t calls = 0, functions = 0, outlinedOps = 0;
 };
 
