@@ -137,11 +137,12 @@ static cl::opt<bool>
                     "=false keeps the step one function (for comparisons)"),
            cl::init(true));
 static cl::opt<bool> outlineTensors(
-    "gpu-outline-tensors", cl::cat(toolOptions), cl::Hidden,
-    cl::desc("experimental (issue 19, docs/GPU.md): on the GPU targets, "
-             "outline the repeated layers before bufferization, each "
-             "layer's buffers in a frame its caller passes"),
-    cl::init(false));
+    "gpu-outline-tensors", cl::cat(toolOptions),
+    cl::desc("on the GPU targets, compile each repeated layer once: "
+             "outlined before bufferization, its buffers in a frame its "
+             "caller passes (docs/GPU.md); =false lowers the step inline "
+             "and outlines only its host code"),
+    cl::init(true));
 static cl::opt<unsigned>
     jobs("j", cl::cat(toolOptions), cl::Prefix,
          cl::desc("threads for LLVM code generation (default: the cores "

@@ -22,6 +22,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "MSAMP/Codegen/GPU/Passes.h"
+#include "MSAMP/Codegen/TandemRepeats.h"
 #include "MSAMP/Conversion/MSAMPToRuntime.h"
 #include "MSAMP/Dialect/MSAMPOps.h"
 
@@ -50,6 +51,7 @@ bool hasInternalUse(ArrayRef<Operation *> run) {
 
 struct GroupAdamUpdatesPass
     : msamp::impl::MSAMPGPUGroupAdamUpdatesBase<GroupAdamUpdatesPass> {
+  using Base::Base;
   void runOnOperation() override {
     SmallVector<SmallVector<Operation *>> runs;
     getOperation().walk([&](Block *block) {
@@ -66,8 +68,34 @@ struct GroupAdamUpdatesPass
       if (run.size() > 1)
         runs.push_back(run);
     });
-    for (ArrayRef<Operation *> run : runs)
-      group(run);
+    for (ArrayRef<Operation *> run : runs) {
+      if (!perCopy) {
+        group(run);
+        continue;
+      }
+      // Each copy of a repeat, and each stretch between repeats, on its
+      // own.
+      SmallVector<uint64_t> keys;
+      for (Operation *op : run)
+        keys.push_back(msamp::structuralKey(op));
+      int64_t at = 0;
+      auto groupUpTo = [&](int64_t end) {
+        if (end - at > 1)
+          group(run.slice(at, end - at));
+        at = end;
+      };
+      for (msamp::TandemRepeat repeat :
+           msamp::findTandemRepeats(keys, msamp::kMinRepeatPeriod)) {
+        // Copies made of copies of a shorter block hold a number of
+        // layers that depends on the depth: grouped with the rest.
+        if (msamp::primitivePeriod(keys, repeat) < repeat.period)
+          continue;
+        groupUpTo(repeat.start);
+        for (int64_t c = 1; c <= repeat.copies; ++c)
+          groupUpTo(repeat.start + c * repeat.period);
+      }
+      groupUpTo(run.size());
+    }
   }
 
   /// Classes of `run` made contiguous (unless an update reads another's

@@ -98,10 +98,14 @@ void mlir::msamp::buildLowerToGPUPipeline(OpPassManager &pm,
         pm.addPass(createMSAMPGPUStageGlobals());
       },
       // The optimizer's updates as few multi-tensor calls as possible.
-      [](OpPassManager &pm) {
+      [&](OpPassManager &pm) {
         // Each FP8 cast's amax, history and scales as one call.
         pm.addNestedPass<func::FuncOp>(createMSAMPGPUFuseScaleUpdates());
-        pm.addNestedPass<func::FuncOp>(createMSAMPGPUGroupAdamUpdates());
+        {
+          MSAMPGPUGroupAdamUpdatesOptions group;
+          group.perCopy = outlineTensors;
+          pm.addNestedPass<func::FuncOp>(createMSAMPGPUGroupAdamUpdates(group));
+        }
         pm.addNestedPass<func::FuncOp>(createMSAMPGPUFusePermutes());
         // Multi-use elementwise results recomputed by their consumers
         // rather than written and read back (FuseProducers.cpp).

@@ -79,13 +79,14 @@ struct LowerToGPUOptions : public PassPipelineOptions<LowerToGPUOptions> {
       llvm::cl::init(true)};
   PassOptions::Option<bool> outlineTensors{
       *this, "outline-tensors",
-      llvm::cl::desc("experimental (issue 19): outline the repeated layers "
-                     "before bufferization, as the CPU target does, so "
-                     "that bufferization and the GPU passes see each layer "
+      llvm::cl::desc("with dedupe: outline the repeated layers before "
+                     "bufferization, as the CPU target does, so that "
+                     "bufferization and the GPU passes see each layer "
                      "once; each layer's buffers in a frame its caller "
-                     "passes (msamp-gpu-static-arena). More launches than "
-                     "the default (docs/GPU.md)"),
-      llvm::cl::init(false)};
+                     "passes (msamp-gpu-static-arena), each layer's Adam "
+                     "updates in a call of their own (docs/GPU.md); false: "
+                     "the step bufferized inline"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> upstreamHostConversion{
       *this, "upstream-host-conversion",
       llvm::cl::desc("test aid: convert the host code with upstream "

@@ -599,7 +599,21 @@ def MSAMPGPUGroupAdamUpdates
     tensors) instead of one call each. A run of one is left alone. Only
     adjacent updates are grouped: no op between them can then read a state
     the call writes in place.
+
+    With `per-copy` (the GPU pipeline's `outline-tensors`), a run whose
+    updates repeat (a layer's parameters, one copy per layer, at least 16
+    updates: TandemRepeats.h) is grouped within each copy, one call per
+    class and layer: msamp-outline-repeated-blocks then moves each layer's
+    call and its table of addresses into the layer's function, where it is
+    compiled once, instead of one table in the step that grows with depth.
+    A copy that is itself copies of a shorter block (layers of fewer
+    updates, several per copy: how many depends on the depth) and the
+    updates between repeats are grouped as without the option.
   }];
+  let options = [
+    Option<"perCopy", "per-copy", "bool", /*default=*/"false",
+           "group within each copy of a repeated run of updates">
+  ];
   let statistics = [
     Statistic<"numGroups", "num-groups", "multi-tensor Adam calls made">,
     Statistic<"numGrouped", "num-grouped", "Adam updates grouped">
