@@ -122,11 +122,15 @@ STEPS=(
   "mlp-sgd-o2 $TMP/mlp-sgd.mlir O2 5 2e-2"
   "lm-o0 $TMP/lm.mlir O0 5 1e-5"
   "lm-o2 $TMP/lm.mlir O2 5 2e-2"
+  # The step bufferized inline (--gpu-outline-tensors=false), the default
+  # before issue 19's last round: both ways side by side on the device.
+  "lm-o2-inline $TMP/lm.mlir O2 5 2e-2"
 )
 if [ "$QUICK" = 0 ]; then
   PYTHONPATH="$ROOT/python" "$MSAMP_PYTHON" -m msamp.graphs transformer-lm \
     "${GPT2[@]}" -o "$TMP/gpt2s.mlir"
-  STEPS+=("gpt2s-o0 $TMP/gpt2s.mlir O0 2 1e-5" "gpt2s-o2 $TMP/gpt2s.mlir O2 2 2e-2")
+  STEPS+=("gpt2s-o0 $TMP/gpt2s.mlir O0 2 1e-5" "gpt2s-o2 $TMP/gpt2s.mlir O2 2 2e-2"
+    "gpt2s-o2-inline $TMP/gpt2s.mlir O2 2 2e-2")
 fi
 SEED=7
 # The per-step losses of an msamp-run --log-json file, as a JSON list.
@@ -138,8 +142,10 @@ for spec in "${STEPS[@]}"; do
   read -r name model level steps tol <<<"$spec"
   say "step $name: compiling for sm_90, assembling, CPU reference"
   dir="$OUT/steps/$name"
+  flags=()
+  case "$name" in *-inline) flags=(--gpu-outline-tensors=false) ;; esac
   "$BUILD/bin/msamp-compile" --target cuda --chip sm_90 --host-cpu x86-64-v3 --opt-level "$level" \
-    "$model" -o "$dir" >"$TMP/$name.compile.log" 2>&1 ||
+    "${flags[@]}" "$model" -o "$dir" >"$TMP/$name.compile.log" 2>&1 ||
     { cat "$TMP/$name.compile.log"; exit 1; }
   mkdir -p "$dir/cubin"
   for ptx in "$dir"/kernels/*.ptx; do

@@ -36,7 +36,7 @@ for name in ("MSAMPNcclTableTests", "MSAMPCudaHostTests",
     t = tests.get(name, {})
     need(t.get("passed", 0) > 0 and t.get("failed") == 0,
          "%s did not pass: %s" % (name, t))
-QUICK_STEPS = ["mlp-o0", "mlp-o2", "mlp-sgd-o2", "lm-o0", "lm-o2"]
+QUICK_STEPS = ["mlp-o0", "mlp-o2", "mlp-sgd-o2", "lm-o0", "lm-o2", "lm-o2-inline"]
 need([s["name"] for s in r["steps"]] == QUICK_STEPS,
      "expected the quick steps %s, got %s" %
      (QUICK_STEPS, [s["name"] for s in r["steps"]]))
