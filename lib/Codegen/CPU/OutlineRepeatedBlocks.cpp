@@ -214,26 +214,30 @@ struct MSAMPOutlineRepeatedBlocksPass
     // value computed in place is no copy in the step, where bufferization
     // sees that the value is the argument's buffer; in a function it would
     // copy one argument into another.
-    llvm::DenseSet<Value> updatedArguments;
+    // Position of the first buffer of each argument that stays.
+    llvm::DenseMap<Value, int64_t> firstKept;
     for (Operation *op : ops)
       if (seedLeaders.contains(memrefLinked.getLeaderValue(op)) &&
           (isArgumentBuffer(op) ||
            isa<bufferization::MaterializeInDestinationOp>(op))) {
         pinned.insert(op);
         if (isArgumentBuffer(op))
-          updatedArguments.insert(
-              cast<bufferization::ToBufferOp>(op).getTensor());
+          firstKept.try_emplace(cast<bufferization::ToBufferOp>(op).getTensor(),
+                                position.lookup(op));
       }
-    // The other buffers of those arguments stay too: a read of the old
-    // value through its own to_buffer (a multi-tensor call's table holds
-    // the address it reads and the one it writes) would otherwise keep the
+    // The argument's earlier buffers stay too: a read of its old value
+    // through a to_buffer of its own (a multi-tensor call's table holds the
+    // address it reads and the one it writes) would otherwise keep the
     // writable buffer from being crossed (isCrossable), and split the copy
-    // into runs that each store into a table another run allocates.
-    for (Operation *op : ops)
-      if (isArgumentBuffer(op) &&
-          updatedArguments.contains(
-              cast<bufferization::ToBufferOp>(op).getTensor()))
+    // into runs that each store into a table another run allocates. (A
+    // read after the first kept buffer moves with its run, as before.)
+    for (Operation *op : ops) {
+      if (!isArgumentBuffer(op))
+        continue;
+      auto it = firstKept.find(cast<bufferization::ToBufferOp>(op).getTensor());
+      if (it != firstKept.end() && position.lookup(op) < it->second)
         pinned.insert(op);
+    }
   }
 
   /// A to_buffer of one of the step's arguments: the one buffer an in-place
