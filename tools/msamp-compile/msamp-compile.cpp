@@ -402,8 +402,15 @@ int main(int argc, char **argv) {
   // run on the host by the CPU backend (--msamp-lower-to-gpu's
   // host-emulation option).
   std::string dedupeOption = dedupe ? "true" : "false";
+  // A ZeRO-sharded step (O3) keeps its layers inline unless the flag is
+  // given: outlined, the sharded states' gathers and scatters cost about
+  // 20 more copy kernels per layer (benchmark LM at 4 layers: 933 launches
+  // against 854, predicted_ms +3%; docs/GPU.md "Each layer lowered once").
+  bool outline = outlineTensors.getNumOccurrences()
+                     ? outlineTensors
+                     : !step->hasAttr(msamp::kZeroAttr);
   std::string gpuOutline =
-      std::string(" outline-tensors=") + (outlineTensors ? "true" : "false");
+      std::string(" outline-tensors=") + (outline ? "true" : "false");
   std::string pipeline =
       cuda ? "msamp-lower-to-gpu{chip=" + chip + " dedupe=" + dedupeOption +
                  gpuOutline + " cost-report=" + costPath.str().str() + "}"

@@ -422,13 +422,16 @@ struct MSAMPOutlineRepeatedBlocksPass
   };
 
   /// Whether `def`, an op of a run, is a view the caller can rebuild on
-  /// its source after the call: a tensor reshape; on buffers also a view or
-  /// cast of a buffer whose other operands (a view's offset) the run does
-  /// not define.
+  /// its source after the call: a tensor reshape, or the element of a 0-d
+  /// tensor (returned as a scalar, it would be read by the host: on the GPU
+  /// a wait for the device in the step, where the caller's own read joins
+  /// a single-thread kernel); on buffers also a view or cast of a buffer
+  /// whose other operands (a view's offset) the run does not define.
   bool isRebuildableView(Operation *def,
                          const llvm::DenseSet<Operation *> &inRun) {
     if (def->getNumOperands() == 1 &&
-        isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(def))
+        isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp, tensor::ExtractOp>(
+            def))
       return true;
     if (!onBuffers || !isBufferViewOrAddress(def))
       return false;

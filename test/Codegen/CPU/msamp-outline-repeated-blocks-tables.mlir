@@ -110,3 +110,55 @@ module {
     return %a12 : tensor<4xf32>
   }
 }
+
+// -----
+
+// The element of a 0-d tensor that the step reads after a copy (an amax
+// gathered with the other layers' into one tensor, O3) is rebuilt after
+// the call on the tensor the function returns: returned as a scalar, a GPU
+// step's host code would read it (a wait for the device in the step).
+// CHECK-LABEL: func.func @train_step(
+// CHECK: %[[T0:.*]] = call @train_step_block_0(
+// CHECK-NEXT: %[[E0:.*]] = tensor.extract %[[T0]][] : tensor<f32>
+// CHECK: %[[T1:.*]] = call @train_step_block_0(
+// CHECK-NEXT: %[[E1:.*]] = tensor.extract %[[T1]][] : tensor<f32>
+// CHECK: tensor.from_elements %[[E0]], %[[E1]], %{{.*}} : tensor<6xf32>
+// CHECK: func.func private @train_step_block_0({{.*}}) -> tensor<f32>
+
+module {
+  func.func @train_step(%x0: tensor<4xf32>, %x1: tensor<4xf32>, %x2: tensor<4xf32>, %x3: tensor<4xf32>, %x4: tensor<4xf32>, %x5: tensor<4xf32>) -> tensor<6xf32>
+      attributes {msamp.kind = "train_step"} {
+    %n0 = arith.negf %x0 : tensor<4xf32>
+    %a0 = arith.mulf %n0, %n0 : tensor<4xf32>
+    %b0 = arith.addf %a0, %n0 : tensor<4xf32>
+    %m0 = msamp.amax %b0 : tensor<4xf32>
+    %e0 = tensor.extract %m0[] : tensor<f32>
+    %n1 = arith.negf %x1 : tensor<4xf32>
+    %a1 = arith.mulf %n1, %n1 : tensor<4xf32>
+    %b1 = arith.addf %a1, %n1 : tensor<4xf32>
+    %m1 = msamp.amax %b1 : tensor<4xf32>
+    %e1 = tensor.extract %m1[] : tensor<f32>
+    %n2 = arith.negf %x2 : tensor<4xf32>
+    %a2 = arith.mulf %n2, %n2 : tensor<4xf32>
+    %b2 = arith.addf %a2, %n2 : tensor<4xf32>
+    %m2 = msamp.amax %b2 : tensor<4xf32>
+    %e2 = tensor.extract %m2[] : tensor<f32>
+    %n3 = arith.negf %x3 : tensor<4xf32>
+    %a3 = arith.mulf %n3, %n3 : tensor<4xf32>
+    %b3 = arith.addf %a3, %n3 : tensor<4xf32>
+    %m3 = msamp.amax %b3 : tensor<4xf32>
+    %e3 = tensor.extract %m3[] : tensor<f32>
+    %n4 = arith.negf %x4 : tensor<4xf32>
+    %a4 = arith.mulf %n4, %n4 : tensor<4xf32>
+    %b4 = arith.addf %a4, %n4 : tensor<4xf32>
+    %m4 = msamp.amax %b4 : tensor<4xf32>
+    %e4 = tensor.extract %m4[] : tensor<f32>
+    %n5 = arith.negf %x5 : tensor<4xf32>
+    %a5 = arith.mulf %n5, %n5 : tensor<4xf32>
+    %b5 = arith.addf %a5, %n5 : tensor<4xf32>
+    %m5 = msamp.amax %b5 : tensor<4xf32>
+    %e5 = tensor.extract %m5[] : tensor<f32>
+    %all = tensor.from_elements %e0, %e1, %e2, %e3, %e4, %e5 : tensor<6xf32>
+    return %all : tensor<6xf32>
+  }
+}
