@@ -140,8 +140,9 @@ static cl::opt<bool> outlineTensors(
     "gpu-outline-tensors", cl::cat(toolOptions),
     cl::desc("on the GPU targets, compile each repeated layer once: "
              "outlined before bufferization, its buffers in a frame its "
-             "caller passes (docs/GPU.md); =false lowers the step inline "
-             "and outlines only its host code"),
+             "caller passes (docs/GPU.md; the default except for a "
+             "ZeRO-sharded O3 step); =false lowers the step inline and "
+             "outlines only its host code"),
     cl::init(true));
 static cl::opt<unsigned>
     jobs("j", cl::cat(toolOptions), cl::Prefix,
