@@ -122,7 +122,8 @@ void mlir::msamp::buildLowerToGPUPipeline(OpPassManager &pm,
       // bufferization's conflict analysis grew with the cube of such a set
       // (issue 19: 9.4 s of a 29 s compile at 24 layers). As on the CPU.
       [&](OpPassManager &pm) {
-        // Each layer bufferized and lowered once (experimental).
+        // Each layer bufferized and lowered once (msamp-compile keeps a
+        // ZeRO-sharded step inline unless asked: docs/GPU.md).
         if (outlineTensors)
           pm.addPass(createMSAMPOutlineRepeatedBlocks());
         pm.addNestedPass<func::FuncOp>(createMSAMPSplitSharedInits());
