@@ -13,6 +13,16 @@
 //   adam_f32   the same with every state f32 (one pass)
 //   state_scan msamp_rt_gpu_find_all_ones over param, m and v (444
 //              buffers), as the session's non-finite check calls it
+//   adam_layer_weights, adam_layer_norms
+//              the per-layer calls of an O2 step whose layers are outlined
+//              (docs/GPU.md "Each layer lowered once"): a layer's four
+//              GEMM weights (O2's states) and its eight biases and norms
+//              (f32 param and grad, E4M3 m, f16 v), the 12 layers' calls
+//              back to back in each timed call; us per layer's call, with
+//              the chunk size the runtime picks and with the fixed 4-tile
+//              chunk it used before ("old_us", forced through the plugin's
+//              test hook, TestHooks.h), in the same run (docs/GPU.md "Adam
+//              chunks follow the call")
 //
 // and prints the median time of --iters calls and GB/s of the minimal
 // traffic (every buffer read once, every output written once; Adam's two
@@ -30,6 +40,8 @@
 #include "MSAMP/Runtime/msamp_runtime.h"
 #include "cuda_bench_descriptor.h"
 
+#include "../lib/Runtime/CUDA/TestHooks.h"
+
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -38,6 +50,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <dlfcn.h>
 #include <vector>
 
 namespace {
@@ -226,6 +239,59 @@ bool benchAdam(const char *name, int32_t p, int32_t g, int32_t m, int32_t v,
   return true;
 }
 
+/// The 12 per-layer calls of one class (`sizes` a layer's tensors), timed
+/// with the runtime's chunk size and with the old fixed one.
+bool benchLayers(const char *name, std::vector<int64_t> sizes, int32_t p,
+                 int32_t g, int32_t m, int32_t v, int iters,
+                 msamp_rt_cuda_test_set_adam_chunk_fn setChunk) {
+  constexpr int kLayers = 12;
+  std::vector<AdamState> layers(kLayers);
+  std::vector<std::vector<int64_t>> tables(kLayers);
+  // Each descriptor points into itself: no reallocation after the first.
+  std::vector<Descriptor> tableRefs, lrRefs, stepRefs;
+  tableRefs.reserve(kLayers);
+  lrRefs.reserve(kLayers);
+  stepRefs.reserve(kLayers);
+  bool ok = true;
+  for (int l = 0; l < kLayers && ok; ++l) {
+    layers[l] = AdamState{p, g, m, v, sizes};
+    ok = layers[l].allocate();
+    if (ok)
+      tables[l] = layers[l].table();
+  }
+  for (int l = 0; l < kLayers && ok; ++l) {
+    tableRefs.emplace_back(
+        tables[l].data(),
+        std::vector<int64_t>{static_cast<int64_t>(sizes.size()),
+                             MSAMP_RT_ADAM_TABLE_COLUMNS});
+    lrRefs.emplace_back(layers[l].lr, std::vector<int64_t>{});
+    stepRefs.emplace_back(layers[l].step, std::vector<int64_t>{});
+  }
+  auto time = [&](int64_t chunk) {
+    if (setChunk(chunk) != MSAMP_RT_OK)
+      return -1.0;
+    return medianMs(iters, [&] {
+      for (int l = 0; l < kLayers; ++l)
+        _mlir_ciface_msamp_rt_adam_update_multi(
+            tableRefs[l].get(), lrRefs[l].get(), stepRefs[l].get(), p, g, m, v,
+            0.9, 0.999, 1e-8, 0.01, MSAMP_RT_ADAM_DECOUPLED);
+      return runtimeOk(name);
+    });
+  };
+  const double msNew = ok ? time(0) : -1.0;
+  const double msOld = msNew >= 0 ? time(4 * 2048) : -1.0;
+  setChunk(0);
+  for (AdamState &layer : layers)
+    layer.release();
+  if (msNew < 0 || msOld < 0)
+    return false;
+  std::printf("RESULT kernel=%s tensors=%zu elements=%lld us=%.1f "
+              "old_us=%.1f speedup=%.2f\n",
+              name, sizes.size(), static_cast<long long>(layers[0].elements),
+              msNew * 1e3 / kLayers, msOld * 1e3 / kLayers, msOld / msNew);
+  return true;
+}
+
 bool benchScan(const AdamState &s, int iters) {
   std::vector<const void *> data;
   std::vector<int64_t> counts;
@@ -289,5 +355,21 @@ int main(int argc, char **argv) {
   ok = ok && benchAdam("adam_f32", MSAMP_RT_F32, MSAMP_RT_F32, MSAMP_RT_F32,
                        MSAMP_RT_F32, iters, f32);
   f32.release();
+  // The plugin's test hook, from the copy the runtime loaded.
+  void *plugin = dlopen("libmsamp_runtime_cuda.so", RTLD_NOW | RTLD_NOLOAD);
+  auto setChunk = reinterpret_cast<msamp_rt_cuda_test_set_adam_chunk_fn>(
+      plugin ? dlsym(plugin, MSAMP_RT_CUDA_TEST_SET_ADAM_CHUNK) : nullptr);
+  if (!setChunk) {
+    std::fprintf(stderr, "cuda_runtime_bw_bench: no %s in the plugin\n",
+                 MSAMP_RT_CUDA_TEST_SET_ADAM_CHUNK);
+    return 1;
+  }
+  const int64_t d = 768, f = 3072;
+  ok = ok && benchLayers("adam_layer_weights", {d * 3 * d, d * d, d * f, f * d},
+                         MSAMP_RT_F16, MSAMP_RT_F8E4M3FN, MSAMP_RT_F8E4M3FN,
+                         MSAMP_RT_F16, iters, setChunk);
+  ok = ok && benchLayers("adam_layer_norms", {d, d, 3 * d, d, d, d, f, d},
+                         MSAMP_RT_F32, MSAMP_RT_F32, MSAMP_RT_F8E4M3FN,
+                         MSAMP_RT_F16, iters, setChunk);
   return ok ? 0 : 1;
 }

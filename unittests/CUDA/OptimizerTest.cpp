@@ -15,9 +15,11 @@
 #include "CudaDeviceTestUtils.h"
 
 #include "DType.h"
+#include "TestHooks.h"
 
 #include "gtest/gtest.h"
 
+#include <dlfcn.h>
 #include <memory>
 
 using namespace msamp_cuda_test;
@@ -347,6 +349,85 @@ TEST_F(CudaOptimizer, SgdStepBelowOneInDeviceMemoryMakesWeightsNaN) {
   use("cpu");
   for (size_t i = 0; i < out.numel(); ++i)
     ASSERT_TRUE(std::isnan(out.getF32(i))) << "element " << i;
+}
+
+TEST_F(CudaOptimizer, MultiTensorAdamIsTheSameAtEveryChunkSize) {
+  // The chunk size of msamp_rt_adam_update_multi's launches follows the
+  // call (optimizer/AdamChunks.h); on this device a call picks one or two
+  // of them. Forced through the test hook, every valid size must give the
+  // CPU's values bit for bit: one element per thread (256), partial tiles
+  // (768, 1792), the tile (2048, the packed path) and several tiles, with
+  // tensors spanning many chunks, ending mid-chunk, and empty. O2's states,
+  // so the amax pass's per-tensor maxima cross chunks and blocks.
+  void *plugin = dlopen("libmsamp_runtime_cuda.so", RTLD_NOW | RTLD_NOLOAD);
+  ASSERT_NE(plugin, nullptr) << dlerror();
+  auto setChunk = reinterpret_cast<msamp_rt_cuda_test_set_adam_chunk_fn>(
+      dlsym(plugin, MSAMP_RT_CUDA_TEST_SET_ADAM_CHUNK));
+  ASSERT_NE(setChunk, nullptr);
+  EXPECT_EQ(setChunk(300), MSAMP_RT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(setChunk(2304), MSAMP_RT_ERROR_INVALID_ARGUMENT);
+  msamp_rt_clear_error();
+
+  const int64_t sizes[] = {1,    255,   256,   257,    0,     2047, 2048,
+                           2049, 8191,  8193,  100003, 31,    4097, 65537,
+                           777,  24577, 16385, 3,      12345, 7};
+  const int32_t p = MSAMP_RT_F16, g = MSAMP_RT_F8E4M3FN, m = MSAMP_RT_F8E4M3FN,
+                v = MSAMP_RT_F16;
+  std::vector<std::unique_ptr<AdamCall>> cpu;
+  uint64_t seed = 5000;
+  for (int64_t n : sizes) {
+    cpu.push_back(
+        std::make_unique<AdamCall>(p, g, m, v, std::vector<int64_t>{n}, seed));
+    cpu.back()->weightDecay = 1e-2;
+    ++seed;
+  }
+  use("cpu");
+  for (auto &call : cpu)
+    call->run(false);
+  expectNoError("cpu");
+
+  for (int64_t chunk :
+       {int64_t(256), int64_t(768), int64_t(1792), int64_t(2048), int64_t(4096),
+        int64_t(8192), int64_t(0)}) {
+    ASSERT_EQ(setChunk(chunk), MSAMP_RT_OK) << chunk;
+    std::vector<std::unique_ptr<AdamCall>> gpu;
+    std::vector<int64_t> table;
+    seed = 5000;
+    for (int64_t n : sizes) {
+      gpu.push_back(std::make_unique<AdamCall>(p, g, m, v,
+                                               std::vector<int64_t>{n}, seed));
+      gpu.back()->weightDecay = 1e-2;
+      gpu.back()->appendRow(table, /*inPlace=*/false);
+      ++seed;
+    }
+    msamp_rt_test::Tensor<int64_t> tableT(
+        {static_cast<int64_t>(gpu.size()), MSAMP_RT_ADAM_TABLE_COLUMNS}, table);
+    AdamCall &g0 = *gpu[0];
+    use("cuda");
+    _mlir_ciface_msamp_rt_adam_update_multi(
+        tableT, g0.lr, g0.step, p, g, m, v, g0.beta1, g0.beta2, g0.eps,
+        g0.weightDecay, MSAMP_RT_ADAM_DECOUPLED);
+    expectNoError("cuda, chunk " + std::to_string(chunk));
+    use("cpu");
+    for (size_t i = 0; i < cpu.size(); ++i) {
+      AdamCall &c = *cpu[i], &d = *gpu[i];
+      const std::string at = "chunk " + std::to_string(chunk) + " tensor " +
+                             std::to_string(i) + " (" +
+                             std::to_string(sizes[i]) + ")";
+      expectSameValues(c.outParam, d.outParam, at + " param");
+      expectSameValues(c.outM, d.outM, at + " m");
+      expectSameValues(c.outV, d.outV, at + " v");
+      expectSameFloat(c.outParamScale[0], d.outParamScale[0],
+                      at + " param scale");
+      expectSameFloat(c.outMScale[0], d.outMScale[0], at + " m scale");
+      expectSameFloat(c.outVScale[0], d.outVScale[0], at + " v scale");
+      if (::testing::Test::HasFailure()) {
+        setChunk(0);
+        return;
+      }
+    }
+  }
+  EXPECT_EQ(setChunk(0), MSAMP_RT_OK);
 }
 
 TEST_F(CudaOptimizer, StepBelowOneIsRejectedLikeTheCpu) {

@@ -93,7 +93,7 @@ TEST_F(StateOnDevice, ComputedIndexChecksRunOnTheStream) {
   ids[2'000'000] = 99;
   std::vector<int32_t> ids32(5000, 1);
   ids32[17] = -100; // the ignore_index: fine
-  ids32[4000] = 7;
+  ids32[4000] = 8;  // the first value past the range
   DeviceBuffer d64(ids.size() * 8), d32(ids32.size() * 4);
   d64.upload(ids.data());
   d32.upload(ids32.data());
@@ -112,7 +112,7 @@ TEST_F(StateOnDevice, ComputedIndexChecksRunOnTheStream) {
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   EXPECT_EQ(msamp_rt_index_checks_end(checks), MSAMP_RT_ERROR_INVALID_ARGUMENT);
   EXPECT_EQ(std::string(msamp_rt_get_last_error_message()),
-            "msamp_train_step: index computed at m.mlir:9:1: value 7 at "
+            "msamp_train_step: index computed at m.mlir:9:1: value 8 at "
             "[4000] is outside the valid range [0, 8) (or -100, the loss's "
             "ignore_index)");
   msamp_rt_clear_error();

@@ -263,6 +263,13 @@ cudaError_t launchAdam(const AdamGroupArgs &group,
 /// parameters every CUDA version accepts.
 constexpr int kAdamBatchTensors = 24;
 
+/// Forces launchAdam's chunk size (elements: a multiple of kThreads, and
+/// of kThreads * kPackElements when larger); 0 restores the size that
+/// follows each batch (optimizer/AdamChunks.h). For the device tests
+/// (TestHooks.h), which check the kernel at sizes the device would not pick.
+/// False, and nothing changed, for another value.
+bool setAdamChunkOverride(int64_t elements);
+
 /// One SGD update. lr and step are device pointers, as for Adam: every
 /// block derives the step's constants (makeSgdConstants), so no value
 /// comes back to the host and the call can be captured in a CUDA graph.

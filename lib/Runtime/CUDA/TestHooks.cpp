@@ -155,3 +155,14 @@ MSAMP_RT_CUDA_TEST_EXPORT msamp_rt_status msamp_rt_cuda_test_delayed_scaling(
         return MSAMP_RT_OK;
       });
 }
+
+MSAMP_RT_CUDA_TEST_EXPORT msamp_rt_status
+msamp_rt_cuda_test_set_adam_chunk(int64_t elements) {
+  if (!setAdamChunkOverride(elements))
+    return recordError(MSAMP_RT_ERROR_INVALID_ARGUMENT,
+                       "msamp_rt_cuda_test_set_adam_chunk: %lld elements is "
+                       "not a multiple of the block (and of the tile above "
+                       "one)",
+                       static_cast<long long>(elements));
+  return MSAMP_RT_OK;
+}

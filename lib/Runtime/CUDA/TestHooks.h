@@ -49,10 +49,17 @@ typedef msamp_rt_status (*msamp_rt_cuda_test_delayed_scaling_fn)(
     float *scale_inv, int32_t kind, int32_t algo, int32_t format_dtype,
     int32_t margin);
 
+/** Forces the elements per chunk of msamp_rt_adam_update_multi's launches
+ *  (a multiple of 256, and of 2048 when larger; 0: the size that follows
+ *  each call). Returns MSAMP_RT_ERROR_INVALID_ARGUMENT for another value. */
+typedef msamp_rt_status (*msamp_rt_cuda_test_set_adam_chunk_fn)(
+    int64_t elements);
+
 #define MSAMP_RT_CUDA_TEST_QUANTIZE_AMAX "msamp_rt_cuda_test_quantize_amax"
 #define MSAMP_RT_CUDA_TEST_CAST_TRANSPOSE "msamp_rt_cuda_test_cast_transpose"
 #define MSAMP_RT_CUDA_TEST_REDUCE_FP8 "msamp_rt_cuda_test_reduce_fp8"
 #define MSAMP_RT_CUDA_TEST_DELAYED_SCALING "msamp_rt_cuda_test_delayed_scaling"
+#define MSAMP_RT_CUDA_TEST_SET_ADAM_CHUNK "msamp_rt_cuda_test_set_adam_chunk"
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -15,9 +15,11 @@
 // bias corrections are the CPU's bit for bit.
 //
 // Many tensors run in one launch: the kernel's parameter is a table of up
-// to kAdamBatchTensors tensors and the first chunk (kChunk elements) of
-// each. The grid is what the chip holds at once; each block derives the
-// step's constants once and takes chunks blockIdx.x, + gridDim.x, ... .
+// to kAdamBatchTensors tensors and the first chunk of each; the chunk size
+// follows the batch (AdamChunks.h: one element per thread for a small
+// batch, up to 4 tiles for a large one). The grid is what the chip
+// holds at once; each block derives the step's constants once and takes
+// chunks blockIdx.x, + gridDim.x, ... .
 // Within a chunk a thread updates kPackElements independent elements per
 // step, all their loads issued first: for a tensor whose buffers are all
 // aligned (common/Packs.cuh) one 8- or 16-byte access per buffer
@@ -49,12 +51,15 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "AdamChunks.h"
 #include "OptimizerKernels.cuh"
 
 #include "../common/Packs.cuh"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
+#include <limits>
 
 namespace msamp::runtime::cuda {
 namespace {
@@ -62,11 +67,8 @@ namespace {
 /// Elements per block-wide step: one pack per thread.
 constexpr int64_t kTile = kThreads * kPackElements;
 
-/// Elements per chunk, the unit of work a block takes from the table: a
-/// few tiles, small enough that the chunks of a batch balance over the
-/// resident blocks, large enough that the per-chunk set-up (finding the
-/// tensor, its scales) is noise.
-constexpr int64_t kChunk = kTile * 4;
+/// A chunk size the tests force (setAdamChunkOverride); 0: AdamChunks.h.
+std::atomic<int64_t> chunkOverride{0};
 
 /// One launch's table (passed by value as a __grid_constant__ parameter,
 /// read in place, never copied to local memory).
@@ -77,6 +79,9 @@ struct AdamBatch {
   /// Bit k: every buffer of tensor k is packAligned, so its full tiles
   /// take the vector path.
   unsigned packed = 0;
+  /// Elements per chunk (adamChunkElements): a multiple of kThreads, and
+  /// of kTile when larger than one.
+  unsigned chunkElements = 0;
   /// Tensor k owns chunks [firstChunk[k], firstChunk[k + 1]).
   unsigned firstChunk[kAdamBatchTensors + 1] = {};
   AdamTensorArgs tensors[kAdamBatchTensors];
@@ -233,8 +238,9 @@ __global__ void __launch_bounds__(kThreads)
     current = k;
     const AdamTensorArgs &t = b.tensors[k];
     const int64_t chunk = c - b.firstChunk[k];
-    const int64_t begin = chunk * kChunk;
-    const int64_t end = begin + kChunk < t.n ? begin + kChunk : t.n;
+    const int64_t begin = chunk * b.chunkElements;
+    const int64_t end =
+        begin + b.chunkElements < t.n ? begin + b.chunkElements : t.n;
     const StateTensorArgs *states[3] = {&t.param, &t.m, &t.v};
 
     TensorScales s;
@@ -291,6 +297,21 @@ bool packable(const AdamTensorArgs &t, int32_t gradType) {
   return ok;
 }
 
+/// Elements per chunk of a batch: the tests' override, or the size with the
+/// least predicted time on this device (AdamChunks.h). Both passes share
+/// the batch, so the store pass's occupancy sizes it.
+template <bool Scaled>
+int64_t chunkElementsFor(const AdamTensorArgs *tensors, int count) {
+  if (const int64_t forced = chunkOverride.load(std::memory_order_relaxed))
+    return forced;
+  int64_t sizes[kAdamBatchTensors];
+  for (int k = 0; k < count; ++k)
+    sizes[k] = tensors[k].n;
+  const int64_t resident =
+      residentGrid<adamKernel<true, Scaled>>(std::numeric_limits<int>::max());
+  return adamChunkElements(sizes, count, resident, kThreads, kTile);
+}
+
 template <bool Store, bool Scaled>
 cudaError_t launchPass(const AdamBatch &b, cudaStream_t stream) {
   const unsigned grid =
@@ -300,6 +321,16 @@ cudaError_t launchPass(const AdamBatch &b, cudaStream_t stream) {
 }
 
 } // namespace
+
+bool setAdamChunkOverride(int64_t elements) {
+  const bool valid =
+      elements == 0 ||
+      (elements > 0 && elements % kThreads == 0 &&
+       (elements <= kTile || elements % kTile == 0) && elements <= INT32_MAX);
+  if (valid)
+    chunkOverride.store(elements, std::memory_order_relaxed);
+  return valid;
+}
 
 size_t adamScratchBytes(const AdamGroupArgs &group, int64_t count) {
   return group.anyScaled()
@@ -324,14 +355,17 @@ cudaError_t launchAdam(const AdamGroupArgs &group,
     b.count =
         static_cast<int>(std::min<int64_t>(kAdamBatchTensors, count - first));
     b.scratch = scaled ? tensorScratch + first : nullptr;
+    const int64_t chunk =
+        scaled ? chunkElementsFor<true>(tensors + first, b.count)
+               : chunkElementsFor<false>(tensors + first, b.count);
+    b.chunkElements = static_cast<unsigned>(chunk);
     int64_t chunks = 0;
     for (int k = 0; k < b.count; ++k) {
       b.tensors[k] = tensors[first + k];
       if (packable(b.tensors[k], group.gradType))
         b.packed |= 1u << k;
       b.firstChunk[k] = static_cast<unsigned>(chunks);
-      // An empty tensor still gets a chunk: it writes the kept scales.
-      chunks += std::max<int64_t>(1, (b.tensors[k].n + kChunk - 1) / kChunk);
+      chunks += adamChunksOf(b.tensors[k].n, chunk);
       if (chunks > INT32_MAX)
         return cudaErrorInvalidValue;
     }
