@@ -65,7 +65,7 @@ class Report:
         self.kit, self.out = kit, out
         self.data = {"kit": {}, "host": {}, "libraries": {}, "tests": [],
                      "steps": [], "multi_rank": [], "gemm": [],
-                     "step_timing": [],
+                     "step_timing": [], "step_timing_pairs": [],
                      "pytorch": {}, "profile": {}, "failures": []}
 
     def fail(self, what):
@@ -464,55 +464,121 @@ def step_times(log):
     return times
 
 
-def time_steps(r, env):
+def timing_rounds():
+    """$MSAMP_KIT_TIMING_ROUNDS: how many times the graph timing of every
+    timed step runs, in rounds (A B C, A B C, ...), so that two steps are
+    compared on the same machine minutes apart rather than once each; 1
+    when unset. A bad value is a failure of the run."""
+    text = os.environ.get("MSAMP_KIT_TIMING_ROUNDS", "1")
+    if not text.isdigit() or not 1 <= int(text) <= 20:
+        raise ValueError("MSAMP_KIT_TIMING_ROUNDS must be 1 to 20, not %r"
+                         % text)
+    return int(text)
+
+
+def paired_differences(entries):
+    """For each timed step X that has a twin X-inline: X's graph ms/step
+    minus the twin's, per round (the two ran next to each other), and
+    their median. Entries: time_steps' step_timing entries."""
+    by_name = {e["name"]: e for e in entries if "ms_per_step_rounds" in e}
+    pairs = []
+    for name, e in sorted(by_name.items()):
+        twin = by_name.get(name + "-inline")
+        if not twin:
+            continue
+        diffs = [round(a - b, 2) for a, b in zip(e["ms_per_step_rounds"],
+                                                  twin["ms_per_step_rounds"])]
+        pairs.append({"step": name, "vs": twin["name"],
+                      "ms_difference_rounds": diffs,
+                      "ms_difference_median":
+                          sorted(diffs)[len(diffs) // 2] if diffs else None})
+    return pairs
+
+
+def time_steps(r, env, rounds=1):
     """ms/step of the timed steps, from msamp-run's own per-step wall times
     (--log-step-time: each step until its work finished on the GPU): the
     median of steps 3 to TIMED_STEPS, so the eager warm-up step and the
     step that captures the graph are reported apart, and process start-up
-    is never in it; and sampled peak memory."""
-    steps = json.load(open(os.path.join(r.kit, "steps", "steps.json")))
-    for step in steps:
-        if not step.get("timed"):
-            continue
-        sampler = MemorySampler()
-        sampler.start()
-        tmp = tempfile.mkdtemp()
-        entry = {"name": step["name"], "level": step["level"]}
-        # As a CUDA graph (from the second step on) and eagerly, one after
-        # the other on the same GPU.
-        for graphs, key in ((True, "ms_per_step"),
-                            (False, "ms_per_step_eager")):
-            log = os.path.join(tmp, "timed.jsonl")
-            step_run = dict(step)
-            step_run["run_args"] = step.get("run_args", []) + \
-                ["--log-step-time"]
-            code, out, _ = run_step(r, env, step_run, TIMED_STEPS, log, True,
-                                    graphs)
-            times = step_times(log) if code == 0 else []
-            if code or len(times) != TIMED_STEPS or None in times:
-                entry["status"] = "FAIL"
-                r.fail("timing %s (%s): msamp-run exited %d with %d step "
-                       "times: %s" % (step["name"],
-                                      "graph" if graphs else "eager", code,
-                                      len(times), out.strip()[-300:]))
+    is never in it; and sampled peak memory. As a CUDA graph in each of
+    `rounds` rounds over all timed steps (ms_per_step: the median of the
+    rounds' medians), eagerly in the first."""
+    steps = [s for s in json.load(open(os.path.join(r.kit, "steps",
+                                                     "steps.json")))
+             if s.get("timed")]
+    entries = {s["name"]: {"name": s["name"], "level": s["level"]}
+               for s in steps}
+    peaks = {s["name"]: 0 for s in steps}
+
+    def timed_run(step, graphs, entry):
+        log = os.path.join(tmp, "timed.jsonl")
+        step_run = dict(step)
+        step_run["run_args"] = step.get("run_args", []) + ["--log-step-time"]
+        code, out, _ = run_step(r, env, step_run, TIMED_STEPS, log, True,
+                                graphs)
+        times = step_times(log) if code == 0 else []
+        if code or len(times) != TIMED_STEPS or None in times:
+            entry["status"] = "FAIL"
+            r.fail("timing %s (%s): msamp-run exited %d with %d step "
+                   "times: %s" % (step["name"], "graph" if graphs else "eager",
+                                  code, len(times), out.strip()[-300:]))
+            return None
+        steady = sorted(times[2:])
+        if graphs:
+            note = [l for l in out.splitlines() if "CUDA graphs off:" in l]
+            entry["cuda_graph"] = note[0].split("CUDA graphs off: ", 1)[1] \
+                if note else "used"
+        return steady, times[:2]
+
+    tmp = tempfile.mkdtemp()
+    for round_ in range(rounds):
+        for step in steps:
+            entry = entries[step["name"]]
+            if entry.get("status") == "FAIL":
                 continue
-            steady = sorted(times[2:])
-            entry[key] = round(steady[len(steady) // 2], 2)
-            entry[key + "_min"] = round(steady[0], 2)
-            entry[key + "_first_two"] = [round(t, 1) for t in times[:2]]
-            if graphs:
-                note = [l for l in out.splitlines()
-                        if "CUDA graphs off:" in l]
-                entry["cuda_graph"] = note[0].split("CUDA graphs off: ", 1)[1] \
-                    if note else "used"
-        sampler.stop = True
-        sampler.join()
-        shutil.rmtree(tmp, ignore_errors=True)
+            sampler = MemorySampler()
+            sampler.start()
+            # As a CUDA graph (from the second step on) and, in the first
+            # round, eagerly, one after the other on the same GPU.
+            for graphs, key in ((True, "ms_per_step"),
+                                (False, "ms_per_step_eager")):
+                if not graphs and round_ > 0:
+                    continue
+                result = timed_run(step, graphs, entry)
+                if result is None:
+                    continue
+                steady, first_two = result
+                median = round(steady[len(steady) // 2], 2)
+                if graphs:
+                    entry.setdefault("ms_per_step_rounds", []).append(median)
+                    entry[key + "_min"] = round(
+                        min(steady[0], entry.get(key + "_min", steady[0])), 2)
+                else:
+                    entry[key] = median
+                    entry[key + "_min"] = round(steady[0], 2)
+                if round_ == 0:
+                    entry[key + "_first_two"] = [round(t, 1)
+                                                 for t in first_two]
+            sampler.stop = True
+            sampler.join()
+            peaks[step["name"]] = max(peaks[step["name"]], sampler.peak_mib)
+    shutil.rmtree(tmp, ignore_errors=True)
+    for step in steps:
+        entry = entries[step["name"]]
+        medians = sorted(entry.get("ms_per_step_rounds", []))
+        if medians:
+            entry["ms_per_step"] = medians[len(medians) // 2]
         if entry.get("status") != "FAIL":
-            entry["peak_device_mib_sampled"] = sampler.peak_mib
+            entry["peak_device_mib_sampled"] = peaks[step["name"]]
             entry["predicted_ms"] = step.get("predicted_ms")
         r.data["step_timing"].append(entry)
         r.say("  %-16s %s" % (step["name"], entry))
+    r.data["step_timing_pairs"] = paired_differences(
+        r.data["step_timing"])
+    for pair in r.data["step_timing_pairs"]:
+        r.say("  %s - %s: %s ms/step per round, median %s" % (
+            pair["step"], pair["vs"], pair["ms_difference_rounds"],
+            pair["ms_difference_median"]))
 
 
 def time_gemms(r, env):
@@ -771,6 +837,10 @@ def write_report(r, gpu):
                          t.get("cuda_graph"), t.get("ms_per_step_eager"),
                          t.get("predicted_ms"),
                          t.get("peak_device_mib_sampled")))
+    for pair in d.get("step_timing_pairs", []):
+        lines.append("step time %s - %s: %s ms/step per round, median %s" % (
+            pair["step"], pair["vs"], pair["ms_difference_rounds"],
+            pair["ms_difference_median"]))
     if d["profile"].get("status") == "measured":
         lines.append("kernel time of one GPT-2-small O2 step (ncu): %s ms "
                      "in %d kernels; %s" % (
@@ -850,6 +920,12 @@ def main(argv):
                (", ".join(sorted(unknown)), ", ".join(SECTIONS)))
         only = set()
 
+    try:
+        rounds = timing_rounds()
+    except ValueError as e:
+        r.fail(str(e))
+        rounds = 1
+
     def wanted(section):
         if not only or section in only:
             return True
@@ -869,7 +945,7 @@ def main(argv):
         time_gemms(r, env)
     if gpu and wanted("timing"):
         r.say("== step timing")
-        time_steps(r, env)
+        time_steps(r, env, rounds)
     if gpu and os.environ.get("MSAMP_KIT_PROFILE") == "1" and \
             wanted("profile"):
         r.say("== kernel profile (ncu)")
