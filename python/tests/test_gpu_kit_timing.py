@@ -2,8 +2,8 @@
 "Running it"): MSAMP_KIT_TIMING_ROUNDS is read and checked, and a step and
 its -inline twin are compared round by round (the two ran next to each
 other), which is what a noisy machine needs: on one H100 the same step's
-time moved by 2.5 ms between runs minutes apart (docs/GPU.md, "Fourth
-loan"). Runs without a GPU: only the pure functions are exercised."""
+time moved by 2.5 ms between runs minutes apart (docs/GPU.md, "GPU
+results"). Runs without a GPU: only the pure functions are exercised."""
 import importlib.util
 import os
 
