@@ -243,7 +243,8 @@ msamp::findTandemRepeats(ArrayRef<uint64_t> keys, int64_t minPeriod) {
 }
 
 msamp::BlockSegments::BlockSegments(
-    Block *block, llvm::function_ref<bool(Operation &)> counted)
+    Block *block, llvm::function_ref<bool(Operation &)> counted,
+    ShortRepeats shortRepeats)
     : block(block) {
   if (!block)
     return;
@@ -264,16 +265,19 @@ msamp::BlockSegments::BlockSegments(
     ++next;
   };
   for (TandemRepeat repeat : findTandemRepeats(keys, kMinRepeatPeriod)) {
-    segment(repeat.start);
-    int64_t end = repeat.start + repeat.copies * repeat.period;
     // A copy that is itself copies of a block of at least kMinCopyOps ops
     // (two layers' clipping, where a layer's is 8 ops): each of those is
     // a segment, so that the segments do not depend on how many there
     // are. Blocks shorter than that (a few equal ops) stay in copies of
-    // the period found.
+    // the period found, or are no repeat at all (ShortRepeats).
     int64_t period = primitivePeriod(keys, repeat);
-    if (period < kMinCopyOps)
+    if (period < kMinCopyOps) {
+      if (shortRepeats == ShortRepeats::Ignore)
+        continue;
       period = repeat.period;
+    }
+    segment(repeat.start);
+    int64_t end = repeat.start + repeat.copies * repeat.period;
     for (int64_t copyEnd = repeat.start + period; copyEnd <= end;
          copyEnd += period)
       segment(copyEnd);

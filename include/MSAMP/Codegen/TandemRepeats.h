@@ -78,17 +78,31 @@ SmallVector<TandemRepeat> findTandemRepeats(ArrayRef<uint64_t> keys,
 /// depth).
 int64_t primitivePeriod(ArrayRef<uint64_t> keys, TandemRepeat repeat);
 
+/// What BlockSegments makes of a repeat whose copies are copies of a block
+/// of fewer than 4 ops (a run of equal ops: the calls of one layer function
+/// in a row, a chain of equal sums).
+enum class ShortRepeats {
+  /// Copies of the period found: each a segment.
+  Copies,
+  /// No repeat: the run stays in the stretch around it. The period found
+  /// for such a run depends on its length (36 calls in a row are two
+  /// copies of 18, 24 calls none), so its boundaries would move with depth.
+  Ignore,
+};
+
 /// Which segment each op of a block is in. The ops `counted` accepts are
 /// keyed (structuralKey with constant operands); each copy of a tandem
 /// repeat of those keys (periods of at least kMinRepeatPeriod; a copy that
-/// is copies of a shorter block of at least 4 ops counts as those), and
-/// each stretch between repeats, is one segment, numbered from 0 in order.
-/// Ops in equal copies get the same offsets from their segment's start.
-/// Built once: later changes to the block are not seen.
+/// is copies of a shorter block of at least 4 ops counts as those; one of
+/// a shorter block as `shortRepeats` says), and each stretch between
+/// repeats, is one segment, numbered from 0 in order. Ops in equal copies
+/// get the same offsets from their segment's start. Built once: later
+/// changes to the block are not seen.
 class BlockSegments {
 public:
   /// `block` may be null: then no op has a segment.
-  BlockSegments(Block *block, llvm::function_ref<bool(Operation &)> counted);
+  BlockSegments(Block *block, llvm::function_ref<bool(Operation &)> counted,
+                ShortRepeats shortRepeats = ShortRepeats::Copies);
 
   /// The segment of `op`, or of its ancestor in the block; -1 for an op
   /// that was not counted, is not in the block, or was created since.
