@@ -70,10 +70,15 @@ TEST(AdamChunks, EverySizeIsOneTheKernelAccepts) {
 
 TEST(AdamChunks, ALayersBiasesAndNormsTakeOneElementPerThread) {
   // A GPT-2-small layer's f32 class under O2 (an outlined step's per-layer
-  // call): 45 chunks, 45 blocks at once, where 4-tile chunks made 8 and a
-  // thread of the 3072-element bias's block updated 12 elements.
+  // call): 39 chunks, 39 blocks at once (the H100 profile's grid), where
+  // 4-tile chunks made 8 and a thread of the 3072-element bias's block
+  // updated 12 elements.
   const std::vector<int64_t> layer = {d, d, 3 * d, d, d, d, f, d};
   EXPECT_EQ(chunkFor(layer), kThreads);
+  int64_t chunks = 0;
+  for (int64_t n : layer)
+    chunks += adamChunksOf(n, kThreads);
+  EXPECT_EQ(chunks, 39);
   EXPECT_EQ(costOf(layer, kThreads), 2);
   EXPECT_EQ(costOf(layer, kOldChunk), 33);
   // An empty tensor costs one round at any size: the cheapest.
