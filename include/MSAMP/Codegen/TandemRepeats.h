@@ -84,9 +84,10 @@ int64_t primitivePeriod(ArrayRef<uint64_t> keys, TandemRepeat repeat);
 enum class ShortRepeats {
   /// Copies of the period found: each a segment.
   Copies,
-  /// No repeat: the run stays in the stretch around it. The period found
-  /// for such a run depends on its length (36 calls in a row are two
-  /// copies of 18, 24 calls none), so its boundaries would move with depth.
+  /// No repeat: the run stays in the stretch around it. Whether such a
+  /// run is a repeat, and of which period, depends on its length (32 equal
+  /// calls in a row can be two copies of 16; 24 are none at
+  /// kMinRepeatPeriod), so its boundaries would move with depth.
   Ignore,
 };
 
