@@ -27,12 +27,27 @@
 
 #include <cuda_runtime_api.h>
 
+#include <dlfcn.h>
+
 #include <cstdint>
 #include <cstring>
 #include <string>
 #include <vector>
 
 namespace msamp_cuda_test {
+
+/// A test hook of the loaded CUDA plugin (lib/Runtime/CUDA/TestHooks.h),
+/// or null with a failure. The runtime has loaded the plugin already (the
+/// test selected "cuda"): it is found by its soname, wherever it was loaded
+/// from (the build tree or a GPU kit), and never loaded a second time.
+template <typename Fn>
+Fn pluginHook(const char *name) {
+  void *handle = dlopen("libmsamp_runtime_cuda.so", RTLD_NOW | RTLD_NOLOAD);
+  EXPECT_NE(handle, nullptr) << dlerror();
+  void *symbol = handle ? dlsym(handle, name) : nullptr;
+  EXPECT_NE(symbol, nullptr) << name;
+  return reinterpret_cast<Fn>(symbol);
+}
 
 /// Why the GPU tests cannot run here ("" when they can): no driver or
 /// device, or a device older than the sm_89 the kernels are built for.

@@ -19,30 +19,15 @@
 
 #include "gtest/gtest.h"
 
-#include <dlfcn.h>
-
 using namespace msamp_cuda_test;
 namespace rt = msamp::runtime;
 
 namespace {
 
-class CudaKernelHooks : public CudaTest {
-protected:
-  template <typename Fn>
-  static Fn hook(const char *name) {
-    // The runtime has loaded the plugin already (SetUp selected "cuda"):
-    // find it by its soname, wherever it was loaded from (the build tree or
-    // a GPU kit), and never load a second copy.
-    void *handle = dlopen("libmsamp_runtime_cuda.so", RTLD_NOW | RTLD_NOLOAD);
-    EXPECT_NE(handle, nullptr) << dlerror();
-    void *symbol = handle ? dlsym(handle, name) : nullptr;
-    EXPECT_NE(symbol, nullptr) << name;
-    return reinterpret_cast<Fn>(symbol);
-  }
-};
+class CudaKernelHooks : public CudaTest {};
 
 TEST_F(CudaKernelHooks, FusedQuantizeAmaxMatchesCpu) {
-  auto quantizeAmax = hook<msamp_rt_cuda_test_quantize_amax_fn>(
+  auto quantizeAmax = pluginHook<msamp_rt_cuda_test_quantize_amax_fn>(
       MSAMP_RT_CUDA_TEST_QUANTIZE_AMAX);
   ASSERT_NE(quantizeAmax, nullptr);
   const std::vector<float> values = interestingFloats(100000, 71);
@@ -77,7 +62,7 @@ TEST_F(CudaKernelHooks, FusedQuantizeAmaxMatchesCpu) {
 }
 
 TEST_F(CudaKernelHooks, CastTransposeMatchesCpuQuantizeAndTranspose) {
-  auto castTranspose = hook<msamp_rt_cuda_test_cast_transpose_fn>(
+  auto castTranspose = pluginHook<msamp_rt_cuda_test_cast_transpose_fn>(
       MSAMP_RT_CUDA_TEST_CAST_TRANSPOSE);
   ASSERT_NE(castTranspose, nullptr);
   const std::pair<int64_t, int64_t> shapes[] = {
@@ -125,8 +110,8 @@ TEST_F(CudaKernelHooks, CastTransposeMatchesCpuQuantizeAndTranspose) {
 }
 
 TEST_F(CudaKernelHooks, RankOrderFP8ReductionMatchesCollectiveH) {
-  auto reduce =
-      hook<msamp_rt_cuda_test_reduce_fp8_fn>(MSAMP_RT_CUDA_TEST_REDUCE_FP8);
+  auto reduce = pluginHook<msamp_rt_cuda_test_reduce_fp8_fn>(
+      MSAMP_RT_CUDA_TEST_REDUCE_FP8);
   ASSERT_NE(reduce, nullptr);
   Rng rng(73);
   const int64_t n = 50001;
@@ -155,7 +140,7 @@ TEST_F(CudaKernelHooks, RankOrderFP8ReductionMatchesCollectiveH) {
 }
 
 TEST_F(CudaKernelHooks, DelayedScalingUpdateMatchesNumerics) {
-  auto update = hook<msamp_rt_cuda_test_delayed_scaling_fn>(
+  auto update = pluginHook<msamp_rt_cuda_test_delayed_scaling_fn>(
       MSAMP_RT_CUDA_TEST_DELAYED_SCALING);
   ASSERT_NE(update, nullptr);
   Rng rng(74);

@@ -19,7 +19,6 @@
 
 #include "gtest/gtest.h"
 
-#include <dlfcn.h>
 #include <memory>
 
 using namespace msamp_cuda_test;
@@ -359,10 +358,8 @@ TEST_F(CudaOptimizer, MultiTensorAdamIsTheSameAtEveryChunkSize) {
   // (768, 1792), the tile (2048, the packed path) and several tiles, with
   // tensors spanning many chunks, ending mid-chunk, and empty. O2's states,
   // so the amax pass's per-tensor maxima cross chunks and blocks.
-  void *plugin = dlopen("libmsamp_runtime_cuda.so", RTLD_NOW | RTLD_NOLOAD);
-  ASSERT_NE(plugin, nullptr) << dlerror();
-  auto setChunk = reinterpret_cast<msamp_rt_cuda_test_set_adam_chunk_fn>(
-      dlsym(plugin, MSAMP_RT_CUDA_TEST_SET_ADAM_CHUNK));
+  auto setChunk = pluginHook<msamp_rt_cuda_test_set_adam_chunk_fn>(
+      MSAMP_RT_CUDA_TEST_SET_ADAM_CHUNK);
   ASSERT_NE(setChunk, nullptr);
   EXPECT_EQ(setChunk(300), MSAMP_RT_ERROR_INVALID_ARGUMENT);
   EXPECT_EQ(setChunk(2304), MSAMP_RT_ERROR_INVALID_ARGUMENT);
