@@ -464,6 +464,19 @@ def step_times(log):
     return times
 
 
+def upper_median(values):
+    """The middle value of `values` (the upper one of an even count), the
+    kit's median of step times, rounds and differences."""
+    return sorted(values)[len(values) // 2]
+
+
+def pair_text(pair):
+    """One line of a paired_differences entry, for the log and the report."""
+    return "%s - %s: %s ms/step per round, median %s" % (
+        pair["step"], pair["vs"], pair["ms_difference_rounds"],
+        pair["ms_difference_median"])
+
+
 def timing_rounds():
     """$MSAMP_KIT_TIMING_ROUNDS: how many times the graph timing of every
     timed step runs, in rounds (A B C, A B C, ...), so that two steps are
@@ -491,7 +504,7 @@ def paired_differences(entries):
         pairs.append({"step": name, "vs": twin["name"],
                       "ms_difference_rounds": diffs,
                       "ms_difference_median":
-                          sorted(diffs)[len(diffs) // 2] if diffs else None})
+                          upper_median(diffs) if diffs else None})
     return pairs
 
 
@@ -548,7 +561,7 @@ def time_steps(r, env, rounds=1):
                 if result is None:
                     continue
                 steady, first_two = result
-                median = round(steady[len(steady) // 2], 2)
+                median = round(upper_median(steady), 2)
                 if graphs:
                     entry.setdefault("ms_per_step_rounds", []).append(median)
                     entry[key + "_min"] = round(
@@ -565,9 +578,8 @@ def time_steps(r, env, rounds=1):
     shutil.rmtree(tmp, ignore_errors=True)
     for step in steps:
         entry = entries[step["name"]]
-        medians = sorted(entry.get("ms_per_step_rounds", []))
-        if medians:
-            entry["ms_per_step"] = medians[len(medians) // 2]
+        if entry.get("ms_per_step_rounds"):
+            entry["ms_per_step"] = upper_median(entry["ms_per_step_rounds"])
         if entry.get("status") != "FAIL":
             entry["peak_device_mib_sampled"] = peaks[step["name"]]
             entry["predicted_ms"] = step.get("predicted_ms")
@@ -576,9 +588,7 @@ def time_steps(r, env, rounds=1):
     r.data["step_timing_pairs"] = paired_differences(
         r.data["step_timing"])
     for pair in r.data["step_timing_pairs"]:
-        r.say("  %s - %s: %s ms/step per round, median %s" % (
-            pair["step"], pair["vs"], pair["ms_difference_rounds"],
-            pair["ms_difference_median"]))
+        r.say("  " + pair_text(pair))
 
 
 def time_gemms(r, env):
@@ -838,9 +848,7 @@ def write_report(r, gpu):
                          t.get("predicted_ms"),
                          t.get("peak_device_mib_sampled")))
     for pair in d.get("step_timing_pairs", []):
-        lines.append("step time %s - %s: %s ms/step per round, median %s" % (
-            pair["step"], pair["vs"], pair["ms_difference_rounds"],
-            pair["ms_difference_median"]))
+        lines.append("step time " + pair_text(pair))
     if d["profile"].get("status") == "measured":
         lines.append("kernel time of one GPT-2-small O2 step (ncu): %s ms "
                      "in %d kernels; %s" % (
