@@ -98,6 +98,15 @@ int64_t msamp::primitivePeriod(ArrayRef<uint64_t> keys, TandemRepeat repeat) {
   return repeat.period;
 }
 
+SmallVector<msamp::TandemRepeat>
+msamp::findLayerRepeats(ArrayRef<uint64_t> keys, int64_t minPeriod) {
+  SmallVector<TandemRepeat> repeats = findTandemRepeats(keys, minPeriod);
+  llvm::erase_if(repeats, [&](TandemRepeat repeat) {
+    return primitivePeriod(keys, repeat) < repeat.period;
+  });
+  return repeats;
+}
+
 uint64_t msamp::structuralKey(Operation *op, bool constantOperands) {
   llvm::hash_code hash = llvm::hash_value(0);
   op->walk([&](Operation *nested) {

@@ -78,6 +78,15 @@ SmallVector<TandemRepeat> findTandemRepeats(ArrayRef<uint64_t> keys,
 /// depth).
 int64_t primitivePeriod(ArrayRef<uint64_t> keys, TandemRepeat repeat);
 
+/// The repeats of findTandemRepeats whose copies are not copies of a
+/// shorter block (primitivePeriod is the period): the blocks of layers that
+/// msamp-outline-repeated-blocks outlines and msamp-gpu-group-adam-updates
+/// groups per copy, so that both agree. A copy made of copies of a shorter
+/// block (a chain of equal ops, a few per layer) holds a number of layers
+/// that depends on the depth.
+SmallVector<TandemRepeat> findLayerRepeats(ArrayRef<uint64_t> keys,
+                                           int64_t minPeriod);
+
 /// What BlockSegments makes of a repeat whose copies are copies of a block
 /// of fewer than 4 ops (a run of equal ops: the calls of one layer function
 /// in a row, a chain of equal sums).

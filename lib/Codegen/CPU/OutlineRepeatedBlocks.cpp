@@ -324,16 +324,12 @@ struct MSAMPOutlineRepeatedBlocksPass
   }
 
   void scan(ArrayRef<uint64_t> keys, SymbolTable &symbols) {
-    for (msamp::TandemRepeat repeat :
-         msamp::findTandemRepeats(keys, minPeriod)) {
-      // A copy made of copies of a shorter block (a chain of equal ops, a
-      // few per layer) holds a number of layers that depends on the depth:
-      // its function, and the GPU kernels merged around its calls, would
-      // differ from one depth to the next. It stays inline.
-      if (msamp::primitivePeriod(keys, repeat) < repeat.period)
-        continue;
+    // A copy made of copies of a shorter block (a chain of equal ops, a
+    // few per layer) holds a number of layers that depends on the depth:
+    // its function, and the GPU kernels merged around its calls, would
+    // differ from one depth to the next. It stays inline.
+    for (msamp::TandemRepeat repeat : msamp::findLayerRepeats(keys, minPeriod))
       outlineCopies(repeat.start, repeat.period, repeat.copies, symbols);
-    }
   }
 
   /// Outlines the runs of copies [start + c * period, +period), c < copies.

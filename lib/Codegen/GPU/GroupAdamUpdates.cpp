@@ -84,12 +84,10 @@ struct GroupAdamUpdatesPass
           group(run.slice(at, end - at));
         at = end;
       };
+      // Copies made of copies of a shorter block hold a number of layers
+      // that depends on the depth: grouped with the rest.
       for (msamp::TandemRepeat repeat :
-           msamp::findTandemRepeats(keys, msamp::kMinRepeatPeriod)) {
-        // Copies made of copies of a shorter block hold a number of
-        // layers that depends on the depth: grouped with the rest.
-        if (msamp::primitivePeriod(keys, repeat) < repeat.period)
-          continue;
+           msamp::findLayerRepeats(keys, msamp::kMinRepeatPeriod)) {
         groupUpTo(repeat.start);
         for (int64_t c = 1; c <= repeat.copies; ++c)
           groupUpTo(repeat.start + c * repeat.period);
