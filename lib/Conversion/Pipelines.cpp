@@ -11,6 +11,7 @@
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
@@ -101,15 +102,18 @@ void mlir::msamp::buildHostToLLVMPipeline(
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
+  // Per function, so that the context's threads canonicalize the layers'
+  // and loop nests' functions while one of them does the step (the same
+  // object: no pattern looks across functions).
   if (stepInBlocks) {
     // Bottom-up and no region simplification, which walked all of a step's
     // thousands of blocks per iteration (the same object, in less time).
     GreedyRewriteConfig canonicalize;
     canonicalize.setRegionSimplificationLevel(
         GreedySimplifyRegionLevel::Disabled);
-    pm.addPass(createCanonicalizerPass(canonicalize));
+    pm.addNestedPass<LLVM::LLVMFuncOp>(createCanonicalizerPass(canonicalize));
   } else {
-    pm.addPass(createCanonicalizerPass());
+    pm.addNestedPass<LLVM::LLVMFuncOp>(createCanonicalizerPass());
   }
   pm.addPass(createMSAMPEmitEntryPoint());
 }
