@@ -23,7 +23,9 @@
 //  * every value R uses from outside itself is defined before the target
 //    kernel, or by an allocation or a pure op that can move there too.
 // The merged kernel must still fit the kernel parameter space
-// (kMaxSingleThreadParamBytes, as msamp-gpu-scalar-kernels), and R and the
+// (kMaxSingleThreadParamBytes, as msamp-gpu-scalar-kernels; a 0-d buffer
+// that only the merged kernel uses does not count, since
+// msamp-gpu-kernel-local-scalars makes it a value), and R and the
 // target must be in one copy of a repeated block of the step
 // (RepeatGroups.h: merged across layers up to the budget, a kernel spanned
 // a different set of layers at every depth); if not, R stays a kernel of
@@ -136,7 +138,7 @@ struct MergeScalarKernelsPass
           !dependsOn(collectBufferAccesses(op), target.between)) {
         FailureOr<SmallVector<Operation *>> hoist =
             opsToHoist(op, captured, target, positions);
-        if (succeeded(hoist) && fitsParameters(captured, target)) {
+        if (succeeded(hoist) && fitsParameters(op, captured, target)) {
           merge(op, captured, target, *hoist);
           ++numMerged;
           continue;
@@ -185,16 +187,25 @@ struct MergeScalarKernelsPass
     return ordered;
   }
 
-  /// Whether the merged kernel's buffers (bare pointers) fit the parameters:
-  /// the target's and those of the kernel's (`captured`) it does not take.
-  static bool fitsParameters(const llvm::SetVector<Value> &captured,
+  /// Whether the buffers (bare pointers) of `kernel` merged into the
+  /// target fit the parameters: the target's and those of the kernel's
+  /// (`captured`) it does not take, less those only the two use, which
+  /// msamp-gpu-kernel-local-scalars makes values of the merged kernel (the
+  /// gradient norm's running sum, stored and read back per parameter).
+  static bool fitsParameters(Operation *kernel,
+                             const llvm::SetVector<Value> &captured,
                              const Target &target) {
+    Block *bodies[] = {singleThreadBody(target.op).getBody(),
+                       singleThreadBody(kernel).getBody()};
+    auto takesParameter = [&](Value value) {
+      return isa<MemRefType>(value.getType()) &&
+             !isKernelLocalScalar(value, bodies);
+    };
     int64_t buffers = 0;
     for (Value value : target.captured)
-      buffers += isa<MemRefType>(value.getType());
+      buffers += takesParameter(value);
     for (Value value : captured)
-      buffers +=
-          isa<MemRefType>(value.getType()) && !target.captured.contains(value);
+      buffers += takesParameter(value) && !target.captured.contains(value);
     return buffersFitKernelParameters(buffers);
   }
 

@@ -165,6 +165,9 @@ void mlir::msamp::buildLowerToGPUPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createMSAMPGPUScalarKernels());
   // Runs that depend on nothing between them become one kernel.
   pm.addNestedPass<func::FuncOp>(createMSAMPGPUMergeScalarKernels());
+  // What only one merged kernel writes and reads needs no buffer
+  // (KernelLocalScalars.cpp): fewer parameters, arena slots and stores.
+  pm.addNestedPass<func::FuncOp>(createMSAMPGPUKernelLocalScalars());
   // After the scalar kernels: what host code still touches is known.
   pm.addPass(createMSAMPGPUStaticArena({options.hostEmulation}));
   // Each layer's host code once: the repeats as calls, their views'

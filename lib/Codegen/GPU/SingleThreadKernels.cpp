@@ -70,3 +70,33 @@ scf::ParallelOp msamp::singleThreadBody(Operation *op) {
     return {};
   return threads;
 }
+
+bool msamp::isKernelLocalScalar(Value buffer, ArrayRef<Block *> bodies) {
+  auto alloc = buffer.getDefiningOp<memref::AllocOp>();
+  if (!alloc || alloc.getType().getRank() != 0)
+    return false;
+  // The first access: the earliest body, then the earliest op in it.
+  Operation *first = nullptr;
+  size_t firstBody = bodies.size();
+  for (OpOperand &use : buffer.getUses()) {
+    Operation *user = use.getOwner();
+    if (isa<memref::DeallocOp>(user))
+      continue;
+    const auto *body = llvm::find(bodies, user->getBlock());
+    if (body == bodies.end())
+      return false;
+    if (auto store = dyn_cast<memref::StoreOp>(user)) {
+      if (store.getMemRef() != buffer)
+        return false; // the buffer's address stored as a value
+    } else if (!isa<memref::LoadOp>(user)) {
+      return false;
+    }
+    size_t index = body - bodies.begin();
+    if (!first || index < firstBody ||
+        (index == firstBody && user->isBeforeInBlock(first))) {
+      first = user;
+      firstBody = index;
+    }
+  }
+  return first && isa<memref::StoreOp>(first);
+}

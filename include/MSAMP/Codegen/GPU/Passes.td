@@ -435,6 +435,27 @@ def MSAMPGPUMergeScalarKernels
   ];
 }
 
+def MSAMPGPUKernelLocalScalars
+    : Pass<"msamp-gpu-kernel-local-scalars", "::mlir::func::FuncOp"> {
+  let summary = "0-d buffers that one single-thread kernel alone writes and reads become its values";
+  let description = [{
+    After msamp-gpu-merge-scalar-kernels: a 0-d allocation whose only users
+    are deallocations and loads and stores directly in the body of one
+    single-thread kernel, the first of them a store, becomes a value of
+    that kernel: each load reads the last value stored before it, and the
+    stores, loads, deallocations and the allocation are erased. The
+    gradient norm's running sum over the parameters kept each partial sum
+    in a buffer of its own (msamp-gpu-split-scalar-buffers), one kernel
+    parameter per parameter tensor, so that its kernel passed the
+    parameter budget (kMaxSingleThreadParamBytes) with depth. The same
+    values in the same order: bits unchanged.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+  let statistics = [
+    Statistic<"numLocalized", "num-localized",
+              "0-d buffers that became values of their kernel">
+  ];
+}
 def MSAMPGPULinalgToParallelLoops
     : Pass<"msamp-gpu-linalg-to-parallel-loops", "::mlir::func::FuncOp"> {
   let summary = "linalg ops on buffers as scf.parallel loops, without "

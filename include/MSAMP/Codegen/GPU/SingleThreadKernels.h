@@ -50,6 +50,15 @@ FailureOr<Location> singleThreadKernelLoc(ArrayRef<Operation *> ops);
 /// null when `op` is not one.
 scf::ParallelOp singleThreadBody(Operation *op);
 
+/// Whether `buffer` is a 0-d allocation used (besides its deallocations)
+/// only by loads and stores directly in `bodies`, the bodies of
+/// single-thread kernels in the order their ops run once merged, the first
+/// of those accesses a store. Such a buffer holds a value of one kernel
+/// only: msamp-gpu-kernel-local-scalars makes it a value of the merged
+/// kernel, so it takes no kernel parameter, and the merges do not count it
+/// against kMaxSingleThreadParamBytes.
+bool isKernelLocalScalar(Value buffer, ArrayRef<Block *> bodies);
+
 } // namespace mlir::msamp
 
 #endif // MSAMP_CODEGEN_GPU_SINGLETHREADKERNELS_H
