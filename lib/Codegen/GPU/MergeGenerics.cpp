@@ -9,6 +9,7 @@
 #include "MSAMP/Codegen/GPU/MergeGenerics.h"
 
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/TypeUtilities.h"
 
 using namespace mlir;
 
@@ -52,12 +53,10 @@ linalg::GenericOp msamp::mergeGenerics(RewriterBase &rewriter,
                                 inits, maps, a.getIteratorTypesArray());
   OpBuilder::InsertionGuard guard(rewriter);
   Block *body = rewriter.createBlock(&merged.getRegion());
-  for (Value v : inputs)
-    body->addArgument(cast<ShapedType>(v.getType()).getElementType(),
-                      a.getLoc());
-  for (Value v : inits)
-    body->addArgument(cast<ShapedType>(v.getType()).getElementType(),
-                      a.getLoc());
+  // A scalar input (a generic may read an f32 value, as the loss scale
+  // of the AMP levels) is its own block argument's type.
+  for (Value v : llvm::concat<Value>(inputs, inits))
+    body->addArgument(getElementTypeOrSelf(v.getType()), a.getLoc());
   const unsigned numInputs = inputs.size();
   IRMapping mapA, mapB;
   for (unsigned i = 0; i < a.getNumDpsInputs(); ++i)

@@ -113,6 +113,35 @@ func.func @down(%x: memref<4x6xf32>, %b: memref<6xf32>, %src: memref<24xf32>) ->
   return %o1, %o2 : memref<4x6xf32>, memref<4x6xf32>
 }
 
+// A generic may read a scalar (the AMP levels' loss scale): in the merged
+// body it is an argument of its own type (msamp-compile --opt-level
+// amp-fp16 --target cuda crashed here).
+// CHECK-LABEL: func.func @scalar_input(
+// CHECK: linalg.generic
+// CHECK-SAME: ins(%arg0, %arg1, %arg2 : memref<4x6xf32>, f32, memref<4x6xf32>)
+// CHECK-NEXT: ^bb0(%{{.+}}: f32, %[[S:.+]]: f32, %{{.+}}: f32, %{{.+}}: f32, %{{.+}}: f32):
+// CHECK: arith.mulf %{{.+}}, %[[S]] : f32
+// CHECK: arith.addf
+// CHECK-NOT: linalg.generic
+// CHECK: return
+func.func @scalar_input(%x: memref<4x6xf32>, %scale: f32, %y: memref<4x6xf32>) -> (memref<4x6xf32>, memref<4x6xf32>) {
+  %o1 = memref.alloc() : memref<4x6xf32>
+  %o2 = memref.alloc() : memref<4x6xf32>
+  linalg.generic {indexing_maps = [#id, affine_map<(d0, d1) -> ()>, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %scale : memref<4x6xf32>, f32) outs(%o1 : memref<4x6xf32>) {
+  ^bb0(%a: f32, %s: f32, %o: f32):
+    %m = arith.mulf %a, %s : f32
+    linalg.yield %m : f32
+  }
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%y : memref<4x6xf32>) outs(%o2 : memref<4x6xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %d = arith.addf %a, %a : f32
+    linalg.yield %d : f32
+  }
+  return %o1, %o2 : memref<4x6xf32>, memref<4x6xf32>
+}
+
 // Left alone: the first kernel's output is read by the call that writes
 // the second one's input (neither can move).
 // CHECK-LABEL: func.func @kept_call(
