@@ -45,7 +45,12 @@
 // outside it that it reads, so that a function never takes an unranked
 // buffer or an address where its copies could take the buffer; such an op
 // whose result is used after the run is rebuilt after the call instead of
-// returned; and a run of pure ops only stays inline.
+// returned; and a run of pure ops only stays inline. The step's stack
+// buffers (a multi-tensor call's table) move to its entry first, so that
+// each copy takes its own as an argument: a copy whose period starts
+// between a table's stores and its call (te's per-layer Adam calls on the
+// GPU) returned its table to the next call, a stack buffer of a frame that
+// was gone.
 //
 //===----------------------------------------------------------------------===//
 
@@ -147,6 +152,8 @@ struct MSAMPOutlineRepeatedBlocksPass
     if (!step || step.isExternal())
       return markAllAnalysesPreserved();
     body = &step.getBody().front();
+    if (onBuffers)
+      hoistStackBuffers();
     for (Operation &op : body->without_terminator()) {
       position[&op] = ops.size();
       ops.push_back(&op);
@@ -237,6 +244,22 @@ struct MSAMPOutlineRepeatedBlocksPass
       auto it = firstKept.find(cast<bufferization::ToBufferOp>(op).getTensor());
       if (it != firstKept.end() && position.lookup(op) < it->second)
         pinned.insert(op);
+    }
+  }
+
+  /// The step's static stack buffers at its entry, in their order (LLVM
+  /// gives each its slot in the frame wherever it is defined).
+  void hoistStackBuffers() {
+    Operation *last = nullptr;
+    for (auto alloca :
+         llvm::make_early_inc_range(body->getOps<memref::AllocaOp>())) {
+      if (alloca->getNumOperands() != 0)
+        continue; // dynamic: its sizes are defined where it is
+      if (last)
+        alloca->moveAfter(last);
+      else
+        alloca->moveBefore(body, body->begin());
+      last = alloca;
     }
   }
 

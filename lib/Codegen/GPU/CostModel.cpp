@@ -278,6 +278,53 @@ FailureOr<OpCost> gpucost::scalarKernelCost(ArrayRef<Operation *> ops) {
   return cost;
 }
 
+/// The alloca that built the table `table` is (through casts), or null.
+/// msamp-gpu-outline-layers may outline a layer's host code with its period
+/// rotated: each call then launches the previous copy's table, which it
+/// takes as an argument, and builds and returns its own. Every copy's
+/// table is built the same way, so the one the function's first call
+/// passes stands for all (an alloca of the caller, or the table another
+/// call of the function returns: the one its body allocates).
+static memref::AllocaOp tableAlloca(Value table) {
+  for (int hops = 0; hops < 8; ++hops) {
+    while (Operation *def = table.getDefiningOp()) {
+      if (!isa<UnrealizedConversionCastOp, memref::CastOp>(def))
+        break;
+      table = def->getOperand(0);
+    }
+    if (auto alloca = table.getDefiningOp<memref::AllocaOp>())
+      return alloca;
+    if (auto arg = dyn_cast<BlockArgument>(table)) {
+      auto function = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
+      auto module = function ? function->getParentOfType<ModuleOp>() : nullptr;
+      if (!module || !arg.getOwner()->isEntryBlock())
+        return {};
+      func::CallOp first;
+      if (std::optional<SymbolTable::UseRange> uses =
+              SymbolTable::getSymbolUses(function, module))
+        for (const SymbolTable::SymbolUse &use : *uses)
+          if ((first = dyn_cast<func::CallOp>(use.getUser())))
+            break;
+      if (!first)
+        return {};
+      table = first.getOperand(arg.getArgNumber());
+      continue;
+    }
+    auto call = table.getDefiningOp<func::CallOp>();
+    auto callee = call ? SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+                             call, call.getCalleeAttr())
+                       : func::FuncOp();
+    if (!callee || callee.isExternal())
+      return {};
+    func::ReturnOp ret;
+    callee.walk([&](func::ReturnOp op) { ret = op; });
+    if (!ret)
+      return {};
+    table = ret.getOperand(cast<OpResult>(table).getResultNumber());
+  }
+  return {};
+}
+
 /// msamp_rt_adam_update_multi: the sum of the msamp_rt_adam_update calls
 /// it stands for, read from its table's stores (AdamGroupToRuntime.cpp):
 /// per row every buffer stored (an absent scale, 0 in the table, as the
@@ -288,13 +335,7 @@ static FailureOr<OpCost> adamMultiCost(func::CallOp call) {
     return call.emitError("GPU cost model: msamp_rt_adam_update_multi: ")
            << why;
   };
-  Value table = call.getOperand(0);
-  while (Operation *def = table.getDefiningOp()) {
-    if (!isa<UnrealizedConversionCastOp, memref::CastOp>(def))
-      break;
-    table = def->getOperand(0);
-  }
-  auto alloca = table.getDefiningOp<memref::AllocaOp>();
+  memref::AllocaOp alloca = tableAlloca(call.getOperand(0));
   MemRefType lr = tracedType(call.getOperand(1)),
              step = tracedType(call.getOperand(2));
   if (!alloca || !lr || !step)
