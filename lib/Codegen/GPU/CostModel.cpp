@@ -279,12 +279,12 @@ FailureOr<OpCost> gpucost::scalarKernelCost(ArrayRef<Operation *> ops) {
 }
 
 /// The alloca that built the table `table` is (through casts), or null.
-/// msamp-gpu-outline-layers may outline a layer's host code with its period
-/// rotated: each call then launches the previous copy's table, which it
-/// takes as an argument, and builds and returns its own. Every copy's
-/// table is built the same way, so the one the function's first call
-/// passes stands for all (an alloca of the caller, or the table another
-/// call of the function returns: the one its body allocates).
+/// In a layer's host code (msamp-gpu-outline-layers) the table is an
+/// argument: the step's stack buffers are at its entry and each call takes
+/// its copy's own, and with the period rotated a call launches the
+/// previous copy's table and fills the next. Every copy's table is built
+/// the same way, so the one the function's first call passes stands for
+/// all (followed through a function that returns its table, too).
 static memref::AllocaOp tableAlloca(Value table) {
   for (int hops = 0; hops < 8; ++hops) {
     while (Operation *def = table.getDefiningOp()) {

@@ -456,6 +456,7 @@ def MSAMPGPUKernelLocalScalars
               "0-d buffers that became values of their kernel">
   ];
 }
+
 def MSAMPGPULinalgToParallelLoops
     : Pass<"msamp-gpu-linalg-to-parallel-loops", "::mlir::func::FuncOp"> {
   let summary = "linalg ops on buffers as scf.parallel loops, without "
