@@ -170,6 +170,9 @@ void mlir::msamp::buildLowerToGPUPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createMSAMPGPUKernelLocalScalars());
   // After the scalar kernels: what host code still touches is known.
   pm.addPass(createMSAMPGPUStaticArena({options.hostEmulation}));
+  // A slice of an arena buffer as a buffer of its own: its offset applied
+  // by the host, not compiled into each kernel (FoldArenaSubviews.cpp).
+  pm.addNestedPass<func::FuncOp>(createMSAMPGPUFoldArenaSubviews());
   // Each layer's host code once: the repeats as calls, their views'
   // offsets as arguments (OutlineLayers.cpp). Host emulation too, so that
   // its tests run the outlined step against the CPU's.

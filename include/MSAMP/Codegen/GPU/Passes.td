@@ -308,6 +308,29 @@ def MSAMPGPUTileParallelLoops
                            "::mlir::arith::ArithDialect"];
 }
 
+def MSAMPGPUFoldArenaSubviews
+    : Pass<"msamp-gpu-fold-arena-subviews", "::mlir::func::FuncOp"> {
+  let summary = "contiguous static slices of arena views become arena views of their own";
+  let description = [{
+    After msamp-gpu-static-arena: a memref.subview with static offsets,
+    sizes and strides whose elements are contiguous (row-major) and whose
+    source is an arena view (memref.view of a byte buffer at a constant
+    shift, identity layout) becomes a memref.view of that byte buffer at
+    the parent's shift plus the slice's offset in bytes, with an identity
+    layout, where every user is a load, store, copy, atomic update or
+    linalg op on buffers. A kernel then takes the slice as a pointer the
+    host offsets, not as the parent's pointer with the offset in its type,
+    so slices at different offsets make one kernel (O3's per-tensor copies
+    out of a packed buffer were a kernel per offset). Same elements, same
+    order: bits unchanged.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect"];
+  let statistics = [
+    Statistic<"numFolded", "num-folded", "slices made arena views">
+  ];
+}
+
 def MSAMPGPUStaticArena : Pass<"msamp-gpu-static-arena", "::mlir::ModuleOp"> {
   let summary = "the train step's buffers as views into a static device arena";
   let description = [{
