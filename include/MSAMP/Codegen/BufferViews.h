@@ -14,6 +14,9 @@
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Matchers.h"
+
+#include <optional>
 
 namespace mlir::msamp {
 
@@ -27,6 +30,17 @@ inline bool isBufferView(Operation *op) {
     return op->getNumOperands() == 1;
   return isa<memref::CastOp, memref::CollapseShapeOp, memref::ExpandShapeOp,
              memref::ViewOp, memref::SubViewOp, memref::ReinterpretCastOp>(op);
+}
+
+/// The constant byte shift of `view` when it has no dynamic sizes: the
+/// form of msamp-gpu-static-arena's views of an arena (the view's result
+/// has an identity layout, as memref.view requires), or nullopt.
+inline std::optional<int64_t> constantByteShift(memref::ViewOp view) {
+  APInt shift;
+  if (!view || !view.getSizes().empty() ||
+      !matchPattern(view.getByteShift(), m_ConstantInt(&shift)))
+    return std::nullopt;
+  return shift.getSExtValue();
 }
 
 } // namespace mlir::msamp

@@ -24,6 +24,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "MSAMP/Codegen/BufferViews.h"
 #include "MSAMP/Codegen/GPU/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -39,18 +40,6 @@ namespace mlir::msamp {
 using namespace mlir;
 
 namespace {
-
-/// The constant byte shift of `view`, an arena view (a view of a buffer of
-/// bytes with no dynamic sizes and an identity layout), or nullopt.
-std::optional<int64_t> arenaShift(memref::ViewOp view) {
-  if (!view || !view.getSizes().empty() ||
-      !view.getType().getLayout().isIdentity())
-    return std::nullopt;
-  auto shift = view.getByteShift().getDefiningOp<arith::ConstantIndexOp>();
-  if (!shift)
-    return std::nullopt;
-  return shift.value();
-}
 
 /// The offset in elements of `slice` from its source's first element, when
 /// its layout is static and its elements are contiguous in row-major order.
@@ -112,7 +101,7 @@ struct FoldArenaSubviewsPass
       if (erased.contains(op))
         continue;
       auto view = op->getOperand(0).getDefiningOp<memref::ViewOp>();
-      std::optional<int64_t> shift = arenaShift(view);
+      std::optional<int64_t> shift = msamp::constantByteShift(view);
       if (!shift)
         continue;
       std::optional<int64_t> offset = 0;

@@ -57,11 +57,10 @@ namespace {
 /// arena's base) at a constant offset.
 bool isArenaView(Operation *op, Block &body) {
   auto view = dyn_cast<memref::ViewOp>(op);
-  if (!view)
+  if (!msamp::constantByteShift(view))
     return false;
   Operation *source = view.getSource().getDefiningOp();
-  return source && source->getBlock() == &body && view.getSizes().empty() &&
-         view.getByteShift().getDefiningOp<arith::ConstantOp>();
+  return source && source->getBlock() == &body;
 }
 
 bool isConstant(Value value) {
@@ -221,11 +220,7 @@ struct OutlineLayersPass
   Value layerOffset(memref::ViewOp view, OpBuilder &b) {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointAfter(view.getSource().getDefiningOp());
-    int64_t bytes =
-        cast<IntegerAttr>(
-            view.getByteShift().getDefiningOp<arith::ConstantOp>().getValue())
-            .getInt();
-    return markedIndex(b, view.getLoc(), bytes);
+    return markedIndex(b, view.getLoc(), *msamp::constantByteShift(view));
   }
 
   /// The offsets and row indices the step passes to the layers (and those
